@@ -1,0 +1,232 @@
+"""The command line: `trayburn today|sessions|session|doctor|config|summary|autostart|demo`.
+
+Commands build data with the engine; one renderer prints it as text or JSON. With no command,
+the tray starts. GUI modules are imported only by the commands that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date, datetime
+
+from . import __version__, render
+from . import settings as st
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    pass
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a date (use YYYY-MM-DD)") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", metavar="FILE", help="settings file (default: TRAYBURN_CONFIG or the platform's)")
+    common.add_argument("--state-dir", metavar="DIR", help="where the ledger lives (default: TRAYBURN_STATE_DIR or the platform's)")
+    common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    p = argparse.ArgumentParser(prog="trayburn", parents=[common],
+                                description="What the Cline CLI costs you. With no command, starts the tray app.")
+    p.add_argument("--version", action="version", version=f"trayburn {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("today", parents=[common], help="one day's spend (default: today)")
+    s.add_argument("--date", type=_date, help="YYYY-MM-DD")
+
+    s = sub.add_parser("sessions", parents=[common], help="per-session summaries (default: today's)")
+    s.add_argument("--since", type=_date, help="first day, YYYY-MM-DD")
+    s.add_argument("--until", type=_date, help="last day, YYYY-MM-DD")
+    s.add_argument("--all", action="store_true", help="every session ever seen")
+
+    s = sub.add_parser("session", parents=[common], help="one session in full, with its calls")
+    s.add_argument("id")
+
+    sub.add_parser("doctor", parents=[common], help="where trayburn looks, what it found, what is wrong")
+
+    s = sub.add_parser("config", parents=[common], help="the settings file: path, show, set KEY VALUE, unset KEY")
+    s.add_argument("action", choices=["path", "show", "set", "unset"])
+    s.add_argument("key", nargs="?")
+    s.add_argument("value", nargs="?")
+
+    s = sub.add_parser("summary", parents=[common], help="open the summary window (a day, or one session)")
+    s.add_argument("session_id", nargs="?")
+    s.add_argument("--date", type=_date)
+
+    s = sub.add_parser("autostart", parents=[common], help="start the tray at login: on, off or status")
+    s.add_argument("action", choices=["on", "off", "status"])
+
+    s = sub.add_parser("demo", parents=[common], help="the tray (or --json figures) on recorded sessions, as if today")
+
+    sub.add_parser("tray", parents=[common], help="start the tray app (the default)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    command = args.command or "tray"
+    try:
+        return COMMANDS[command](args)
+    except CliError as exc:
+        print(f"trayburn: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except st.SettingsError as exc:
+        print(f"trayburn: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _engine(args, refresh: bool = True):
+    from .engine import Engine
+    from .ledger import LedgerError
+
+    try:
+        engine = Engine(args.config, args.state_dir)
+    except LedgerError as exc:
+        raise CliError(str(exc)) from None
+    if engine.ledger.notice:
+        print(f"trayburn: {engine.ledger.notice}", file=sys.stderr)
+    if refresh:
+        engine.refresh()
+    return engine
+
+
+def _emit(args, data, text: str) -> int:
+    if args.json:
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(text)
+    return 0
+
+
+def cmd_today(args) -> int:
+    engine = _engine(args)
+    r = engine.day(args.date)
+    return _emit(args, r.to_json(), render.day(r))
+
+
+def cmd_sessions(args) -> int:
+    engine = _engine(args)
+    if args.all:
+        since = until = None
+    else:
+        since = args.since or args.until or datetime.now().date()
+        until = args.until or (args.since and datetime.now().date()) or since
+        if until < since:
+            raise CliError(f"--until {until} is before --since {since}")
+    items = engine.sessions(since, until)
+    return _emit(args, [s.to_json() for s in items], render.sessions(items))
+
+
+def cmd_session(args) -> int:
+    engine = _engine(args)
+    d = engine.session(args.id)
+    if d is None:
+        raise CliError(f"no session '{args.id}' in the ledger (try `trayburn sessions --all`)")
+    return _emit(args, d.to_json(), render.session(d))
+
+
+def cmd_doctor(args) -> int:
+    engine = _engine(args)
+    h = engine.health()
+    h.extra["tray_backend"] = _backend_line()
+    lines = ["Cline folders:"]
+    for lv in h.levels:
+        lines.append(f"  {lv.label:16} {lv.path}  [{lv.source()}]{'' if lv.exists else '  (missing)'}")
+    lines.append(f"Settings file:   {h.config_path}" + ("" if engine.loaded.exists else "  (none; defaults)"))
+    if h.config_error:
+        lines.append(f"  problem: {h.config_error}")
+    lines += [f"  warning: {w}" for w in h.config_warnings]
+    lines.append(f"Ledger:          {h.ledger_path}")
+    if h.ledger_notice:
+        lines.append(f"  {h.ledger_notice}")
+    lines.append(f"Sessions:        {h.sessions}" + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else ""))
+    lines.append(f"Tray backend:    {h.extra['tray_backend']}")
+    if h.problems:
+        lines.append(f"Unreadable files ({len(h.problems)}):")
+        lines += [f"  {p}: {r}" for p, r in h.problems]
+    lines.append("")
+    lines.append(h.verdict)
+    _emit(args, h.to_json(), "\n".join(lines))
+    return 0 if h.ok else EXIT_ERROR
+
+
+def _backend_line() -> str:
+    try:
+        from .tray import backend
+    except ImportError as exc:  # pragma: no cover - the tray package ships with trayburn
+        return f"unavailable ({exc})"
+    try:
+        return backend.describe(backend.choose_backend())
+    except Exception as exc:  # a broken GUI stack must not break doctor
+        return f"unavailable ({exc})"
+
+
+def cmd_config(args) -> int:
+    from . import paths
+
+    path = paths.config_file(args.config)
+    if args.action == "path":
+        return _emit(args, {"path": str(path)}, str(path))
+    if args.action == "show":
+        loaded = st.load(path)
+        if loaded.error:
+            raise CliError(loaded.error.removesuffix("; using defaults"))
+        data = {k: getattr(loaded.settings, k) for k in st.KEYS}
+        text = "\n".join(f"{k} = {json.dumps(v)}" for k, v in data.items())
+        text += "".join(f"\nwarning: {w}" for w in loaded.warnings)
+        return _emit(args, {"path": str(path), "settings": data, "warnings": loaded.warnings}, f"# {path}\n{text}")
+    if not args.key or (args.action == "set" and args.value is None):
+        raise CliError(f"usage: trayburn config {args.action} KEY{' VALUE' if args.action == 'set' else ''}")
+    st.update(path, args.key, args.value if args.action == "set" else None)
+    return _emit(args, {"path": str(path), "ok": True}, f"{args.action} {args.key} in {path}")
+
+
+def cmd_summary(args) -> int:
+    from .window import summary
+
+    return summary.main(args)
+
+
+def cmd_autostart(args) -> int:
+    from .autostart import autostart_for
+
+    a = autostart_for()
+    if args.action == "on":
+        a.enable()
+    elif args.action == "off":
+        a.disable()
+    s = a.status()
+    data = {"enabled": s.enabled, "location": s.location, "detail": s.detail}
+    return _emit(args, data, f"start at login: {'on' if s.enabled else 'off'} ({s.location})")
+
+
+def cmd_demo(args) -> int:
+    from . import demo
+
+    return demo.main(args)
+
+
+def cmd_tray(args) -> int:
+    from .tray import app
+
+    return app.main(args)
+
+
+COMMANDS = {
+    "today": cmd_today, "sessions": cmd_sessions, "session": cmd_session, "doctor": cmd_doctor,
+    "config": cmd_config, "summary": cmd_summary, "autostart": cmd_autostart, "demo": cmd_demo, "tray": cmd_tray,
+}

@@ -1,0 +1,225 @@
+"""Cline's files, from bytes to facts. No I/O here: the caller owns files and checkpoints.
+
+Follows the rules in cline-format.md: one call per assistant message with a non-zero metrics
+block; `inputTokens` include cache reads and writes; a reported cost (0 included) is used as is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+
+class ParseError(ValueError):
+    """The bytes are not the document we expected (often a file caught mid-write)."""
+
+
+# ---- typed fast path: only the fields we use are decoded; the rest is skipped -------------------
+
+
+class _Block(msgspec.Struct):
+    type: Any = None
+    name: Any = None
+
+
+class _Message(msgspec.Struct):
+    role: Any = None
+    id: Any = None
+    ts: Any = None
+    modelInfo: Any = None
+    metrics: Any = None
+    content: str | list[_Block] | None = None
+
+
+class _MessagesDoc(msgspec.Struct):
+    agent: Any = None
+    sessionId: Any = None
+    messages: list[_Message] = []
+
+
+_fast = msgspec.json.Decoder(_MessagesDoc | list[_Message])
+
+
+@dataclass(slots=True)
+class Call:
+    key: str  # identity across sessions: the message id (or session:index when it has none)
+    index: int
+    ts_ms: int | None  # None: use the session's start
+    model: str | None  # modelInfo.id; None: use the manifest's model
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost: float | None  # as reported; None when absent or unusable
+    tools: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class Messages:
+    agent: str  # lead | subagent | teammate
+    calls: list[Call]
+
+
+@dataclass(slots=True)
+class Manifest:
+    session_id: str
+    started_ms: int | None
+    ended_ms: int | None
+    status: str
+    title: str | None
+    prompt: str | None
+    cwd: str | None
+    workspace_root: str | None
+    model: str | None
+    provider: str | None
+    source: str | None
+    messages_path: str | None
+    forked_from: str | None
+    rollup: Call | None  # metadata.usage as one call, used only when no message has metrics
+
+
+def _tokens(value: Any) -> int:
+    """Token fields that are not non-negative finite numbers count as 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        return 0
+    return int(value)
+
+
+def _cost(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
+
+
+def to_ms(value: Any) -> int | None:
+    """Epoch ms from ms, seconds (below 1e12) or an ISO string; None when missing, 0 or unusable."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
+        return int(value if value >= 1e12 else value * 1000)
+    if isinstance(value, str) and value.strip():
+        try:
+            return int(datetime.fromisoformat(value.strip().replace("Z", "+00:00")).timestamp() * 1000)
+        except ValueError:
+            return None
+    return None
+
+
+def _tool_names(content: Any) -> tuple[str, ...]:
+    if not isinstance(content, list):
+        return ()
+    names = []
+    for block in content:
+        kind = block.type if isinstance(block, _Block) else (block.get("type") if isinstance(block, dict) else None)
+        name = block.name if isinstance(block, _Block) else (block.get("name") if isinstance(block, dict) else None)
+        if kind == "tool_use" and isinstance(name, str):
+            names.append(name)
+    return tuple(names)
+
+
+def _call(metrics: dict, key: str, index: int, ts: Any, model: Any, tools: tuple[str, ...]) -> Call | None:
+    tokens = [_tokens(metrics.get(k)) for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")]
+    cost = _cost(metrics.get("cost"))
+    if not any(tokens) and not cost:
+        return None
+    model = model if isinstance(model, str) and model.strip() else None
+    return Call(key, index, to_ms(ts), model, *tokens, cost, tools)
+
+
+def _calls(messages: list, session_id: str) -> list[Call]:
+    calls = []
+    for index, m in enumerate(messages):
+        get = m.get if isinstance(m, dict) else lambda k, m=m: getattr(m, k, None)
+        metrics = get("metrics")
+        if get("role") != "assistant" or not isinstance(metrics, dict):
+            continue
+        mid = get("id")
+        key = mid if isinstance(mid, str) and mid else f"{session_id}:{index}"
+        info = get("modelInfo")
+        model = info.get("id") if isinstance(info, dict) else None
+        call = _call(metrics, key, index, get("ts"), model, _tool_names(get("content")))
+        if call:
+            calls.append(call)
+    return calls
+
+
+def parse_messages(data: bytes, session_id: str) -> Messages:
+    """A `*.messages.json` document (or Cline's older bare array) → its calls."""
+    try:
+        doc = _fast.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        doc = _slow(data)
+    if isinstance(doc, _MessagesDoc):
+        agent = doc.agent if isinstance(doc.agent, str) else "lead"
+        return Messages(agent, _calls(doc.messages, session_id))
+    if isinstance(doc, dict):
+        messages = doc.get("messages")
+        if not isinstance(messages, list):
+            raise ParseError("no 'messages' list")
+        agent = doc.get("agent") if isinstance(doc.get("agent"), str) else "lead"
+        return Messages(agent, _calls([m for m in messages if isinstance(m, dict)], session_id))
+    if isinstance(doc, list):
+        items = doc if doc and isinstance(doc[0], _Message) else [m for m in doc if isinstance(m, dict)]
+        return Messages("lead", _calls(items, session_id))
+    raise ParseError("not a messages document")
+
+
+def _slow(data: bytes) -> Any:
+    """Generic JSON, for documents whose shape the typed decoder refuses (odd but valid)."""
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(_describe(data, exc)) from None
+
+
+def _describe(data: bytes, exc: Exception) -> str:
+    if not data.strip():
+        return "empty file (being written?)"
+    if b"\x00" in data[:4096]:
+        return "binary data, not JSON"
+    return f"invalid JSON ({str(exc).split(':')[0]}), perhaps caught mid-write"
+
+
+def parse_manifest(data: bytes) -> Manifest:
+    """A session manifest `<id>.json` → what we keep of it. Raises ParseError if not a JSON object."""
+    try:
+        doc = msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ParseError(_describe(data, exc)) from None
+    if not isinstance(doc, dict):
+        raise ParseError("not a JSON object")
+    sid = doc.get("session_id")
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    fork = meta.get("fork") if isinstance(meta.get("fork"), dict) else {}
+    return Manifest(
+        session_id=sid if isinstance(sid, str) else "",
+        started_ms=to_ms(doc.get("started_at")),
+        ended_ms=to_ms(doc.get("ended_at")),
+        status=_str(doc.get("status")) or "unknown",
+        title=_str(meta.get("title")),
+        prompt=_str(doc.get("prompt")),
+        cwd=_str(doc.get("cwd")),
+        workspace_root=_str(doc.get("workspace_root")),
+        model=_str(doc.get("model")),
+        provider=_str(doc.get("provider")),
+        source=_str(doc.get("source")),
+        messages_path=_str(doc.get("messages_path")),
+        forked_from=_str(fork.get("forkedFromSessionId")),
+        rollup=_rollup(meta.get("usage"), sid if isinstance(sid, str) else ""),
+    )
+
+
+def _rollup(usage: Any, session_id: str) -> Call | None:
+    if not isinstance(usage, dict):
+        return None
+    metrics = dict(usage, cost=usage.get("totalCost"))
+    return _call(metrics, f"{session_id}:rollup", -1, None, None, ())
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None

@@ -1,0 +1,178 @@
+"""The engine: settings + Cline's folders + the ledger + prices, behind one object.
+
+The CLI, the tray and the summary window all use this; none of it imports a GUI toolkit.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Mapping
+
+from . import paths, report, settings as st
+from .ledger import Ledger, RefreshStats
+from .pricing import PriceBook
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Health:
+    """What `trayburn doctor` and the tray's problem line say."""
+
+    levels: paths.Levels
+    config_path: Path
+    config_error: str | None
+    config_warnings: list[str]
+    sessions: int
+    removed_sessions: int
+    problems: list[tuple[str, str]]  # (path, reason)
+    verdict: str
+    ok: bool
+    ledger_path: Path
+    ledger_notice: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "verdict": self.verdict,
+            "levels": [
+                {"name": lv.name, "path": str(lv.path), "origin": lv.origin, "source": lv.source(), "exists": lv.exists}
+                for lv in self.levels
+            ],
+            "config": {"path": str(self.config_path), "error": self.config_error, "warnings": self.config_warnings},
+            "sessions": self.sessions,
+            "removed_sessions": self.removed_sessions,
+            "problems": [{"path": p, "reason": r} for p, r in self.problems],
+            "ledger": {"path": str(self.ledger_path), "notice": self.ledger_notice},
+            **self.extra,
+        }
+
+
+class Engine:
+    def __init__(
+        self,
+        config: str | os.PathLike | None = None,
+        state_dir: str | os.PathLike | None = None,
+        env: Mapping[str, str] | None = None,
+    ):
+        self.env = os.environ if env is None else env
+        self.config_path = paths.config_file(config, self.env)
+        self.state_dir = paths.state_dir(state_dir, self.env)
+        self._config_stamp: tuple | None = None
+        self.last_refresh: RefreshStats | None = None
+        self.load_settings()
+        self.ledger = Ledger(self.state_dir / "ledger.db", self.settings.max_file_mb * 10**6)
+
+    # ---- settings and folders ------------------------------------------------------------------
+
+    def load_settings(self) -> None:
+        self.loaded = st.load(self.config_path)
+        self.settings = self.loaded.settings
+        self.levels = paths.resolve_levels(
+            self.settings.cline_dir, self.settings.data_dir, self.settings.sessions_dir, self.env
+        )
+        self.book = PriceBook(self.settings.prices, self.settings.aliases)
+        self._config_stamp = _stamp(self.config_path)
+        for warning in self.loaded.warnings:
+            log.warning(warning)
+        if self.loaded.error:
+            log.error(self.loaded.error)
+
+    def reload_if_changed(self) -> bool:
+        """Pick up edits to the settings file (by the menu or by hand). True if it changed."""
+        if _stamp(self.config_path) == self._config_stamp:
+            return False
+        self.load_settings()
+        self.ledger.max_file_bytes = self.settings.max_file_mb * 10**6
+        return True
+
+    def update_setting(self, key: str, value: str | None) -> None:
+        st.update(self.config_path, key, value)
+        self.load_settings()
+
+    # ---- refresh --------------------------------------------------------------------------------
+
+    def refresh(self) -> RefreshStats:
+        time.tzset() if hasattr(time, "tzset") else None  # the time zone may have changed
+        self.reload_if_changed()
+        sessions = self.levels.sessions.path
+        if sessions.is_dir():
+            self.last_refresh = self.ledger.refresh(sessions)
+        else:
+            self.last_refresh = RefreshStats(errors={str(sessions): "folder does not exist"})
+        return self.last_refresh
+
+    # ---- figures --------------------------------------------------------------------------------
+
+    def day(self, day: date | None = None) -> report.DayReport:
+        return report.day_report(self.ledger, self.book, day or report.now_date())
+
+    def hourly(self, day: date | None = None) -> list[float]:
+        return report.hourly_costs(self.ledger, self.book, day or report.now_date())
+
+    def sessions(self, since: date | None, until: date | None) -> list[report.SessionSummary]:
+        return report.sessions_report(self.ledger, self.book, since, until)
+
+    def session(self, sid: str) -> report.SessionDetail | None:
+        return report.session_detail(self.ledger, self.book, sid)
+
+    def period(self, days_back: int | None = None, month: bool = False) -> report.Totals:
+        """This week (Monday on), this month, or the last `days_back` days."""
+        today = report.now_date()
+        if month:
+            first = today.replace(day=1)
+        else:
+            first = today - timedelta(days=today.weekday() if days_back is None else days_back)
+        start = report.local_midnight_ms(first)
+        return report.totals_between(self.ledger, self.book, start, report.day_bounds(today)[1])
+
+    def last_hour(self) -> report.Totals:
+        now = report.utc_now_ms()
+        return report.totals_between(self.ledger, self.book, now - 3600_000, now + 1)
+
+    # ---- health ---------------------------------------------------------------------------------
+
+    def health(self) -> Health:
+        counts = self.ledger.query("SELECT SUM(removed=0), SUM(removed=1) FROM sessions")[0]
+        live, removed = counts[0] or 0, counts[1] or 0
+        problems = self.ledger.problems()
+        if self.last_refresh:
+            known = {p for p, _ in problems}
+            problems += [(p, r) for p, r in self.last_refresh.errors.items() if p not in known]
+        verdict, ok = self._verdict(live)
+        return Health(
+            self.levels, self.config_path, self.loaded.error, self.loaded.warnings, live, removed,
+            sorted(problems), verdict, ok, self.ledger.path, self.ledger.notice,
+        )
+
+    def _verdict(self, sessions: int) -> tuple[str, bool]:
+        for level in self.levels:
+            if level.origin != "default" and not level.exists:
+                who = (f"The setting {level.name} in {self.config_path}" if level.origin == "settings"
+                       else level.variable)
+                return f"{who} points to {level.path}, which does not exist", False
+        root, sess = self.levels.root, self.levels.sessions
+        if not root.exists and root.origin == "default" and not sess.exists:
+            return f"The Cline CLI is not installed (nothing at {root.path})", False
+        if not sess.exists:
+            return f"The sessions folder {sess.path} does not exist yet: Cline has not recorded a session", False
+        if sessions == 0:
+            return f"The sessions folder {sess.path} exists but holds no sessions", False
+        return f"OK: {sessions} sessions in {sess.path}", True
+
+    def close(self) -> None:
+        self.ledger.close()
+
+
+def _stamp(path: Path) -> tuple | None:
+    try:
+        s = path.stat()
+        return (s.st_size, s.st_mtime_ns, s.st_ino)
+    except OSError:
+        return None

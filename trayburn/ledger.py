@@ -1,0 +1,397 @@
+"""The ledger: SQLite holding every call seen in Cline's files, each counted once.
+
+`refresh()` stats every file and re-reads only those whose checkpoint (size, mtime_ns, inode)
+changed. Calls are upserted, never deleted: a call that vanishes from a rewritten file, or a
+session whose folder is removed, keeps counting for the day it happened (the money was spent).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cline import files as cf
+from .cline.parse import Call, Manifest, ParseError, parse_manifest, parse_messages
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retried even if its stat looks the same
+
+SCHEMA = """
+CREATE TABLE sessions(
+  id TEXT PRIMARY KEY, folder TEXT, started_ms INTEGER, ended_ms INTEGER, status TEXT, title TEXT,
+  prompt TEXT, cwd TEXT, workspace_root TEXT, model TEXT, provider TEXT, source TEXT, forked_from TEXT,
+  removed INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE files(
+  path TEXT PRIMARY KEY, session_id TEXT NOT NULL, kind TEXT NOT NULL, agent TEXT,
+  size INTEGER, mtime_ns INTEGER, inode INTEGER,
+  bad_size INTEGER, bad_mtime_ns INTEGER, bad_inode INTEGER, error TEXT,
+  gone INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE calls(
+  id INTEGER PRIMARY KEY, key TEXT NOT NULL, session_id TEXT NOT NULL, file TEXT NOT NULL, agent TEXT,
+  seq INTEGER, ts_ms INTEGER NOT NULL, model TEXT, input INTEGER NOT NULL, output INTEGER NOT NULL,
+  cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, cost REAL, tools TEXT,
+  counted INTEGER NOT NULL DEFAULT 0, UNIQUE(file, key));
+CREATE INDEX calls_key ON calls(key);
+CREATE INDEX calls_day ON calls(counted, ts_ms);
+CREATE INDEX calls_session ON calls(session_id);
+"""
+
+
+class LedgerError(Exception):
+    """The ledger cannot be used; the message says why and what to do."""
+
+
+@dataclass
+class RefreshStats:
+    folders: int = 0
+    files_stat: int = 0
+    files_read: int = 0
+    bytes_read: int = 0
+    calls_upserted: int = 0
+    errors: dict[str, str] = field(default_factory=dict)  # files that failed in this refresh
+    removed_sessions: int = 0
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.files_read or self.removed_sessions)
+
+
+@dataclass
+class _Known:
+    good: cf.Checkpoint | None
+    bad: cf.Checkpoint | None
+    gone: bool
+    kind: str
+
+
+class Ledger:
+    def __init__(self, path: Path, max_file_bytes: int = 256 * 10**6):
+        self.path = Path(path)
+        self.max_file_bytes = max_file_bytes
+        self.notice: str | None = None  # set when the ledger had to be rebuilt
+        self.db = self._open()
+
+    # ---- opening, versions, recovery ------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._connect_checked()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise LedgerError(f"the ledger {self.path} is locked by another process: {exc}") from None
+            return self._rebuild(f"the ledger {self.path} was unreadable ({exc})")
+
+    def _connect_checked(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0 and not db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+                self._create(db)
+            elif version > SCHEMA_VERSION:
+                raise LedgerError(
+                    f"the ledger {self.path} was written by a newer trayburn (schema {version}, this one knows "
+                    f"{SCHEMA_VERSION}); upgrade trayburn or use another --state-dir"
+                )
+            elif version < SCHEMA_VERSION:
+                db.close()
+                return self._rebuild(f"the ledger {self.path} had an older schema ({version})")
+            db.execute("PRAGMA quick_check(1)").fetchone()
+            return db
+        except BaseException:
+            db.close()
+            raise
+
+    def _create(self, db: sqlite3.Connection) -> None:
+        db.execute("BEGIN IMMEDIATE")
+        if db.execute("PRAGMA user_version").fetchone()[0] == 0:  # another process may have won the race
+            db.executescript("BEGIN;" + SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+        else:
+            db.execute("COMMIT")
+
+    def _rebuild(self, why: str) -> sqlite3.Connection:
+        aside = self.path.with_name(f"{self.path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(str(self.path) + suffix)
+            if src.exists():
+                os.replace(src, Path(str(aside) + suffix))
+        self.notice = f"{why}; moved it to {aside.name} and rebuilt it from Cline's files"
+        log.warning(self.notice)
+        return self._connect_checked()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ---- refresh -------------------------------------------------------------------------------
+
+    def refresh(self, sessions_dir: Path | str) -> RefreshStats:
+        """Bring the ledger up to date with the files under `sessions_dir`."""
+        started = time.perf_counter()
+        stats = RefreshStats()
+        scan = cf.scan(str(sessions_dir))
+        stats.folders = len(scan.folders)
+        stats.files_stat = sum(1 + len(f.messages) for f in scan.folders)
+        stats.errors.update(scan.problems)
+        known = self._known()
+        if self._needs_work(scan, known):
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                _Refresh(self, scan, self._known(), stats).run()
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _known(self) -> dict[str, _Known]:
+        rows = self.db.execute(
+            "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind FROM files"
+        )
+        return {
+            r[0]: _Known(
+                cf.Checkpoint(r[1], r[2], r[3]) if r[1] is not None else None,
+                cf.Checkpoint(r[4], r[5], r[6]) if r[4] is not None else None,
+                bool(r[7]),
+                r[8],
+            )
+            for r in rows
+        }
+
+    def _needs_work(self, scan: cf.Scan, known: dict[str, _Known]) -> bool:
+        seen = 0
+        for folder in scan.folders:
+            for f in [folder.manifest, *folder.messages]:
+                k = known.get(f.path)
+                if k is None or k.gone or _should_read(f.checkpoint, k):
+                    return True
+                seen += 1
+        live = sum(1 for k in known.values() if not k.gone and k.kind != "external")
+        return live != seen or any(_external_changed(p, k) for p, k in known.items() if k.kind == "external")
+
+    # ---- queries (plain rows; report.py turns them into figures) --------------------------------
+
+    def query(self, sql: str, params: tuple | dict = ()) -> list[tuple]:
+        return self.db.execute(sql, params).fetchall()
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Files whose latest read failed: (path, reason)."""
+        return self.query("SELECT path, error FROM files WHERE error IS NOT NULL AND gone=0 ORDER BY path")
+
+
+def _external_changed(path: str, known: _Known) -> bool:
+    try:
+        return known.gone or _should_read(cf.stat_file(path), known)
+    except OSError:
+        return not known.gone
+
+
+def _should_read(current: cf.Checkpoint, known: _Known) -> bool:
+    if current == known.good:
+        return False
+    if current != known.bad:
+        return True
+    return time.time_ns() - current.mtime_ns < RETRY_RECENT_NS
+
+
+class _Refresh:
+    """One refresh inside a write transaction."""
+
+    def __init__(self, ledger: Ledger, scan: cf.Scan, known: dict[str, _Known], stats: RefreshStats):
+        self.ledger, self.db, self.scan, self.known, self.stats = ledger, ledger.db, scan, known, stats
+        self.touched_sessions: set[str] = set()
+        self.reordered: set[str] = set()  # sessions whose start changed: ownership of their calls may move
+        self.manifests: dict[str, tuple[Manifest, str]] = {}  # manifests parsed in this refresh
+        self.live: set[str] = set()
+
+    def run(self) -> None:
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS touched(key TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM touched")
+        sessions = {r[0]: r[1] for r in self.db.execute("SELECT id, started_ms FROM sessions")}
+        seen_files: set[str] = set()
+        for folder in self.scan.folders:
+            self._folder(folder, sessions, seen_files)
+        self._mark_gone(seen_files)
+        self._settle()
+
+    def _folder(self, folder: cf.Folder, sessions: dict, seen: set[str]) -> None:
+        sid = folder.session_id
+        seen.add(folder.manifest.path)
+        manifest = self._read_manifest(folder)
+        if manifest is not None:
+            self._upsert_session(folder, manifest, sid in sessions, sessions.get(sid))
+        elif sid not in sessions:
+            return  # not a session (yet): its manifest does not parse
+        self.live.add(sid)
+        files = list(folder.messages)
+        external = self._external(folder, manifest)
+        if external:
+            files.append(external)
+        for f in files:
+            seen.add(f.path)
+            self._messages(sid, f, kind="external" if f is external else "messages")
+
+    def _external(self, folder: cf.Folder, manifest: Manifest | None) -> cf.FileStat | None:
+        """`messages_path`, used only when the co-located lead file is missing."""
+        lead = os.path.join(folder.path, folder.session_id + cf.MESSAGES_SUFFIX)
+        if any(f.path == lead for f in folder.messages):
+            return None
+        path = manifest.messages_path if manifest else self._stored_messages_path(folder.session_id)
+        if not path or os.path.dirname(os.path.abspath(path)) == os.path.abspath(folder.path):
+            return None
+        try:
+            return cf.FileStat(path, cf.stat_file(path))
+        except OSError:
+            return None
+
+    def _stored_messages_path(self, sid: str) -> str | None:
+        row = self.db.execute("SELECT path FROM files WHERE session_id=? AND kind='external'", (sid,)).fetchone()
+        return row[0] if row else None
+
+    def _read(self, f: cf.FileStat) -> tuple[bytes, cf.Checkpoint] | None:
+        known = self.known.get(f.path)
+        if known is not None and not _should_read(f.checkpoint, known):
+            return None
+        try:
+            data, ckpt = cf.read(f.path, self.ledger.max_file_bytes)
+        except cf.FileProblem as exc:
+            self._failed(f, str(exc))
+            return None
+        self.stats.files_read += 1
+        self.stats.bytes_read += len(data)
+        return data, ckpt
+
+    def _failed(self, f: cf.FileStat, why: str) -> None:
+        self.stats.errors[f.path] = why
+        c = f.checkpoint
+        self.db.execute(
+            "UPDATE files SET bad_size=?, bad_mtime_ns=?, bad_inode=?, error=?, gone=0 WHERE path=?",
+            (c.size, c.mtime_ns, c.inode, why, f.path),
+        )
+
+    def _ok(self, path: str, sid: str, kind: str, agent: str | None, c: cf.Checkpoint) -> None:
+        self.db.execute(
+            "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode) VALUES(?,?,?,?,?,?,?) "
+            "ON CONFLICT(path) DO UPDATE SET session_id=excluded.session_id, kind=excluded.kind, "
+            "agent=excluded.agent, size=excluded.size, mtime_ns=excluded.mtime_ns, inode=excluded.inode, "
+            "bad_size=NULL, bad_mtime_ns=NULL, bad_inode=NULL, error=NULL, gone=0",
+            (path, sid, kind, agent, *c),
+        )
+
+    def _ensure_row(self, f: cf.FileStat, sid: str, kind: str) -> None:
+        self.db.execute(
+            "INSERT OR IGNORE INTO files(path, session_id, kind) VALUES(?,?,?)", (f.path, sid, kind)
+        )
+
+    def _read_manifest(self, folder: cf.Folder) -> Manifest | None:
+        f = folder.manifest
+        got = self._read(f)
+        if got is None:
+            return None
+        data, ckpt = got
+        try:
+            manifest = parse_manifest(data)
+        except ParseError as exc:
+            self._ensure_row(f, folder.session_id, "manifest")
+            self._failed(f, str(exc))
+            return None
+        self._ok(f.path, folder.session_id, "manifest", None, ckpt)
+        return manifest
+
+    def _upsert_session(self, folder: cf.Folder, m: Manifest, known: bool, started_before: int | None) -> None:
+        sid = folder.session_id
+        self.db.execute(
+            "INSERT INTO sessions(id, folder, started_ms, ended_ms, status, title, prompt, cwd, workspace_root,"
+            " model, provider, source, forked_from, removed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,0) "
+            "ON CONFLICT(id) DO UPDATE SET folder=excluded.folder, started_ms=excluded.started_ms,"
+            " ended_ms=excluded.ended_ms, status=excluded.status, title=excluded.title, prompt=excluded.prompt,"
+            " cwd=excluded.cwd, workspace_root=excluded.workspace_root, model=excluded.model,"
+            " provider=excluded.provider, source=excluded.source, forked_from=excluded.forked_from, removed=0",
+            (sid, folder.path, m.started_ms, m.ended_ms, m.status, m.title, m.prompt, m.cwd, m.workspace_root,
+             m.model, m.provider, m.source, m.forked_from),
+        )
+        if not known or started_before != m.started_ms:
+            self.reordered.add(sid)
+        self.manifests[sid] = (m, folder.manifest.path)
+        self.touched_sessions.add(sid)
+
+    def _messages(self, sid: str, f: cf.FileStat, kind: str) -> None:
+        got = self._read(f)
+        if got is None:
+            return
+        data, ckpt = got
+        try:
+            parsed = parse_messages(data, sid)
+        except ParseError as exc:
+            self._ensure_row(f, sid, kind)
+            self._failed(f, str(exc))
+            return
+        self._ok(f.path, sid, kind, parsed.agent, ckpt)
+        self._upsert_calls(sid, f.path, parsed.agent, parsed.calls)
+        self.touched_sessions.add(sid)
+
+    def _session_defaults(self, sid: str) -> tuple[int, str | None]:
+        row = self.db.execute("SELECT started_ms, model FROM sessions WHERE id=?", (sid,)).fetchone()
+        return (row[0] or 0, row[1]) if row else (0, None)
+
+    def _upsert_calls(self, sid: str, path: str, agent: str, calls: list[Call]) -> None:
+        if not calls:
+            return
+        start, model = self._session_defaults(sid)
+        rows = [
+            (c.key, sid, path, agent, c.index, c.ts_ms or start, c.model or model,
+             c.input, c.output, c.cache_read, c.cache_write, c.cost, ",".join(c.tools))
+            for c in calls
+        ]
+        self.db.executemany(
+            "INSERT INTO calls(key, session_id, file, agent, seq, ts_ms, model, input, output, cache_read,"
+            " cache_write, cost, tools) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(file, key) DO UPDATE SET session_id=excluded.session_id, agent=excluded.agent,"
+            " seq=excluded.seq, ts_ms=excluded.ts_ms, model=excluded.model, input=excluded.input,"
+            " output=excluded.output, cache_read=excluded.cache_read, cache_write=excluded.cache_write,"
+            " cost=excluded.cost, tools=excluded.tools",
+            rows,
+        )
+        self.db.executemany("INSERT OR IGNORE INTO touched(key) VALUES(?)", [(r[0],) for r in rows])
+        self.stats.calls_upserted += len(rows)
+
+    def _mark_gone(self, seen_files: set[str]) -> None:
+        gone = [p for (p,) in self.db.execute("SELECT path FROM files WHERE gone=0") if p not in seen_files]
+        self.db.executemany("UPDATE files SET gone=1 WHERE path=?", [(p,) for p in gone])
+        removed = [
+            s for (s,) in self.db.execute("SELECT id FROM sessions WHERE removed=0") if s not in self.live
+        ]
+        self.db.executemany("UPDATE sessions SET removed=1 WHERE id=?", [(s,) for s in removed])
+        self.stats.removed_sessions = len(removed)
+
+    def _settle(self) -> None:
+        """Rollups for sessions without per-message metrics; then who owns each touched call."""
+        for sid in self.touched_sessions:
+            manifest, path = self.manifests.get(sid, (None, ""))
+            self._rollup(sid, manifest, path)
+        for sid in self.reordered:
+            self.db.execute("INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=?", (sid,))
+        self.db.execute(
+            "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
+            " WHERE c2.key = calls.key ORDER BY s.started_ms IS NULL, s.started_ms, c2.session_id, c2.id LIMIT 1))"
+            " WHERE key IN (SELECT key FROM touched)"
+        )
+
+    def _rollup(self, sid: str, manifest: Manifest | None, path: str) -> None:
+        key = f"{sid}:rollup"
+        has_metrics = self.db.execute(
+            "SELECT 1 FROM calls WHERE session_id=? AND key != ? LIMIT 1", (sid, key)
+        ).fetchone()
+        if has_metrics:
+            self.db.execute("DELETE FROM calls WHERE session_id=? AND key=?", (sid, key))
+        elif manifest is not None and manifest.rollup is not None:
+            self._upsert_calls(sid, path, "lead", [manifest.rollup])

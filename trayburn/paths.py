@@ -1,0 +1,121 @@
+"""Where things are: the Cline CLI's three folders, and trayburn's own files.
+
+The Cline CLI resolves each level on its own (root, then data, then sessions); trayburn does the
+same, and a value in the settings file overrides that level's environment variable.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Mapping
+
+import platformdirs
+
+APP = "trayburn"
+Origin = Literal["settings", "environment", "default"]
+
+
+@dataclass(frozen=True)
+class Level:
+    """One of the three Cline folders: its path, where that path came from, and whether it exists."""
+
+    name: str  # "cline_dir" | "data_dir" | "sessions_dir"
+    label: str  # "Cline folder" ...
+    variable: str  # the environment variable for this level
+    path: Path
+    origin: Origin
+
+    @property
+    def exists(self) -> bool:
+        return self.path.is_dir()
+
+    def source(self) -> str:
+        """Where the path came from, in words: 'settings (sessions_dir)', 'CLINE_DIR', 'default'."""
+        if self.origin == "settings":
+            return f"settings ({self.name})"
+        if self.origin == "environment":
+            return self.variable
+        return "default"
+
+
+@dataclass(frozen=True)
+class Levels:
+    root: Level
+    data: Level
+    sessions: Level
+
+    def __iter__(self):
+        return iter((self.root, self.data, self.sessions))
+
+
+def home(env: Mapping[str, str]) -> Path:
+    """The home folder as the CLI finds it: HOME, then USERPROFILE, then HOMEDRIVE+HOMEPATH."""
+    for value in (env.get("HOME"), env.get("USERPROFILE")):
+        if value and value.strip():
+            return Path(value)
+    if env.get("HOMEDRIVE") and env.get("HOMEPATH"):
+        return Path(env["HOMEDRIVE"] + env["HOMEPATH"])
+    return Path.home()
+
+
+def _expand(value: str, env: Mapping[str, str]) -> Path:
+    value = value.strip()
+    if value == "~" or value.startswith(("~/", "~\\")):
+        return home(env) / value[2:]
+    return Path(value)
+
+
+def _pick(setting: str | None, env: Mapping[str, str], variable: str, default: Path) -> tuple[Path, Origin]:
+    if setting and setting.strip():
+        return _expand(setting, env), "settings"
+    value = env.get(variable)
+    if value and value.strip():
+        return _expand(value, env), "environment"
+    return default, "default"
+
+
+def resolve_levels(
+    cline_dir: str | None = None,
+    data_dir: str | None = None,
+    sessions_dir: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Levels:
+    """Resolve root → data → sessions exactly as the CLI does, with settings overriding each level."""
+    env = os.environ if env is None else env
+    root_path, root_origin = _pick(cline_dir, env, "CLINE_DIR", home(env) / ".cline")
+    data_path, data_origin = _pick(data_dir, env, "CLINE_DATA_DIR", root_path / "data")
+    sess_path, sess_origin = _pick(sessions_dir, env, "CLINE_SESSION_DATA_DIR", data_path / "sessions")
+    return Levels(
+        Level("cline_dir", "Cline folder", "CLINE_DIR", root_path, root_origin),
+        Level("data_dir", "Data folder", "CLINE_DATA_DIR", data_path, data_origin),
+        Level("sessions_dir", "Sessions folder", "CLINE_SESSION_DATA_DIR", sess_path, sess_origin),
+    )
+
+
+def config_file(explicit: str | os.PathLike | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """The settings file: --config, then TRAYBURN_CONFIG, then the platform config dir."""
+    env = os.environ if env is None else env
+    if explicit:
+        return Path(explicit).expanduser()
+    if env.get("TRAYBURN_CONFIG", "").strip():
+        return Path(env["TRAYBURN_CONFIG"].strip()).expanduser()
+    return Path(platformdirs.user_config_dir(APP, appauthor=False)) / "settings.toml"
+
+
+def state_dir(explicit: str | os.PathLike | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """Where the ledger lives: --state-dir, then TRAYBURN_STATE_DIR, then the platform state dir."""
+    env = os.environ if env is None else env
+    if explicit:
+        return Path(explicit).expanduser()
+    if env.get("TRAYBURN_STATE_DIR", "").strip():
+        return Path(env["TRAYBURN_STATE_DIR"].strip()).expanduser()
+    return Path(platformdirs.user_state_dir(APP, appauthor=False))
+
+
+def log_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("TRAYBURN_LOG_DIR", "").strip():
+        return Path(env["TRAYBURN_LOG_DIR"].strip()).expanduser()
+    return Path(platformdirs.user_log_dir(APP, appauthor=False))

@@ -1,0 +1,76 @@
+"""Text for terminals: one renderer for every command's result (JSON is the result itself)."""
+
+from __future__ import annotations
+
+from .report import DayReport, SessionDetail, SessionSummary
+
+
+def usd(value: float | None, estimated: bool = False) -> str:
+    if value is None:
+        return "unpriced"
+    text = f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
+    return text + ("*" if estimated else "")
+
+
+def tokens(n: int) -> str:
+    for unit, size in (("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)
+
+
+def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+    def line(cells):
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def day(r: DayReport) -> str:
+    head = f"{r.date} ({r.timezone}): {usd(r.cost_usd)} over {r.calls} calls in {r.sessions} sessions"
+    lines = [head]
+    if r.estimated_cost_usd:
+        lines.append(f"  of which {usd(r.estimated_cost_usd)} estimated from tokens (no cost reported)")
+    if r.unpriced_calls:
+        lines.append(f"  {r.unpriced_calls} calls have no known price and are not in the total")
+    t = r.tokens
+    lines.append(f"  tokens: {tokens(t.input)} in ({tokens(t.cache_read)} cache read, "
+                 f"{tokens(t.cache_write)} cache write), {tokens(t.output)} out")
+    if r.models:
+        lines += ["", table(["model", "calls", "cost"],
+                            [[m.name, str(m.calls), usd(m.cost_usd, bool(m.estimated_cost_usd))
+                              + (f" (+{m.unpriced_calls} unpriced)" if m.unpriced_calls else "")] for m in r.models],
+                            right={1, 2})]
+    return "\n".join(lines)
+
+
+def sessions(items: list[SessionSummary]) -> str:
+    if not items:
+        return "No sessions."
+    rows = [[
+        (s.started_at or "")[:16].replace("T", " "), shorten(s.title, 48), s.state + (" (removed)" if s.removed else ""),
+        ", ".join(s.models) or "-", str(s.calls), usd(s.cost_usd, bool(s.estimated_cost_usd)), s.id,
+    ] for s in items]
+    return table(["started", "title", "status", "models", "calls", "cost", "id"], rows, right={4, 5})
+
+
+def session(d: SessionDetail) -> str:
+    s = d.summary
+    lines = [
+        s.title, f"  id {s.id}  ·  {s.state}{' (removed from disk)' if s.removed else ''}",
+        f"  project {s.project or '-'}  ·  {s.cwd or '-'}",
+        f"  started {s.started_at or '-'}  ended {s.ended_at or '-'}"
+        + (f"  ({d.duration_s:.0f} s)" if d.duration_s is not None else ""),
+        f"  {s.calls} calls, {usd(s.cost_usd)}" + (f" ({usd(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
+    ]
+    for sub in s.subagents:
+        lines.append(f"  {sub.kind} {sub.name}: {sub.calls} calls, {usd(sub.cost_usd)}")
+    rows = [[c.time[11:19], c.model, c.agent, tokens(c.tokens.input), tokens(c.tokens.output),
+             usd(c.cost_usd, c.estimated), ", ".join(c.tools)] for c in d.calls]
+    if rows:
+        lines += ["", table(["time", "model", "agent", "in", "out", "cost", "tools"], rows, right={3, 4, 5})]
+    return "\n".join(lines)
+
+
+def shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

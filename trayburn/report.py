@@ -1,0 +1,391 @@
+"""The figures, as plain data: a day, a period, the sessions, one session in full.
+
+Reads only the ledger (never Cline's files). Estimated costs are computed here, when read, so
+better price data re-prices old calls.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+from .ledger import Ledger
+from .pricing import PriceBook
+
+RUNNING = ("running", "pending", "idle")
+STALE_AFTER_MS = 30 * 60 * 1000  # a "running" session silent this long is shown as stale (its process died)
+TOOL_WORDS = {
+    "run_commands": "shell", "read_files": "read", "search_codebase": "search", "editor": "edit",
+    "apply_patch": "patch", "fetch_web_content": "web", "skills": "skill", "ask_question": "question",
+    "spawn_agent": "subagent",
+}
+_USER_INPUT = re.compile(r"^\s*<user_input[^>]*>(.*?)(</user_input>\s*)?$", re.S)
+
+# per group: calls, tokens, reported cost, then calls and tokens of those without a reported cost
+_SUMS = (
+    "COUNT(*), SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), TOTAL(cost), SUM(cost IS NULL),"
+    " TOTAL(CASE WHEN cost IS NULL THEN input END), TOTAL(CASE WHEN cost IS NULL THEN output END),"
+    " TOTAL(CASE WHEN cost IS NULL THEN cache_read END), TOTAL(CASE WHEN cost IS NULL THEN cache_write END)"
+)
+
+
+@dataclass
+class Tokens:
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+
+@dataclass
+class Totals:
+    calls: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
+    reported_usd: float = 0.0
+    estimated_usd: float = 0.0
+    unpriced_calls: int = 0
+
+    @property
+    def cost_usd(self) -> float:
+        return self.reported_usd + self.estimated_usd
+
+    def add(self, model: str | None, row: tuple, book: PriceBook) -> None:
+        n, i, o, cr, cw, reported, n_null, i_n, o_n, cr_n, cw_n = row
+        self.calls += n
+        t = self.tokens
+        t.input, t.output, t.cache_read, t.cache_write = t.input + i, t.output + o, t.cache_read + cr, t.cache_write + cw
+        self.reported_usd += reported
+        if n_null:
+            est = book.estimate(model, int(i_n), int(o_n), int(cr_n), int(cw_n))
+            if est is None:
+                self.unpriced_calls += n_null
+            else:
+                self.estimated_usd += est
+
+
+@dataclass
+class ModelCost:
+    name: str
+    cost_usd: float
+    calls: int
+    estimated_cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    tokens: int = 0
+
+
+@dataclass
+class DayReport:
+    date: str
+    timezone: str
+    cost_usd: float
+    estimated_cost_usd: float
+    calls: int
+    sessions: int
+    unpriced_calls: int
+    tokens: Tokens
+    top_model: ModelCost | None
+    models: list[ModelCost]
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["tokens"] = asdict(self.tokens)
+        slim = lambda m: {"name": m["name"], "cost_usd": _r(m["cost_usd"]), "calls": m["calls"]}  # noqa: E731
+        out["models"] = [slim(m) for m in out["models"]]
+        out["top_model"] = slim(out["top_model"]) if out["top_model"] else None
+        out["cost_usd"], out["estimated_cost_usd"] = _r(self.cost_usd), _r(self.estimated_cost_usd)
+        return out
+
+
+@dataclass
+class Subagent:
+    name: str
+    kind: str  # subagent | teammate
+    calls: int
+    cost_usd: float
+
+
+@dataclass
+class SessionSummary:
+    id: str
+    title: str
+    project: str | None
+    cwd: str | None
+    status: str  # as Cline left it
+    state: str  # running | completed | failed | cancelled | stale (running in the manifest, silent for long)
+    started_at: str | None
+    ended_at: str | None
+    models: list[str]
+    calls: int
+    tokens: Tokens
+    cost_usd: float
+    estimated_cost_usd: float
+    unpriced_calls: int
+    subagents: list[Subagent]
+    removed: bool
+    folder: str | None = None
+    last_activity_ms: int | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["cost_usd"], out["estimated_cost_usd"] = _r(self.cost_usd), _r(self.estimated_cost_usd)
+        for s in out["subagents"]:
+            s["cost_usd"] = _r(s["cost_usd"])
+        out.pop("last_activity_ms")
+        return out
+
+
+@dataclass
+class CallRow:
+    time: str
+    ts_ms: int
+    model: str
+    agent: str
+    tokens: Tokens
+    cost_usd: float | None
+    estimated: bool
+    tools: list[str]
+
+
+@dataclass
+class SessionDetail:
+    summary: SessionSummary
+    calls: list[CallRow]
+    duration_s: float | None
+
+    def to_json(self) -> dict:
+        out = self.summary.to_json()
+        out["duration_s"] = self.duration_s
+        out["calls_detail"] = [
+            dict(asdict(c), cost_usd=None if c.cost_usd is None else _r(c.cost_usd)) for c in self.calls
+        ]
+        return out
+
+
+# ---- days and time zones ---------------------------------------------------------------------------
+
+
+def local_midnight_ms(day: date) -> int:
+    """Epoch ms of local midnight (TZ respected, DST included)."""
+    return int(datetime(day.year, day.month, day.day).timestamp() * 1000)
+
+
+def day_bounds(day: date) -> tuple[int, int]:
+    return local_midnight_ms(day), local_midnight_ms(day + timedelta(days=1))
+
+
+def timezone_name() -> str:
+    tz = os.environ.get("TZ", "").strip().lstrip(":")
+    if tz:
+        return tz
+    try:
+        link = os.readlink("/etc/localtime")
+        if "zoneinfo/" in link:
+            return link.split("zoneinfo/", 1)[1]
+    except OSError:
+        pass
+    return datetime.now().astimezone().tzname() or "local"
+
+
+def iso_local(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000).astimezone().isoformat(timespec="seconds")
+
+
+def _r(usd: float) -> float:
+    return round(usd, 6)
+
+
+# ---- reports ---------------------------------------------------------------------------------------
+
+
+def totals_between(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int) -> Totals:
+    totals = Totals()
+    rows = ledger.query(
+        f"SELECT model, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<? GROUP BY model",
+        (start_ms, end_ms),
+    )
+    for model, *row in rows:
+        totals.add(model, tuple(row), book)
+    return totals
+
+
+def day_report(ledger: Ledger, book: PriceBook, day: date) -> DayReport:
+    start, end = day_bounds(day)
+    rows = ledger.query(
+        f"SELECT model, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<? GROUP BY model",
+        (start, end),
+    )
+    totals, per_model = Totals(), {}
+    for model, *row in rows:
+        totals.add(model, tuple(row), book)
+        per_model.setdefault(book.key(model), (book.display(model), Totals()))[1].add(model, tuple(row), book)
+    models = sorted(
+        (ModelCost(name, t.cost_usd, t.calls, t.estimated_usd, t.unpriced_calls, t.tokens.total)
+         for name, t in per_model.values()),
+        key=lambda m: (-m.cost_usd, -m.tokens, m.name),
+    )
+    (sessions,) = ledger.query(
+        "SELECT COUNT(DISTINCT session_id) FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?", (start, end)
+    )[0]
+    return DayReport(
+        date=day.isoformat(), timezone=timezone_name(), cost_usd=totals.cost_usd,
+        estimated_cost_usd=totals.estimated_usd, calls=totals.calls, sessions=sessions,
+        unpriced_calls=totals.unpriced_calls, tokens=totals.tokens,
+        top_model=models[0] if models else None, models=models,
+    )
+
+
+def hourly_costs(ledger: Ledger, book: PriceBook, day: date) -> list[float]:
+    """Cost per local hour of the day (24 values; 23 or 25 hours on DST days fold into 24 slots)."""
+    start, end = day_bounds(day)
+    hours = [0.0] * 24
+    rows = ledger.query(
+        f"SELECT ts_ms / 900000, model, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?"
+        " GROUP BY 1, 2",
+        (start, end),
+    )
+    for quarter, model, *row in rows:
+        t = Totals()
+        t.add(model, tuple(row), book)
+        hours[datetime.fromtimestamp(quarter * 900).hour] += t.cost_usd
+    return hours
+
+
+def sessions_report(
+    ledger: Ledger, book: PriceBook, since: date | None, until: date | None, now_ms: int | None = None
+) -> list[SessionSummary]:
+    """Sessions with calls (or a start) in [since, until]; figures for that range. None, None: all time."""
+    start = local_midnight_ms(since) if since else 0
+    end = day_bounds(until)[1] if until else 2**62
+    ids = [r[0] for r in ledger.query(
+        "SELECT DISTINCT session_id FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?"
+        " UNION SELECT id FROM sessions WHERE started_ms>=? AND started_ms<?",
+        (start, end, start, end),
+    )]
+    out = [_summary(ledger, book, sid, start, end, now_ms) for sid in ids]
+    return sorted((s for s in out if s), key=lambda s: s.started_at or "", reverse=True)
+
+
+def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None = None) -> SessionDetail | None:
+    summary = _summary(ledger, book, sid, 0, 2**62, now_ms)
+    if summary is None:
+        return None
+    rows = ledger.query(
+        "SELECT ts_ms, model, agent, input, output, cache_read, cache_write, cost, tools FROM calls"
+        " WHERE counted=1 AND session_id=? ORDER BY ts_ms, file, seq",
+        (sid,),
+    )
+    calls = []
+    for ts, model, agent, i, o, cr, cw, cost, tools in rows:
+        est = book.estimate(model, i, o, cr, cw) if cost is None else None
+        calls.append(CallRow(
+            iso_local(ts), ts, book.display(model), agent or "lead", Tokens(i, o, cr, cw),
+            cost if cost is not None else est, cost is None, tool_words(tools),
+        ))
+    s = summary
+    start_ms = _ms(s.started_at)
+    end_ms = _ms(s.ended_at) or s.last_activity_ms
+    duration = (end_ms - start_ms) / 1000 if start_ms and end_ms and end_ms >= start_ms else None
+    return SessionDetail(summary, calls, duration)
+
+
+def tool_words(tools: str | None) -> list[str]:
+    words = []
+    for name in (tools or "").split(","):
+        if not name:
+            continue
+        word = "team" if name.startswith("team_") else TOOL_WORDS.get(name, name)
+        if word not in words:
+            words.append(word)
+    return words
+
+
+def _ms(iso: str | None) -> int | None:
+    return int(datetime.fromisoformat(iso).timestamp() * 1000) if iso else None
+
+
+def _summary(ledger: Ledger, book: PriceBook, sid: str, start: int, end: int, now_ms: int | None) -> SessionSummary | None:
+    meta = ledger.query(
+        "SELECT started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, removed, folder"
+        " FROM sessions WHERE id=?",
+        (sid,),
+    )
+    if not meta:
+        return None
+    started, ended, status, title, prompt, cwd, root, model, removed, folder = meta[0]
+    rows = ledger.query(
+        f"SELECT file, agent, model, {_SUMS}, MAX(ts_ms) FROM calls WHERE counted=1 AND session_id=?"
+        " AND ts_ms>=? AND ts_ms<? GROUP BY file, agent, model",
+        (sid, start, end),
+    )
+    totals, models, subs, last = Totals(), [], {}, started
+    for file, agent, call_model, *row in rows:
+        sums, latest = tuple(row[:-1]), row[-1]
+        totals.add(call_model, sums, book)
+        name = book.display(call_model)
+        if name not in models:
+            models.append(name)
+        last = max(last or 0, latest or 0)
+        if agent in ("subagent", "teammate"):
+            sub = subs.setdefault(file, Subagent(_agent_name(file), agent, 0, 0.0))
+            part = Totals()
+            part.add(call_model, sums, book)
+            sub.calls += part.calls
+            sub.cost_usd += part.cost_usd
+    if not models and model:
+        models.append(book.display(model))
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    return SessionSummary(
+        id=sid, title=display_title(title, prompt), project=_project(root or cwd), cwd=cwd, status=status,
+        state=_state(status, last or started, now_ms), started_at=iso_local(started), ended_at=iso_local(ended),
+        models=models, calls=totals.calls, tokens=totals.tokens, cost_usd=totals.cost_usd,
+        estimated_cost_usd=totals.estimated_usd, unpriced_calls=totals.unpriced_calls,
+        subagents=sorted(subs.values(), key=lambda s: s.name), removed=bool(removed), folder=folder,
+        last_activity_ms=last,
+    )
+
+
+def _agent_name(path: str) -> str:
+    name = Path(path).name.removesuffix(".messages.json")
+    return name.removeprefix("agent_")
+
+
+def _state(status: str, last_ms: int | None, now_ms: int) -> str:
+    if status in RUNNING:
+        return "running" if last_ms and now_ms - last_ms < STALE_AFTER_MS else "stale"
+    return status
+
+
+def _project(path: str | None) -> str | None:
+    return Path(path).name or path if path else None
+
+
+def display_title(title: str | None, prompt: str | None) -> str:
+    """The session's title, else its first prompt without Cline's <user_input> wrapper; one line."""
+    text = title or prompt or ""
+    m = _USER_INPUT.match(text)
+    if m:
+        text = m.group(1)
+    text = " ".join(text.split())
+    return text or "(untitled session)"
+
+
+def now_date() -> date:
+    return datetime.now().date()
+
+
+def utc_now_ms() -> int:
+    return int(datetime.now(timezone.utc).timestamp() * 1000)

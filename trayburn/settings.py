@@ -1,0 +1,213 @@
+"""The settings file (TOML): tolerant load, validation, atomic save.
+
+A broken file is reported with its line and never overwritten; a bad value falls back to its
+default with a warning; unknown keys are kept on save and reported.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+THEMES = ("auto", "light", "dark")
+PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
+REFRESH_CHOICES = (15, 30, 60, 300)
+
+
+class SettingsError(Exception):
+    """The settings file cannot be read or a value cannot be set; the message says where and why."""
+
+
+@dataclass
+class Settings:
+    cline_dir: str | None = None
+    data_dir: str | None = None
+    sessions_dir: str | None = None
+    refresh_seconds: int = 30
+    daily_budget: float | None = None
+    theme: str = "auto"
+    max_file_mb: int = 256
+    aliases: dict[str, str] = field(default_factory=dict)
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they were
+
+    def to_toml_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "extra" or value is None or value == {} or value == f.default:
+                continue
+            out[f.name] = value
+        out.update(self.extra)
+        return out
+
+
+DEFAULTS = Settings()
+KEYS = tuple(f.name for f in fields(Settings) if f.name != "extra")
+
+
+@dataclass
+class Loaded:
+    settings: Settings
+    path: Path
+    exists: bool
+    error: str | None = None  # the file could not be parsed: defaults are in use
+    warnings: list[str] = field(default_factory=list)
+
+
+def _check(key: str, value: Any) -> Any:
+    """Validate one value; raise ValueError with a plain message."""
+    if key in ("cline_dir", "data_dir", "sessions_dir"):
+        if not isinstance(value, str):
+            raise ValueError("must be a folder path (a string)")
+        return value.strip() or None
+    if key == "refresh_seconds":
+        if isinstance(value, bool) or not isinstance(value, int) or not 5 <= value <= 3600:
+            raise ValueError("must be a whole number of seconds between 5 and 3600")
+        return value
+    if key == "max_file_mb":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError("must be a whole number of megabytes, at least 1")
+        return value
+    if key == "daily_budget":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ValueError("must be a number of US dollars, 0 or more (0 turns the budget off)")
+        return float(value) or None
+    if key == "theme":
+        if value not in THEMES:
+            raise ValueError(f"must be one of {', '.join(THEMES)}")
+        return value
+    if key == "aliases":
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ValueError('must be a table of model = "canonical model" strings')
+        return dict(value)
+    if key == "prices":
+        return _check_prices(value)
+    raise ValueError("is not a trayburn setting")
+
+
+def _check_prices(value: Any) -> dict[str, dict[str, float]]:
+    if not isinstance(value, dict):
+        raise ValueError("must be a table of [prices.\"model\"] tables")
+    out = {}
+    for model, row in value.items():
+        if not isinstance(row, dict):
+            raise ValueError(f'prices."{model}" must be a table with {", ".join(PRICE_FIELDS)}')
+        for k, v in row.items():
+            if k not in PRICE_FIELDS:
+                raise ValueError(f'prices."{model}".{k} is unknown (use {", ".join(PRICE_FIELDS)})')
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise ValueError(f'prices."{model}".{k} must be USD per million tokens, 0 or more')
+        out[model] = {k: float(v) for k, v in row.items()}
+    return out
+
+
+def from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
+    settings, warnings = Settings(), []
+    for key, value in data.items():
+        if key not in KEYS:
+            settings.extra[key] = value
+            warnings.append(f"unknown setting '{key}' (kept, not used)")
+            continue
+        try:
+            setattr(settings, key, _check(key, value))
+        except ValueError as exc:
+            warnings.append(f"'{key}' {exc}; using the default")
+    return settings, warnings
+
+
+def load(path: Path) -> Loaded:
+    """Read the settings file. Never raises: a problem is reported in .error / .warnings."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Loaded(Settings(), path, exists=False)
+    except OSError as exc:
+        return Loaded(Settings(), path, exists=True, error=f"cannot read {path}: {exc.strerror}")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return Loaded(Settings(), path, True, error=f"{path} is not UTF-8 text; using defaults")
+    except tomllib.TOMLDecodeError as exc:
+        return Loaded(Settings(), path, True, error=f"{path} is not valid TOML: {exc}; using defaults")
+    settings, warnings = from_dict(data)
+    return Loaded(settings, path, True, warnings=[f"{path}: {w}" for w in warnings])
+
+
+def save(path: Path, settings: Settings) -> None:
+    """Write atomically: a temp file beside the target, fsync, then replace."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = tomli_w.dumps(settings.to_toml_dict()).encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _editable(path: Path) -> Settings:
+    loaded = load(path)
+    if loaded.error:
+        raise SettingsError(f"{loaded.error.removesuffix('; using defaults')}. Fix it by hand; trayburn will not overwrite it")
+    return loaded.settings
+
+
+def parse_value(key: str, text: str) -> Any:
+    """A value typed on the command line, for KEY."""
+    if key in ("refresh_seconds", "max_file_mb"):
+        try:
+            return int(text)
+        except ValueError:
+            raise SettingsError(f"{key} must be a whole number, not '{text}'") from None
+    if key == "daily_budget" or key.startswith("prices."):
+        try:
+            return float(text.lstrip("$"))
+        except ValueError:
+            raise SettingsError(f"{key} must be a number, not '{text}'") from None
+    return text
+
+
+def update(path: Path, key: str, text: str | None) -> Settings:
+    """Set (text given) or unset (text None) one key, dotted for tables: aliases.M, prices.M.input."""
+    settings = _editable(path)
+    head, _, rest = key.partition(".")
+    if head not in KEYS or (rest and head not in ("aliases", "prices")):
+        raise SettingsError(f"unknown setting '{key}'. Known: {', '.join(KEYS)}")
+    if head == "aliases" and rest:
+        _update_table(settings.aliases, rest, text)
+    elif head == "prices" and rest:
+        model, _, part = rest.rpartition(".")
+        if part not in PRICE_FIELDS or not model:
+            raise SettingsError(f"use prices.MODEL.{{{','.join(PRICE_FIELDS)}}}, not '{key}'")
+        row = settings.prices.setdefault(model, {})
+        _update_table(row, part, None if text is None else parse_value(key, text))
+        if not row:
+            del settings.prices[model]
+    elif text is None:
+        setattr(settings, head, getattr(DEFAULTS, head) if head not in ("aliases", "prices") else {})
+    else:
+        try:
+            setattr(settings, head, _check(head, parse_value(head, text)))
+        except ValueError as exc:
+            raise SettingsError(f"{head} {exc}") from None
+    save(path, settings)
+    return settings
+
+
+def _update_table(table: dict, key: str, value: Any) -> None:
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = value

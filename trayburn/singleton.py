@@ -1,0 +1,55 @@
+"""One tray per user: an exclusive lock on a file in the state dir, held for the process's life."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+EXIT_ALREADY_RUNNING = 3
+
+
+class AlreadyRunning(Exception):
+    def __init__(self, pid: str):
+        super().__init__(f"the tray is already running (pid {pid or 'unknown'}); look for its icon, "
+                         "or use `trayburn today` in a terminal")
+        self.pid = pid
+
+
+class InstanceLock:
+    def __init__(self, path: Path):
+        self.path = path
+        self.fh = None
+
+    def acquire(self) -> "InstanceLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+")
+        try:
+            _lock(fh)
+        except OSError:
+            fh.seek(0)
+            pid = fh.read().strip()
+            fh.close()
+            raise AlreadyRunning(pid) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self.fh = fh
+        return self
+
+    def release(self) -> None:
+        if self.fh:
+            self.fh.close()
+            self.fh = None
+
+
+def _lock(fh) -> None:
+    if os.name == "nt":
+        import msvcrt
+
+        fh.seek(0)
+        msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
