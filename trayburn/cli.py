@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("action", choices=["on", "off", "status"])
 
     s = sub.add_parser("demo", parents=[common], help="the tray (or --json figures) on recorded sessions, as if today")
+    s.add_argument("--window", action="store_true", help="open the summary window instead of the tray")
 
     sub.add_parser("tray", parents=[common], help="start the tray app (the default)")
     return p
@@ -204,11 +205,16 @@ def cmd_summary(args) -> int:
 def cmd_autostart(args) -> int:
     from .autostart import autostart_for
 
+    from .autostart import AutostartError
+
     a = autostart_for()
-    if args.action == "on":
-        a.enable()
-    elif args.action == "off":
-        a.disable()
+    try:
+        if args.action == "on":
+            a.enable()
+        elif args.action == "off":
+            a.disable()
+    except AutostartError as exc:
+        raise CliError(str(exc)) from None
     s = a.status()
     data = {"enabled": s.enabled, "location": s.location, "detail": s.detail}
     return _emit(args, data, f"start at login: {'on' if s.enabled else 'off'} ({s.location})")

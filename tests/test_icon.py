@@ -1,0 +1,355 @@
+"""The tray icon: labels, states, themes, the cache, theme detection, the assets."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+import sys
+import types
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image, ImageChops
+
+from trayburn.tray import icon
+from trayburn.tray.icon import (
+    IconState,
+    draw_mark,
+    format_cost,
+    render_icon,
+    render_icon_pair,
+    resolve_theme,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "assets"
+SIZES = (16, 22, 24, 32, 64)
+THEMES = ("light", "dark")
+
+
+def pixels(image: Image.Image):
+    """The pixel values (getdata is deprecated from Pillow 13, its successor new there)."""
+    return getattr(image, "get_flattened_data", image.getdata)()
+
+
+def opaque(image: Image.Image, box=None, threshold: int = 128) -> int:
+    """How many pixels of `image` (or of `box` in it) are mostly opaque."""
+    alpha = image.getchannel("A")
+    if box is not None:
+        alpha = alpha.crop(box)
+    return sum(1 for a in pixels(alpha) if a >= threshold)
+
+
+def label_box(size: int) -> tuple[int, int, int, int]:
+    """The lower 55% of the icon, where the label is drawn."""
+    return (0, size - round(size * 0.55), size, size)
+
+
+def count(image: Image.Image, predicate) -> int:
+    return sum(1 for px in pixels(image) if px[3] >= 200 and predicate(px))
+
+
+def is_amber(px) -> bool:
+    return px[0] > 220 and 140 < px[1] < 210 and px[2] < 60
+
+
+def is_red(px) -> bool:
+    return px[0] > 180 and px[1] < 70 and px[2] < 70
+
+
+# --- format_cost ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "usd, label",
+    [
+        (None, "\u2013"),
+        (float("nan"), "\u2013"),
+        (float("inf"), "\u2013"),
+        (0, "$0"),
+        (0.0, "$0"),
+        (0.004, "$0"),
+        (-3.0, "$0"),
+        (0.07, "0.07"),
+        (4.214, "4.21"),
+        (4.216, "4.22"),
+        (9.994, "9.99"),
+        (9.996, "10"),
+        (12.34, "12"),
+        (99.4, "99"),
+        (123.4, "123"),
+        (999.4, "999"),
+        (999.5, "1.0k"),
+        (1234, "1.2k"),
+        (9949, "9.9k"),
+        (9950, "10k"),
+        (12_345, "12k"),
+        (999_499, "999k"),
+        (999_500, "1.0M"),
+        (12_300_000, "12M"),
+        (5e12, "1T+"),
+    ],
+)
+def test_format_cost_table(usd, label):
+    assert format_cost(usd) == label
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True) | st.none())
+def test_format_cost_fits_four_characters(usd):
+    assert 1 <= len(format_cost(usd)) <= 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(min_value=0, max_value=1e7), st.sampled_from([16, 22, 24]))
+def test_every_label_renders_inside_the_icon(usd, size):
+    image = render_icon(format_cost(usd), IconState.OK, "dark", size)
+    assert opaque(image, label_box(size)) >= 6, "the label left no ink"
+    edges = [image.getpixel((x, y))[3] for y in range(size // 2, size) for x in (0, size - 1)]
+    assert max(edges) < 128, "the label touches the icon's side: not fitted to width"
+
+
+# --- rendering ------------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("theme", THEMES)
+def test_every_state_renders_and_the_states_differ(size, theme):
+    images = {s: render_icon("4.21", s, theme, size) for s in IconState}
+    for image in images.values():
+        assert image.mode == "RGBA" and image.size == (size, size)
+        assert opaque(image) >= size, "an almost empty icon"
+    for a, b in itertools.combinations(IconState, 2):
+        diff = ImageChops.difference(images[a], images[b])
+        changed = sum(1 for px in pixels(diff) if max(px) > 64)
+        assert changed >= size // 2, f"{a.name} and {b.name} look alike at {size}px"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_warn_is_amber_and_over_is_red(size):
+    area = size * size
+    label = lambda s: render_icon("12", s, "dark", size).crop(label_box(size))  # noqa: E731
+    assert count(label(IconState.WARN), is_amber) > area * 0.25
+    assert count(label(IconState.OVER), is_red) > area * 0.25
+    assert count(label(IconState.OK), is_amber) == 0 and count(label(IconState.OK), is_red) == 0
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_problem_shows_a_red_badge_and_no_data_is_grey(size):
+    problem = render_icon("4.21", IconState.PROBLEM, "dark", size)
+    top = problem.crop((0, 0, size, size // 2))
+    assert count(top, is_red) > size * size * 0.08
+    no_data = render_icon(format_cost(None), IconState.NO_DATA, "dark", size)
+    saturated = count(no_data, lambda px: max(px[:3]) - min(px[:3]) > 40)
+    assert saturated == 0, "NO_DATA should be greyed out"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_label_is_really_drawn(size):
+    a = render_icon("4.21", IconState.OK, "dark", size)
+    b = render_icon("9.99", IconState.OK, "dark", size)
+    assert a.tobytes() != b.tobytes()
+    assert ImageChops.difference(a, b).crop(label_box(size)).getbbox() is not None
+    # 16 px with the 3x5 digits is ~30 pixels of ink; larger sizes more.
+    assert opaque(a, label_box(size)) >= 25
+
+
+def test_the_no_data_dash_is_a_bar_not_a_missing_glyph_box():
+    # Pillow's bundled font has no en dash: it would draw an empty rectangle.
+    size = 24
+    image = render_icon("\u2013", IconState.NO_DATA, "dark", size)
+    alpha = image.getchannel("A").crop(label_box(size))
+    bbox = alpha.point(lambda a: 255 if a > 128 else 0).getbbox()
+    assert bbox is not None
+    width, height = bbox[2] - bbox[0], bbox[3] - bbox[1]
+    assert width >= 3 * height, f"expected a horizontal bar, ink is {width}x{height}"
+    ink = image.crop(label_box(size))
+    assert opaque(ink) == width * height, "the dash should be a solid bar"
+
+
+@pytest.mark.parametrize("size", (16, 22))
+def test_small_four_character_labels_are_crisp(size):
+    image = render_icon("9.99", IconState.OK, "dark", size)
+    alphas = [a for a in pixels(image.getchannel("A").crop(label_box(size))) if a]
+    soft = sum(1 for a in alphas if a < 200)
+    assert soft <= len(alphas) * 0.1, "blurry digits at a size where every pixel counts"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_dark_and_light_themes_differ_in_the_right_direction(size):
+    light = render_icon("4.21", IconState.OK, "light", size)
+    dark = render_icon("4.21", IconState.OK, "dark", size)
+    assert light.tobytes() != dark.tobytes()
+    ink = lambda im: [px for px in pixels(im.crop(label_box(size))) if px[3] > 200]  # noqa: E731
+    assert max(sum(px[:3]) / 3 for px in ink(light)) < 90, "light panel needs dark text"
+    assert min(sum(px[:3]) / 3 for px in ink(dark)) > 160, "dark panel needs light text"
+
+
+def test_the_cache_returns_the_same_image():
+    first = render_icon("4.21", IconState.WARN, "dark", 22)
+    assert render_icon("4.21", IconState.WARN, "dark", 22) is first
+    assert render_icon("4.21", IconState.WARN, theme="dark", size=22) is first
+    assert render_icon("4.21", IconState.OK) is render_icon("4.21", IconState.OK, "light", 64)
+    assert render_icon("4.22", IconState.WARN, "dark", 22) is not first
+    assert render_icon("4.21", IconState.OVER, "dark", 22) is not first
+
+
+def test_render_icon_pair_is_one_x_and_two_x():
+    small, large = render_icon_pair("12", IconState.OK, "dark")
+    assert (small.size, large.size) == ((32, 32), (64, 64))
+    small, large = render_icon_pair("12", IconState.OK, "dark", base=11)
+    assert (small.size, large.size) == ((11, 11), (22, 22))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [({"theme": "auto"}, ValueError), ({"size": 4}, ValueError), ({"state": "ok"}, TypeError)],
+)
+def test_render_icon_rejects_bad_arguments(kwargs, error):
+    args = {"label": "1", "state": IconState.OK, "theme": "dark", "size": 16} | kwargs
+    with pytest.raises(error):
+        render_icon(**args)
+
+
+def test_the_icon_module_imports_only_pillow_and_the_standard_library():
+    tree = ast.parse(Path(icon.__file__).read_text())
+    names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+             for alias in node.names}
+    names |= {node.module.split(".")[0] for node in ast.walk(tree)
+              if isinstance(node, ast.ImportFrom) and node.module}
+    assert names - {"__future__"} <= set(sys.stdlib_module_names) | {"PIL"}
+
+
+# --- the panel's theme ----------------------------------------------------------
+def runner(answer):
+    calls = []
+
+    def run(argv):
+        calls.append(argv)
+        return answer
+
+    run.calls = calls
+    return run
+
+
+@pytest.mark.parametrize("setting", THEMES)
+def test_an_explicit_theme_is_kept(setting):
+    run = runner("'prefer-dark'")
+    assert resolve_theme(setting, {}, platform="linux", run=run) == setting
+    assert run.calls == []
+
+
+@pytest.mark.parametrize(
+    "env, gsettings, expected",
+    [
+        ({"GTK_THEME": "Adwaita:dark"}, "'default'", "dark"),
+        ({"GTK_THEME": "Adwaita:dark", "XDG_CURRENT_DESKTOP": "KDE"}, "'prefer-light'", "dark"),
+        ({"XDG_CURRENT_DESKTOP": "KDE"}, "'prefer-dark'", "dark"),
+        ({}, "'prefer-dark'", "dark"),
+        ({"XDG_CURRENT_DESKTOP": "KDE"}, "'prefer-light'", "light"),
+        ({"XDG_CURRENT_DESKTOP": "ubuntu:GNOME"}, "'prefer-light'", "dark"),
+        ({}, "'default'", "dark"),
+        ({}, "", "dark"),  # gsettings failed
+        ({}, None, "dark"),  # no gsettings at all
+    ],
+)
+def test_auto_on_linux(env, gsettings, expected):
+    run = runner(gsettings)
+    assert resolve_theme("auto", env, platform="linux", run=run) == expected
+    assert run.calls in ([], [["gsettings", "get", "org.gnome.desktop.interface", "color-scheme"]])
+
+
+@pytest.mark.parametrize("answer, expected", [("Dark", "dark"), ("", "light"), (None, "dark")])
+def test_auto_on_macos(answer, expected):
+    run = runner(answer)
+    assert resolve_theme("auto", {}, platform="darwin", run=run) == expected
+    assert run.calls == [["defaults", "read", "-g", "AppleInterfaceStyle"]]
+
+
+def fake_winreg(values: dict[str, int]) -> types.ModuleType:
+    class Key:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    def query(key, name):
+        if name not in values:
+            raise FileNotFoundError(name)
+        return values[name], 4
+
+    module = types.ModuleType("winreg")
+    module.HKEY_CURRENT_USER = object()
+    module.OpenKey = lambda root, path: Key()
+    module.QueryValueEx = query
+    return module
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ({"SystemUsesLightTheme": 1, "AppsUseLightTheme": 0}, "light"),  # the taskbar decides
+        ({"SystemUsesLightTheme": 0, "AppsUseLightTheme": 1}, "dark"),
+        ({"AppsUseLightTheme": 1}, "light"),
+        ({}, "dark"),
+    ],
+)
+def test_auto_on_windows(monkeypatch, values, expected):
+    monkeypatch.setitem(sys.modules, "winreg", fake_winreg(values))
+    assert resolve_theme("auto", {}, platform="win32") == expected
+
+
+def test_auto_never_raises():
+    def broken(argv):
+        raise RuntimeError("boom")
+
+    assert resolve_theme("auto", {}, platform="linux", run=broken) == "dark"
+    assert resolve_theme("auto", {}, platform="darwin", run=broken) == "dark"
+
+
+def test_the_real_runner_survives_a_missing_command():
+    assert icon._run_quiet(["trayburn-no-such-command-xyz"]) is None
+
+
+# --- assets -----------------------------------------------------------------------
+def test_the_ico_holds_every_size_each_drawn_at_that_size():
+    with Image.open(ASSETS / "trayburn.ico") as ico:
+        expected = {(s, s) for s in (16, 24, 32, 48, 64, 128, 256)}
+        assert set(ico.info["sizes"]) == expected
+        ico.size = (16, 16)
+        ico.load()
+        small = ico.convert("RGBA")
+    assert small.tobytes() == draw_mark(16).tobytes(), "16 px frame is not draw_mark(16)"
+
+
+def test_the_pngs_are_current_and_identical():
+    png = ASSETS / "trayburn.png"
+    packaged = ROOT / "trayburn" / "assets" / "trayburn.png"
+    assert png.read_bytes() == packaged.read_bytes()
+    with Image.open(png) as image:
+        assert image.size == (256, 256) and image.mode == "RGBA"
+        assert image.tobytes() == draw_mark(256).tobytes(), "run assets/make_assets.py"
+
+
+def test_the_icns_opens():
+    with Image.open(ASSETS / "trayburn.icns") as icns:
+        assert icns.format == "ICNS"
+        assert (256, 256, 1) in icns.info["sizes"]
+
+
+def test_the_svg_is_an_svg_drawn_from_the_same_shapes():
+    root = ET.parse(ASSETS / "trayburn.svg").getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert root.get("viewBox") == "0 0 256 256"
+    shapes = {el.get("id"): el for el in root.iter() if el.get("id")}
+    hex_of = lambda c: "#%02X%02X%02X" % c[:3]  # noqa: E731
+    assert shapes["tile"].get("fill") == hex_of(icon.TILE)
+    assert shapes["flame"].get("fill") == hex_of(icon.FLAME)
+    assert shapes["core"].get("fill") == hex_of(icon.FLAME_CORE)
+    assert shapes["tray"].get("stroke") == hex_of(icon.DISH)
+    numbers = lambda d: [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", d)]  # noqa: E731
+    flat = lambda path: [float(v) for point in [path[0], *itertools.chain(*path[1:])]  # noqa: E731
+                         for v in point]
+    assert numbers(shapes["flame"].get("d")) == flat(icon._FLAME_PATH)
+    assert numbers(shapes["core"].get("d")) == flat(icon._CORE_PATH)
+    assert numbers(shapes["tray"].get("d")) == [float(v) for p in icon._DISH_POINTS for v in p]

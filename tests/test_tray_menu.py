@@ -1,0 +1,219 @@
+"""Menu logic on pystray's dummy backend: the menu's text for a ledger state, and each action's
+effect. The engine, the ledger and the files are real; only the tray host is absent."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from trayburn import demo
+from trayburn.engine import Engine
+from trayburn.singleton import AlreadyRunning, InstanceLock
+from trayburn.tray import backend
+from trayburn.tray.app import TrayApp
+from trayburn.tray.icon import IconState, format_cost
+
+pystray = backend.load_pystray("dummy")
+CAPS = backend.capabilities("dummy")
+
+
+def texts(menu) -> list[str]:
+    return [str(item.text) for item in menu.items]
+
+
+def find(menu, prefix: str):
+    for item in menu.items:
+        if str(item.text).startswith(prefix):
+            return item
+    raise AssertionError(f"no menu item starting with {prefix!r} in {texts(menu)}")
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    for var in ("CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR", "TRAYBURN_CONFIG", "TRAYBURN_STATE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    return tmp_path
+
+
+class Spawned(list):
+    def __call__(self, argv):
+        self.append(argv)
+
+
+def make_app(config: Path, state: Path) -> tuple[TrayApp, Spawned]:
+    spawned = Spawned()
+    app = TrayApp(Engine(config, state), pystray, CAPS, spawn=spawned)
+    return app, spawned
+
+
+@pytest.fixture
+def replay(env):
+    """The recorded sessions replayed as today, with their own settings file."""
+    config = demo.prepare(env / "demo")
+    return config, env / "state"
+
+
+def test_menu_shows_todays_cost_top_model_and_sessions(replay):
+    config, state = replay
+    app, _ = make_app(config, state)
+    assert app.tick() is True
+    day = app.engine.day()
+    menu = app.icon.menu
+    today = find(menu, "Today: ")
+    assert f"${day.cost_usd:,.2f}" in str(today.text) and f"{day.calls} calls" in str(today.text)
+    assert today.default, "the day's summary is the default (left-click) action"
+    assert str(find(menu, "Top model: ").text).startswith(f"Top model: {day.top_model.name} — ")
+    sessions = find(menu, "Today's sessions").submenu
+    titles = texts(sessions)
+    assert len(titles) == min(10, day.sessions)
+    assert any("[i_long] Run a long session." in t for t in titles)
+    assert app.icon.title == f"trayburn · ${day.cost_usd:,.2f} today · {day.top_model.name}"
+    assert app.view.label == format_cost(day.cost_usd) and app.view.state is IconState.OK
+
+
+def test_nothing_changed_means_no_redraw_and_a_new_session_shows_at_next_tick(replay, tmp_path):
+    config, state = replay
+    app, _ = make_app(config, state)
+    app.tick()
+    before = app.view
+    assert app.tick() is False
+    sessions = Path(tomllib.loads(config.read_text())["cline_dir"]) / "data" / "sessions"
+    src = next(p for p in sessions.iterdir() if p.name.endswith("_y8q37"))
+    copy = sessions / "1796099999999_new01"
+    copy.mkdir()
+    manifest = json.loads((src / f"{src.name}.json").read_text())
+    manifest["session_id"] = copy.name
+    (copy / f"{copy.name}.json").write_text(json.dumps(manifest))
+    msgs = json.loads((src / f"{src.name}.messages.json").read_text())
+    for m in msgs["messages"]:
+        m["id"] = "new_" + str(m.get("id"))  # a new session's own calls, not a copy's
+    (copy / f"{copy.name}.messages.json").write_text(json.dumps(msgs))
+    assert app.tick() is True
+    assert app.engine.day().calls > 0 and app.view.today != before.today
+    assert app.view.label != before.label or app.view.today != before.today
+
+
+def test_session_item_opens_that_sessions_summary(replay):
+    config, state = replay
+    app, spawned = make_app(config, state)
+    app.tick()
+    item = find(app.icon.menu, "Today's sessions").submenu.items[0]
+    item(app.icon)
+    sid = app.view.sessions[0][0]
+    argv = spawned[-1]
+    assert argv[argv.index("summary") + 1] == sid
+    assert argv[argv.index("--config") + 1] == str(config) and argv[argv.index("--state-dir") + 1] == str(state)
+    find(app.icon.menu, "Summary…")(app.icon)
+    assert "summary" in spawned[-1] and sid not in spawned[-1]
+
+
+def test_refresh_interval_theme_and_reset_write_the_settings_file(replay):
+    config, state = replay
+    app, _ = make_app(config, state)
+    app.tick()
+    settings = find(app.icon.menu, "Settings").submenu
+    find(find(settings, "Refresh every").submenu, "15 s")(app.icon)
+    find(find(settings, "Icon").submenu, "Dark")(app.icon)
+    saved = tomllib.loads(config.read_text())
+    assert saved["refresh_seconds"] == 15 and saved["theme"] == "dark"
+    app.tick()
+    settings = find(app.icon.menu, "Settings").submenu
+    assert find(find(settings, "Refresh every").submenu, "15 s").checked
+    assert str(find(settings, "Cline folder: ").text).endswith("(settings (cline_dir))")
+    find(settings, "Use environment and defaults")(app.icon)
+    assert "cline_dir" not in tomllib.loads(config.read_text())
+
+
+def test_first_run_without_cline_data_offers_a_folder_and_the_demo(env):
+    app, spawned = make_app(env / "settings.toml", env / "state")
+    app.tick()
+    items = texts(app.icon.menu)
+    assert items[0] == "No Cline CLI data found yet"
+    assert "Choose Cline folder…" in items and "Open the demo" in items
+    assert app.view.state is IconState.NO_DATA and app.view.label == format_cost(None)
+    find(app.icon.menu, "Open the demo")(app.icon)
+    assert spawned[-1][-2:] == ["demo", "--window"]
+
+
+def test_override_pointing_nowhere_is_the_first_line(env, monkeypatch):
+    monkeypatch.setenv("CLINE_SESSION_DATA_DIR", str(env / "nowhere"))
+    app, _ = make_app(env / "settings.toml", env / "state")
+    app.tick()
+    first = texts(app.icon.menu)[0]
+    assert "CLINE_SESSION_DATA_DIR points to" in first and "nowhere" in first
+    assert app.view.state is IconState.PROBLEM
+
+
+def test_broken_settings_file_is_reported_and_kept(replay):
+    config, state = replay
+    app, _ = make_app(config, state)
+    app.tick()
+    config.write_text(config.read_text() + "\nrefresh_seconds = = 3\n")
+    app.tick()
+    assert texts(app.icon.menu)[0].startswith("⚠ Settings file is broken")
+    assert "= = 3" in config.read_text()
+
+
+def test_budget_thresholds_notify_once_per_day(replay):
+    config, state = replay
+    app, _ = make_app(config, state)
+    app.tick()
+    cost = app.engine.day().cost_usd
+    app.engine.update_setting("daily_budget", str(cost / 0.9))  # 90 %: past 80 %, below 100 %
+    app.tick()
+    assert app.view.state is IconState.WARN
+    assert len(app.icon.notifications) == 1 and "80%" in app.icon.notifications[0][0]
+    app.engine.update_setting("daily_budget", str(cost / 2))
+    app.tick()
+    app.tick()
+    assert app.view.state is IconState.OVER
+    assert len(app.icon.notifications) == 2 and "passed" in app.icon.notifications[1][0]
+    again, _ = make_app(config, state)  # a restart does not notify again the same day
+    again.tick()
+    assert again.icon.notifications == []
+
+
+def test_quit_stops_the_icon(replay):
+    config, state = replay
+    app, _ = make_app(config, state)
+    app.tick()
+    find(app.icon.menu, "Quit trayburn")(app.icon)
+    assert app._stop.is_set()
+
+
+def test_one_tray_per_user(tmp_path):
+    first = InstanceLock(tmp_path / "tray.lock").acquire()
+    with pytest.raises(AlreadyRunning, match=str(os.getpid())):
+        InstanceLock(tmp_path / "tray.lock").acquire()
+    first.release()
+    InstanceLock(tmp_path / "tray.lock").acquire().release()
+
+
+def test_second_tray_process_exits_with_its_own_code(replay):
+    config, state = replay
+    env = dict(os.environ, PYSTRAY_BACKEND="dummy", TRAYBURN_LOG_DIR=str(state / "logs"))
+    cmd = [sys.executable, "-m", "trayburn", "--config", str(config), "--state-dir", str(state)]
+    first = subprocess.Popen(cmd, env=env)
+    try:
+        lock = state / "tray.lock"
+        import select  # wait for the first tray's lock by polling the file's content, bounded
+        deadline = 200
+        while deadline and not (lock.exists() and lock.read_text().strip() == str(first.pid)):
+            select.select([], [], [], 0.05)
+            deadline -= 1
+        assert lock.read_text().strip() == str(first.pid)
+        second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
+        assert second.returncode == 3
+        assert "already running" in second.stderr
+    finally:
+        first.terminate()
+        first.wait(10)

@@ -1,0 +1,109 @@
+"""`trayburn demo`: the tray (or its figures) on sessions recorded from the real Cline CLI,
+replayed as if they happened today, in a throwaway folder and ledger of their own."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import platformdirs
+
+from .. import settings as st
+
+SOURCE = Path(__file__).parent / "sessions"
+MS_FIELDS = ("ts",)
+ISO_FIELDS = ("started_at", "ended_at", "updated_at")
+
+
+def latest_ms(sessions: Path) -> int:
+    latest = 0
+    for path in sessions.glob("*/*.messages.json"):
+        for m in json.loads(path.read_text()).get("messages", []):
+            latest = max(latest, m.get("ts") or 0)
+    return latest
+
+
+def shift_for_today(latest: int, earliest: int, now_ms: int) -> int:
+    """How far to move the recording so its last call is a minute ago, all of it today."""
+    midnight = int(time.mktime(time.localtime(now_ms / 1000)[:3] + (0, 0, 0, 0, 0, -1)) * 1000)
+    end = max(now_ms - 60_000, midnight + (latest - earliest) + 60_000)
+    return end - latest
+
+
+def _iso_shift(text: str, delta_ms: int) -> str:
+    from datetime import datetime, timedelta, timezone
+
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00")) + timedelta(milliseconds=delta_ms)
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _shift(node, delta_ms: int):
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k in MS_FIELDS and isinstance(v, (int, float)) and v > 1e12:
+                out[k] = int(v + delta_ms)
+            elif k in ISO_FIELDS and isinstance(v, str):
+                out[k] = _iso_shift(v, delta_ms)
+            elif k == "messages_path":
+                continue  # points at the recording machine
+            else:
+                out[k] = _shift(v, delta_ms)
+        return out
+    if isinstance(node, list):
+        return [_shift(v, delta_ms) for v in node]
+    return node
+
+
+def prepare(root: Path, now_ms: int | None = None) -> Path:
+    """Write the replayed sessions and a settings file under `root`; return the settings file."""
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+    starts = [int(p.name.split("_")[0]) for p in SOURCE.iterdir() if p.is_dir()]
+    delta = shift_for_today(latest_ms(SOURCE), min(starts), now_ms)
+    target = root / "cline" / "data" / "sessions"
+    for src in SOURCE.glob("*/*.json"):
+        dst = target / src.parent.name / src.name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        doc = _shift(json.loads(src.read_text()), delta)
+        dst.write_text(json.dumps(doc, indent=2) + "\n")
+    config = root / "settings.toml"
+    st.save(config, st.Settings(cline_dir=str(root / "cline")))
+    return config
+
+
+def _demo_home() -> Path:
+    home = Path(platformdirs.user_cache_dir("trayburn", appauthor=False)) / "demo"
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def main(args) -> int:
+    if args.state_dir:
+        Path(args.state_dir).mkdir(parents=True, exist_ok=True)
+        return _run(args, Path(args.state_dir))
+    with tempfile.TemporaryDirectory(prefix="demo-", dir=_demo_home()) as tmp:
+        return _run(args, Path(tmp))
+
+
+def _run(args, root: Path) -> int:
+    config = prepare(root)
+    args.config, args.state_dir = str(config), str(config.parent / "state")
+    if args.json:
+        from ..engine import Engine
+
+        engine = Engine(args.config, args.state_dir, env={})
+        engine.refresh()
+        json.dump(engine.day().to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    if getattr(args, "window", False):
+        from ..window import summary
+
+        args.session_id, args.date = None, None
+        return summary.main(args)
+    from ..tray import app
+
+    return app.main(args)
