@@ -90,8 +90,15 @@ class TrayApp:
     def poll_forever(self) -> None:
         while not self._stop.is_set():
             self.tick()
-            self._wake.wait(self.engine.settings.refresh_seconds)
-            self._wake.clear()
+            self._sleep()
+
+    def _poll_after_first(self) -> None:
+        self._sleep()
+        self.poll_forever()
+
+    def _sleep(self) -> None:
+        self._wake.wait(self.engine.settings.refresh_seconds)
+        self._wake.clear()
 
     # ---- drawing (only through _ui) ---------------------------------------------------------------
 
@@ -246,13 +253,21 @@ class TrayApp:
 
     def run(self) -> None:
         log.info(backends.describe(self.caps.backend))
-        poller = threading.Thread(target=self.poll_forever, name="trayburn-poller", daemon=True)
+        self.tick()  # the icon shows real figures and a working menu from its first appearance
+        poller = threading.Thread(target=self._poll_after_first, name="trayburn-poller", daemon=True)
 
         def setup(icon):
             icon.visible = True
             poller.start()
 
-        self.icon.run(setup=setup)
+        try:
+            self.icon.run(setup=setup)
+        except Exception as exc:
+            # gtk/appindicator: with a session bus but no notification daemon, run() raises
+            # "Notifications service unknown" after the icon has already stopped.
+            if not self._stop.is_set():
+                raise
+            log.info("tray stopped (%s)", exc)
         self._stop.set()
         self._wake.set()
 
@@ -313,6 +328,7 @@ def main(args) -> int:
         return EXIT_ALREADY_RUNNING
     try:
         name = backends.choose_backend()
+        _set_program_name(name)
         pystray = backends.load_pystray(name)
     except backends.BackendError as exc:
         log.error("%s", exc)
@@ -326,6 +342,17 @@ def main(args) -> int:
     finally:
         lock.release()
     return 0
+
+
+def _set_program_name(backend: str) -> None:
+    """So the icon's window class is "trayburn" (set before pystray imports Gtk)."""
+    if backend in ("gtk", "appindicator"):
+        try:
+            from gi.repository import GLib
+
+            GLib.set_prgname("trayburn")
+        except ImportError:
+            pass
 
 
 def _autostart():

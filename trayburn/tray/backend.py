@@ -128,6 +128,9 @@ def choose_backend(
     if platform == "win32":
         return "win32"
     available = available or _available
+    gnome = "GNOME" in env.get("XDG_CURRENT_DESKTOP", "").upper()
+    if gnome and available("appindicator"):
+        return "appindicator"  # stock GNOME has no XEmbed tray: a gtk status icon would be invisible
     if env.get("DISPLAY") and available("gtk"):
         return "gtk"
     if available("appindicator"):

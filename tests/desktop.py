@@ -1,0 +1,449 @@
+"""A real X desktop for tests: Xvfb + a D-Bus session + trayer (an XEmbed tray).
+
+``start_desktop(logs)`` brings it up and returns a ``Desktop``; ``Desktop.close()``
+tears it down. Every wait polls a real condition (the display number written by
+Xvfb, the bus address written by dbus-daemon, the tray selection having an owner,
+a window being mapped, a file existing) until a deadline; nothing sleeps blindly.
+
+Windows are read with python-xlib (a pystray dependency on Linux), input is sent
+with xdotool, screenshots are taken with ImageMagick's ``import``.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+SCREEN = "1280x800x24"
+TRAY_HEIGHT = 32
+TRAYER_ARGS = (
+    "--edge", "top", "--align", "right", "--widthtype", "pixel", "--width", "200",
+    "--height", str(TRAY_HEIGHT), "--SetDockType", "true", "--expand", "true",
+    # A dark panel like most desktops': the tint only applies when "transparent"
+    # (--transparent false gives GTK2's light grey #dcdad5 whatever the tint).
+    "--transparent", "true", "--alpha", "0", "--tint", "0x333333",
+)
+# program -> the Debian/Ubuntu package that provides it
+TOOLS = {
+    "Xvfb": "xvfb",
+    "trayer": "trayer",
+    "xdotool": "xdotool",
+    "import": "imagemagick",
+    "dbus-daemon": "dbus",
+}
+
+
+class DesktopError(AssertionError):
+    """The desktop did not reach an expected state in time."""
+
+
+@dataclass(frozen=True)
+class Rect:
+    x: int
+    y: int
+    width: int
+    height: int
+
+    @property
+    def center(self) -> tuple[int, int]:
+        return self.x + self.width // 2, self.y + self.height // 2
+
+    @property
+    def box(self) -> tuple[int, int, int, int]:
+        """(left, top, right, bottom), as Pillow's crop() wants it."""
+        return self.x, self.y, self.x + self.width, self.y + self.height
+
+
+@dataclass(frozen=True)
+class Window:
+    id: int
+    name: str  # WM_NAME, "" if none
+    instance: str  # WM_CLASS, first part
+    cls: str  # WM_CLASS, second part
+    rect: Rect  # in root (screen) coordinates
+    viewable: bool  # mapped, and all its ancestors too
+    override_redirect: bool  # popups: menus, tooltips
+    types: tuple[str, ...]  # _NET_WM_WINDOW_TYPE atom names
+    parent: int
+
+    def matches(self, name: str | None = None, cls: str | None = None) -> bool:
+        return (name is None or self.name == name) and (
+            cls is None or cls in (self.instance, self.cls))
+
+
+def missing_tools() -> list[str]:
+    """apt packages to install for the desktop tests, empty if all are there."""
+    return sorted({pkg for tool, pkg in TOOLS.items() if shutil.which(tool) is None})
+
+
+def wait_for(predicate: Callable[[], T], timeout: float = 10.0, *,
+             interval: float = 0.05, what: str | None = None) -> T:
+    """Poll ``predicate`` until it returns something truthy; return that value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise DesktopError(f"timed out after {timeout:g}s waiting for "
+                               f"{what or getattr(predicate, '__name__', 'a condition')}")
+        time.sleep(interval)
+
+
+def image_colours(path: Path, rect: Rect | None = None) -> set[tuple[int, int, int]]:
+    """The distinct RGB colours in a screenshot, or in ``rect`` of it."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        region = image.convert("RGB").crop(rect.box) if rect else image.convert("RGB")
+        return {rgb for _, rgb in region.getcolors(maxcolors=1 << 24)}
+
+
+def has_colour_near(colours: set[tuple[int, int, int]], rgb: tuple[int, int, int],
+                    tolerance: int = 24) -> bool:
+    return any(all(abs(a - b) <= tolerance for a, b in zip(c, rgb)) for c in colours)
+
+
+class Desktop:
+    """A running Xvfb display with a tray. Build it with ``start_desktop()``."""
+
+    def __init__(self, logs: Path):
+        self.logs = logs
+        self.display = ""
+        self.env: dict[str, str] = {}  # full environment for processes on this desktop
+        self._procs: list[subprocess.Popen] = []
+
+    # -- processes -------------------------------------------------------
+    def spawn(self, argv: Sequence[str], *, log: str, env: dict[str, str] | None = None,
+              pass_fds: Sequence[int] = ()) -> subprocess.Popen:
+        """Start ``argv`` on this desktop in its own process group; stdout+stderr go
+        to ``logs/<log>.log``. Stopped by ``stop()`` or at teardown."""
+        with open(self.logs / f"{log}.log", "ab") as out:
+            proc = subprocess.Popen(
+                list(argv), env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL,
+                stdout=out, stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds),
+                start_new_session=True)
+        self._procs.append(proc)
+        return proc
+
+    def stop(self, proc: subprocess.Popen, timeout: float = 5.0) -> int:
+        """SIGTERM the process group, SIGKILL it if it lingers; returns the exit code."""
+        if proc in self._procs:
+            self._procs.remove(proc)
+        return _kill_group(proc, timeout)
+
+    def close(self) -> None:
+        """Stop everything this desktop started, newest first (Xvfb last)."""
+        while self._procs:
+            self.stop(self._procs[-1])
+
+    # -- looking ---------------------------------------------------------
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 10.0, *,
+                 what: str | None = None) -> T:
+        return wait_for(predicate, timeout, what=what)
+
+    def screenshot(self, path: Path | str, region: Rect | None = None) -> Path:
+        """Save the screen (or ``region`` of it) as a PNG; returns the path."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        argv = ["import", "-display", self.display, "-window", "root"]
+        if region:
+            argv += ["-crop", f"{region.width}x{region.height}+{region.x}+{region.y}", "+repage"]
+        subprocess.run([*argv, str(path)], check=True, env=self.env, timeout=30,
+                       capture_output=True)
+        return path
+
+    def windows(self) -> list[Window]:
+        """Every window on the screen, parents before children."""
+        with self._x() as (display, root):
+            return list(_walk(display, root, root))
+
+    def find_windows(self, name: str | None = None, cls: str | None = None, *,
+                     viewable: bool | None = None) -> list[Window]:
+        """Windows whose WM_NAME is ``name`` and/or WM_CLASS (either part) is ``cls``."""
+        return [w for w in self.windows() if w.matches(name, cls)
+                and (viewable is None or w.viewable == viewable)]
+
+    def tray_geometry(self) -> Rect:
+        """Where trayer's panel is on the screen."""
+        panel = self._tray_panel()
+        if panel is None:
+            raise DesktopError("trayer's panel window is not on the screen")
+        return panel.rect
+
+    def tray_icons(self, name: str | None = None, cls: str | None = None) -> list[Window]:
+        """Viewable icon windows docked in the tray (the clients trayer embedded).
+
+        A 1 px wide embed (trayer sometimes leaves pystray's xorg icon so) is not
+        counted: nobody could see or click it.
+        """
+        panel = self._tray_panel()
+        if panel is None:
+            return []
+        windows = self.windows()
+        sockets = {w.id for w in windows if w.parent == panel.id}
+        return [w for w in windows if w.parent in sockets and w.viewable
+                and w.rect.width > 1 and w.matches(name, cls)]
+
+    def wait_for_tray_icon(self, name: str | None = None, cls: str | None = None,
+                           timeout: float = 10.0) -> Window:
+        """The docked icon, once it is viewable and something is drawn in it."""
+        def drawn_icon():
+            icons = self.tray_icons(name, cls)
+            if len(icons) == 1 and len(image_colours(self._grab(icons[0].rect))) > 1:
+                return icons[0]
+            return None
+        return self.wait_for(drawn_icon, timeout,
+                             what=f"one drawn tray icon (name={name!r}, cls={cls!r})")
+
+    def popup_menus(self) -> list[Window]:
+        """Visible popup menus: viewable override-redirect top-level windows."""
+        with self._x() as (display, root):
+            tops = [w for w in _walk(display, root, root, depth=1) if w.parent == root.id]
+        return [w for w in tops if w.viewable and w.override_redirect
+                and w.rect.width > 1 and _is_menu(w)]
+
+    def wait_for_menu(self, timeout: float = 10.0) -> Window:
+        return self.wait_for(lambda: next(iter(self.popup_menus()), None), timeout,
+                             what="a popup menu to appear")
+
+    def wait_for_no_menu(self, timeout: float = 10.0) -> None:
+        self.wait_for(lambda: not self.popup_menus(), timeout,
+                      what="the popup menu to close")
+
+    def event_mask(self, window: Window) -> int:
+        """The X events any client selects on ``window`` (Xlib.X.*Mask bits)."""
+        with self._x() as (display, root):
+            xwin = display.create_resource_object("window", window.id)
+            return xwin.get_attributes().all_event_masks
+
+    # -- input -----------------------------------------------------------
+    def click(self, x: int, y: int, button: int = 1) -> None:
+        """Move the pointer to (x, y), then press and release ``button`` there."""
+        self.move_pointer(x, y)
+        self._xdotool("click", str(button))
+
+    def move_pointer(self, x: int, y: int) -> None:
+        # Not `mousemove --sync`: it blocks ~15 s when the pointer is already there.
+        self._xdotool("mousemove", str(x), str(y))
+        self.wait_for(lambda: self._pointer() == (x, y), 5, what=f"the pointer at {x},{y}")
+
+    def key(self, *keys: str) -> None:
+        """Type key names (xdotool syntax: "Escape", "Down", "Return")."""
+        self._xdotool("key", "--delay", "30", *keys)
+
+    def park_pointer(self) -> None:
+        """Move the pointer to an empty corner, away from the tray and menus."""
+        self.move_pointer(0, self._screen_height() - 1)
+
+    # -- internals -------------------------------------------------------
+    def _xdotool(self, *args: str) -> None:
+        subprocess.run(["xdotool", *args], check=True, env=self.env, timeout=30,
+                       capture_output=True)
+
+    def _grab(self, rect: Rect) -> Path:
+        return self.screenshot(self.logs / "_probe.png", rect)
+
+    def _tray_panel(self) -> Window | None:
+        panels = [w for w in self.find_windows(cls="trayer", viewable=True)
+                  if w.instance == "panel"]
+        return panels[0] if panels else None
+
+    def _pointer(self) -> tuple[int, int]:
+        with self._x() as (display, root):
+            reply = root.query_pointer()
+            return reply.root_x, reply.root_y
+
+    def _screen_height(self) -> int:
+        with self._x() as (display, root):
+            return display.screen().height_in_pixels
+
+    def _x(self):
+        return _XConnection(self.display)
+
+    def _tray_owned(self) -> bool:
+        with self._x() as (display, root):
+            owner = display.get_selection_owner(display.intern_atom("_NET_SYSTEM_TRAY_S0"))
+            return getattr(owner, "id", owner) != 0  # X.NONE (0) when nobody owns it
+
+
+def start_desktop(logs: Path, timeout: float = 20.0) -> Desktop:
+    """Start Xvfb, a D-Bus session bus and trayer; return the ready Desktop."""
+    logs.mkdir(parents=True, exist_ok=True)
+    desk = Desktop(logs)
+    desk.env = _base_env()
+    try:
+        number = _start_reporting(desk, ["Xvfb", "-screen", "0", SCREEN, "-nolisten", "tcp",
+                                         "-noreset", "-displayfd"], "xvfb", timeout)
+        desk.display = f":{number}"
+        desk.env["DISPLAY"] = desk.display
+        address = _start_reporting(desk, ["dbus-daemon", "--session", "--nofork",
+                                          "--nosyslog", "--print-address"], "dbus", timeout,
+                                   joined=True)
+        desk.env["DBUS_SESSION_BUS_ADDRESS"] = address
+        desk.spawn(["trayer", *TRAYER_ARGS], log="trayer")
+        desk.wait_for(desk._tray_owned, timeout, what="trayer to own _NET_SYSTEM_TRAY_S0")
+        desk.wait_for(desk._tray_panel, timeout, what="trayer's panel to be mapped")
+    except BaseException:
+        desk.close()
+        raise
+    return desk
+
+
+def _base_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for key in ("WAYLAND_DISPLAY", "PYSTRAY_BACKEND", "DBUS_SESSION_BUS_ADDRESS", "XAUTHORITY"):
+        env.pop(key, None)
+    env.update({
+        "GDK_BACKEND": "x11",
+        "NO_AT_BRIDGE": "1",  # no at-spi bus launcher left behind per GTK app
+        "GSETTINGS_BACKEND": "memory",
+        "GTK_THEME": "Adwaita",
+    })
+    return env
+
+
+def _start_reporting(desk: Desktop, argv: list[str], log: str, timeout: float,
+                     joined: bool = False) -> str:
+    """Start a daemon that writes one line (display number, bus address) to an fd
+    once it is ready; return that line. ``joined``: --opt=FD instead of --opt FD."""
+    read_fd, write_fd = os.pipe()
+    try:
+        argv = argv[:-1] + [f"{argv[-1]}={write_fd}"] if joined else [*argv, str(write_fd)]
+        proc = desk.spawn(argv, log=log, pass_fds=[write_fd])
+    finally:
+        os.close(write_fd)
+    try:
+        line = _read_line(read_fd, timeout)
+    finally:
+        os.close(read_fd)
+    if not line:
+        raise DesktopError(f"{argv[0]} exited ({proc.poll()}) before it was ready: "
+                           f"see {desk.logs / (log + '.log')}")
+    return line
+
+
+def _read_line(fd: int, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    data = b""
+    while not data.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DesktopError(f"no ready line within {timeout:g}s")
+        readable, _, _ = select.select([fd], [], [], left)
+        if readable:
+            chunk = os.read(fd, 4096)
+            if not chunk:  # writer gone: the process died
+                break
+            data += chunk
+    return data.decode().strip()
+
+
+def _kill_group(proc: subprocess.Popen, timeout: float) -> int:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.wait()
+
+
+class _XConnection:
+    """``with _XConnection(":3") as (display, root)`` - a short-lived X connection."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __enter__(self):
+        from Xlib import display as xdisplay
+
+        self._display = xdisplay.Display(self._name)
+        return self._display, self._display.screen().root
+
+    def __exit__(self, *exc) -> None:
+        self._display.close()
+
+
+def _walk(display, root, window, depth: int | None = None, parent_viewable: bool = True):
+    """Yield Window records for ``window``'s descendants (not ``window`` itself).
+
+    Windows vanish while we look (popups close, apps exit): those are skipped.
+    """
+    from Xlib.error import XError
+
+    try:
+        children = window.query_tree().children
+    except XError:
+        return
+    for child in children:
+        try:
+            info = _describe(display, root, child, window.id, parent_viewable)
+        except XError:
+            continue
+        yield info
+        if depth is None or depth > 1:
+            yield from _walk(display, root, child, None if depth is None else depth - 1,
+                             info.viewable)
+
+
+def _describe(display, root, window, parent: int, parent_viewable: bool) -> Window:
+    from Xlib import X
+
+    attrs = window.get_attributes()
+    geom = window.get_geometry()
+    origin = root.translate_coords(window, 0, 0)
+    wm_class = window.get_wm_class() or ("", "")
+    return Window(
+        id=window.id,
+        name=_name(display, window),
+        instance=wm_class[0],
+        cls=wm_class[1],
+        rect=Rect(origin.x, origin.y, geom.width, geom.height),
+        viewable=parent_viewable and attrs.map_state == X.IsViewable,
+        override_redirect=bool(attrs.override_redirect),
+        types=_types(display, window),
+        parent=parent,
+    )
+
+
+def _name(display, window) -> str:
+    net = window.get_full_property(display.intern_atom("_NET_WM_NAME"),
+                                   display.intern_atom("UTF8_STRING"))
+    if net is not None:
+        value = net.value
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    name = window.get_wm_name()
+    return name.decode("latin-1") if isinstance(name, bytes) else (name or "")
+
+
+def _types(display, window) -> tuple[str, ...]:
+    from Xlib import Xatom
+
+    prop = window.get_full_property(display.intern_atom("_NET_WM_WINDOW_TYPE"), Xatom.ATOM)
+    if prop is None:
+        return ()
+    return tuple(display.get_atom_name(atom) for atom in prop.value)
+
+
+def _is_menu(window: Window) -> bool:
+    """GTK marks menus _NET_WM_WINDOW_TYPE_POPUP_MENU; a window without a type
+    that is bigger than a tooltip's few pixels also counts (other toolkits)."""
+    menu_types = {"_NET_WM_WINDOW_TYPE_POPUP_MENU", "_NET_WM_WINDOW_TYPE_DROPDOWN_MENU",
+                  "_NET_WM_WINDOW_TYPE_MENU"}
+    if window.types:
+        return bool(menu_types & set(window.types))
+    return window.rect.height > 40

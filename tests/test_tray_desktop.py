@@ -1,0 +1,127 @@
+"""The tray app on a real X display with a real XEmbed tray (trayer) and the gtk backend:
+the icon docks and shows today's cost, a new session changes it at the next refresh, a left
+click opens the summary window, a right click opens the menu with today's cost and top model.
+
+Screenshots land in tests/_artifacts/ (look at them). Menu text is read back with tesseract.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from desktop import image_colours
+from trayburn import demo
+from trayburn.engine import Engine
+
+pytestmark = pytest.mark.skipif(shutil.which("tesseract") is None,
+                                reason="reading the menu back needs tesseract (apt-get install tesseract-ocr)")
+
+
+def gtk_available() -> bool:
+    try:
+        import gi
+
+        gi.require_version("Gtk", "3.0")
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+@pytest.fixture
+def tray(desktop, desktop_app, tmp_path):
+    if not gtk_available():
+        pytest.skip("the gtk tray backend needs PyGObject: pip install 'trayburn[gtk]' (see README)")
+    config = demo.prepare(tmp_path / "demo")
+    settings = tomllib.loads(config.read_text())
+    config.write_text(config.read_text() + "refresh_seconds = 5\n")
+    state = tmp_path / "state"
+    env = {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
+    argv = [sys.executable, "-m", "trayburn", "--config", str(config), "--state-dir", str(state)]
+    proc = desktop_app(argv, log="trayburn-tray", env=env)
+    icon = desktop.wait_for_tray_icon(timeout=30)
+    sessions = Path(settings["cline_dir"]) / "data" / "sessions"
+    return proc, icon, config, state, sessions
+
+
+def ocr(path: Path) -> str:
+    big = path.with_suffix(".x3.png")
+    subprocess.run(["convert", str(path), "-resize", "300%", "-colorspace", "Gray", str(big)], check=True)
+    done = subprocess.run(["tesseract", str(big), "-", "--psm", "6"], capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def icon_pixels(desktop, icon, path: Path) -> bytes:
+    from PIL import Image
+
+    desktop.screenshot(path, icon.rect)
+    return Image.open(path).convert("RGB").tobytes()
+
+
+def add_session(sessions: Path, new_id: str) -> None:
+    """A new session: the long recorded one, under a new id, with its own message ids."""
+    src = next(p for p in sessions.iterdir() if p.name.endswith("_y8q37"))
+    dst = sessions / new_id
+    dst.mkdir()
+    manifest = json.loads((src / f"{src.name}.json").read_text())
+    manifest["session_id"] = new_id
+    (dst / f"{new_id}.json").write_text(json.dumps(manifest, indent=2))
+    doc = json.loads((src / f"{src.name}.messages.json").read_text())
+    for m in doc["messages"]:
+        m["id"] = f"{new_id}-{m.get('id')}"
+        if "metrics" in m:
+            m["metrics"]["cost"] = 1.25  # make the day's figure visibly bigger
+    (dst / f"{new_id}.messages.json").write_text(json.dumps(doc, indent=2))
+
+
+def test_icon_docks_and_shows_todays_cost_and_changes_with_a_new_session(desktop, tray, artifacts):
+    proc, icon, config, state, sessions = tray
+    shot = desktop.screenshot(artifacts / "tray-docked.png")
+    colours = image_colours(shot, icon.rect)
+    assert len(colours) > 4, "the icon is drawn (mark and label), not a flat square"
+    before = desktop.wait_for(lambda: icon_pixels(desktop, icon, artifacts / "tray-icon-before.png"), 5)
+
+    add_session(sessions, "1796099999999_zznew")
+    changed = desktop.wait_for(
+        lambda: icon_pixels(desktop, icon, artifacts / "tray-icon-after.png") != before, 30,
+        what="the icon to change after a new session was written")
+    assert changed
+    desktop.screenshot(artifacts / "tray-after-new-session.png")
+    assert proc.poll() is None
+
+
+def test_right_click_menu_shows_todays_cost_and_top_model(desktop, tray, artifacts, tmp_path):
+    proc, icon, config, state, sessions = tray
+    desktop.click(*icon.rect.center, button=3)
+    menu = desktop.wait_for_menu()
+    shot = desktop.screenshot(artifacts / "tray-menu.png")
+    crop = desktop.screenshot(artifacts / "tray-menu-crop.png", menu.rect)
+    text = ocr(crop)
+    reader = Engine(config, tmp_path / "reader-state")  # the same files, read independently
+    reader.refresh()
+    day = reader.day()
+    assert f"${day.cost_usd:,.2f}" in text, text
+    assert f"{day.calls} calls" in text, text
+    assert day.top_model.name.split()[0] in text, text
+    assert "Today's sessions" in text.replace("’", "'") and "Quit trayburn" in text, text
+    desktop.key("Escape")
+    desktop.wait_for_no_menu()
+    assert shot.exists()
+
+
+def test_left_click_opens_the_summary_window(desktop, tray, artifacts):
+    proc, icon, config, state, sessions = tray
+    desktop.click(*icon.rect.center, button=1)
+    window = desktop.wait_for(
+        lambda: next(iter(w for w in desktop.find_windows(viewable=True)
+                          if (w.name or "").startswith("trayburn") and w.rect.width > 300), None),
+        30, what="the summary window to open")
+    desktop.screenshot(artifacts / "tray-summary-window.png")
+    assert window.rect.height > 200
+    subprocess.run(["pkill", "-f", "trayburn summary"], check=False)
