@@ -1,0 +1,31 @@
+"""The README keeps up with the program: every command and every setting is documented."""
+
+from pathlib import Path
+
+from trayburn import settings
+from trayburn.cli import build_parser
+
+README = (Path(__file__).parents[1] / "README.md").read_text()
+
+
+def test_every_command_is_in_the_readme():
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    missing = [c for c in commands if f"trayburn {c}" not in README]
+    assert missing == []
+
+
+def test_every_command_has_help():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert all(choice.help for choice in sub._choices_actions)
+
+
+def test_every_setting_is_in_the_readme():
+    missing = [k for k in settings.KEYS if f"`{k}`" not in README and f"[{k}" not in README]
+    assert missing == []
+
+
+def test_readme_names_the_test_command_ci_runs():
+    ci = (Path(__file__).parents[1] / ".ci" / "run").read_text()
+    assert "./scripts/test" in README and "./scripts/test" in ci
