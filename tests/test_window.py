@@ -1,0 +1,521 @@
+"""The summary window on a real X server (Xvfb), on sessions recorded from the real Cline CLI.
+
+In-process tests build the window with Tk on the Xvfb display and read the figures back from the
+widgets themselves (Treeview rows, labels, the chart's canvas); one test runs `trayburn summary`
+as its own process and screenshots it. The pure row-building layer is tested without a display.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from trayburn import render
+from trayburn.engine import Engine
+from trayburn.window import model
+
+tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
+from trayburn.window import theme  # noqa: E402  (needs tkinter)
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(__file__).parent / "data" / "real-cline-v1"
+EXPECTED = json.loads((CORPUS / "EXPECTED.json").read_text())
+BY_LABEL = {s["label"]: s for s in EXPECTED["sessions"]}
+DAY = date(2026, 11, 30)
+DEADLINE_S = 20
+
+
+def wait_for(condition, what: str, timeout: float = DEADLINE_S, every: float = 0.05):
+    """Poll a real condition until it holds (returning its value) or fail saying what was awaited."""
+    end = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > end:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(every)
+
+
+# ---- the rows, without a display -----------------------------------------------------------------
+
+
+def test_clean_makes_one_short_line_of_plain_text():
+    assert model.clean("a\n\tb\x00c\u2028d  e") == "a b c d e"
+    assert model.clean("x" * 100, 10) == "x" * 9 + "…"
+    assert model.clean(None) == ""
+    assert model.short_path("/home/me/" + "deep/" * 30 + "project", 40).endswith("/deep/project")
+    assert len(model.short_path("/a/" + "b" * 200, 40)) == 40
+
+
+def test_figures_as_text():
+    assert model.cost_text(0.0, 0.0, 3, 3) == "unpriced"  # never $0 when nothing had a price
+    assert model.cost_text(1.5, 0.5, 1, 3) == "$1.50*?"
+    assert model.duration(42) == "42 s" and model.duration(125) == "2 min 05 s" and model.duration(3720) == "1 h 02 min"
+    assert model.start_text("2026-11-30T08:19:10+00:00", DAY) == "08:19"
+    assert model.start_text("2026-11-29T23:50:00+00:00", DAY) == "29 Nov"  # begun the day before
+    assert model.parse_day("2026-11-30") == DAY and model.parse_day(DAY) == DAY
+    with pytest.raises(model.BadDay, match="not a date"):
+        model.parse_day("30/11/2026")
+
+
+def test_sort_rows_is_stable_and_typed():
+    rows = [model.Row("b", (), (2, "x")), model.Row("a", (), (2, "y")), model.Row("c", (), (10, None))]
+    assert [r.iid for r in model.sort_rows(rows, 0, descending=False)] == ["a", "b", "c"]
+    assert [r.iid for r in model.sort_rows(rows, 0, descending=True)] == ["c", "b", "a"]
+    assert [r.iid for r in model.sort_rows(rows, 1, descending=False)] == ["c", "b", "a"]  # None first
+
+
+# ---- fixtures ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def display():
+    """A private Xvfb; its display number is what it writes to -displayfd."""
+    if not shutil.which("Xvfb"):
+        pytest.skip("the window tests need Xvfb: apt-get install xvfb")
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-dpi", "96", "-nolisten", "tcp"],
+        pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    os.close(write_end)
+    number = b""
+    try:
+        end = time.monotonic() + DEADLINE_S
+        while not number.endswith(b"\n"):
+            ready, _, _ = select.select([read_end], [], [], max(0.0, end - time.monotonic()))
+            chunk = os.read(read_end, 16) if ready else b""
+            if not chunk:
+                pytest.fail(f"Xvfb did not report its display (exit code {proc.poll()})")
+            number += chunk
+        yield f":{int(number)}"
+    finally:
+        os.close(read_end)
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """The recorded corpus as Cline's folder, a fresh ledger, no settings file, UTC."""
+    state = tmp_path_factory.mktemp("window-state")
+    values = {"CLINE_DIR": str(CORPUS), "TRAYBURN_STATE_DIR": str(state),
+              "TRAYBURN_CONFIG": str(state / "none.toml"), "TZ": "UTC"}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TZ", "UTC")
+        mp.delenv("GTK_THEME", raising=False)
+        time.tzset()
+        first = Engine(env=values)
+        first.refresh()  # build the ledger once; every later refresh reads nothing
+        first.close()
+        yield values
+    time.tzset()
+
+
+@pytest.fixture
+def engine(env):
+    e = Engine(env=env)
+    yield e
+    e.close()
+
+
+@pytest.fixture
+def open_window(display, env):
+    """`open_window(engine, **options) -> SummaryWindow`, shown and refreshed, closed afterwards."""
+    from trayburn.window.app import SummaryWindow
+
+    roots = []
+
+    def make(engine, *, refresh: bool = True, scaling: float | None = None, **options):
+        root = tk.Tk(screenName=display, className="trayburn")
+        roots.append(root)
+        if scaling:
+            root.tk.call("tk", "scaling", scaling)
+        options.setdefault("today", lambda: DAY)
+        options.setdefault("env", env)
+        win = SummaryWindow(root, engine, **options)
+        win.render()
+        if refresh:
+            win.refresh()
+        settle(root)
+        return win
+
+    yield make
+    for root in roots:
+        try:
+            root.destroy()
+        except tk.TclError:
+            pass  # closed by the test
+
+
+def settle(root) -> None:
+    root.update_idletasks()
+    root.update()
+
+
+def cells(tree, iid) -> dict[str, str]:
+    return {k: str(v) for k, v in tree.set(iid).items()}
+
+
+def column(tree, key) -> list[str]:
+    return [str(tree.set(iid, key)) for iid in tree.get_children()]
+
+
+def press(win, widget, key: str) -> None:
+    """A key press as the user makes it: focus on the widget, then the event."""
+    widget.focus_force()
+    settle(win.root)
+    widget.event_generate(key, when="tail")
+    settle(win.root)
+
+
+# ---- the day ---------------------------------------------------------------------------------------
+
+
+def test_day_table_holds_every_session_with_expected_calls_and_tokens(open_window, engine):
+    win = open_window(engine, day=DAY)
+    tree = win.day_view.sessions.tree
+    assert win.current is win.day_view
+    assert sorted(tree.get_children()) == sorted(s["session_id"] for s in EXPECTED["sessions"])
+    for s in EXPECTED["sessions"]:
+        row, t = cells(tree, s["session_id"]), s["totals"]
+        assert row["calls"] == str(t["calls"]), s["label"]
+        assert row["tokens"] == render.tokens(t["inputTokens"] + t["outputTokens"]), s["label"]
+        assert row["title"].startswith(f"[{s['label']}]")
+        # a session left "running" by a killed process shows as stale once it has been silent for long
+        assert row["status"] == s["status"] or (s["status"] == "running" and row["status"] == "stale")
+    for s in engine.sessions(DAY, DAY):  # costs include estimates: compare with the engine
+        assert cells(tree, s.id)["cost"] == model.cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls)
+
+
+def test_totals_line_and_cards_match_expected_and_the_engine(open_window, engine):
+    win = open_window(engine, day=DAY)
+    day = engine.day(DAY)
+    totals = win.day_view.sessions.totals.item("total", "values")
+    t = EXPECTED["totals"]
+    assert str(totals[1]) == f"{EXPECTED['session_count']} sessions"
+    assert str(totals[5]) == str(t["calls"])
+    assert str(totals[6]) == render.tokens(t["inputTokens"] + t["outputTokens"])
+    assert str(totals[7]) == render.usd(day.cost_usd, True)  # part of it is estimated
+    assert day.cost_usd >= t["cost"] - 1e-9  # reported cost plus estimates
+    cards = dict((c[0], c[1:]) for c in win.day_view.cards.texts())
+    assert cards["COST"][0] == render.usd(day.cost_usd)
+    assert cards["COST"][1] == f"{render.usd(day.estimated_cost_usd)} estimated"
+    assert cards["SESSIONS"][0] == "18" and cards["CALLS"][0] == "94"
+    assert "4 failed" in cards["SESSIONS"][1] and "1 cancelled" in cards["SESSIONS"][1]
+    assert "includes an estimate" in str(win.day_view.legend.cget("text"))
+    assert win.day_view.heading.cget("text") == "Monday 30 November 2026"
+    assert "30 November 2026" in win.root.title()
+
+
+def test_cost_per_model_and_per_hour(open_window, engine):
+    win = open_window(engine, day=DAY)
+    day = engine.day(DAY)
+    models = win.day_view.models.tree
+    assert [str(models.set(i, "model")) for i in models.get_children()] == [m.name for m in day.models]
+    assert sum(int(c) for c in column(models, "calls")) == EXPECTED["totals"]["calls"]
+    chart = win.day_view.chart
+    assert chart.values == pytest.approx(engine.hourly(DAY))
+    assert sum(chart.values) == pytest.approx(day.cost_usd)
+    busy = [h for h, v in enumerate(chart.values) if v > 0]
+    assert [h for h in range(24) if chart.find_withtag(f"h{h}")] == busy == [8]  # recorded 08:18-08:23
+    assert chart.caption().startswith("Busiest hour 08:00–09:00")
+
+
+def test_sorting_by_cost_orders_rows_and_keeps_the_totals(open_window, engine):
+    win = open_window(engine, day=DAY)
+    table = win.day_view.sessions
+    cost = {s.id: s.cost_usd for s in engine.sessions(DAY, DAY)}
+    win.root.tk.call(table.tree.heading("cost", "command"))  # what a click on the heading runs
+    settle(win.root)
+    order = [cost[i] for i in table.order()]
+    assert order == sorted(order, reverse=True) and order[0] > order[-1]
+    assert str(table.tree.heading("cost", "text")).endswith("▼")
+    win.root.tk.call(table.tree.heading("cost", "command"))
+    order = [cost[i] for i in table.order()]
+    assert order == sorted(order)
+    assert str(table.totals.item("total", "values")[5]) == "94"
+    win.refresh()  # the sort survives a refresh
+    assert [cost[i] for i in table.order()] == order
+
+
+def test_refresh_keeps_selection_and_scroll_position(open_window, engine):
+    win = open_window(engine, day=DAY)
+    tree = win.day_view.sessions.tree
+    assert tree.yview()[1] < 1.0, "the table should need scrolling at the default size"
+    pick = tree.get_children()[-3]
+    tree.selection_set(pick)
+    tree.focus(pick)
+    tree.yview_moveto(0.4)
+    settle(win.root)
+    before_view, before_rows = tree.yview(), tree.get_children()
+    win.refresh()
+    settle(win.root)
+    assert tree.selection() == (pick,) and tree.focus() == pick
+    assert tree.yview() == before_view
+    assert tree.get_children() == before_rows
+
+
+def test_the_timer_refreshes_and_new_sessions_appear_in_place(open_window, tmp_path):
+    cline = tmp_path / "cline"
+    sessions = CORPUS / "data" / "sessions"
+    first, second, later = (BY_LABEL[k]["session_id"] for k in ("a_plain", "b_tools_patch", "c_subagent"))
+    for sid in (first, second):
+        shutil.copytree(sessions / sid, cline / "data" / "sessions" / sid)
+    env = {"CLINE_DIR": str(cline), "TRAYBURN_STATE_DIR": str(tmp_path / "state"),
+           "TRAYBURN_CONFIG": str(tmp_path / "none.toml"), "TZ": "UTC"}
+    engine = Engine(env=env)
+    try:
+        win = open_window(engine, day=DAY, refresh=False)
+        assert win.day_view.sessions.order() == [] and win.updated_at is None
+        win.start()  # the first refresh comes on a timer, after the first frame
+        wait_for(lambda: (win.root.update(), win.updated_at)[1], "the window's first refresh")
+        table = win.day_view.sessions
+        assert table.order() == [second, first]
+        table.tree.selection_set(first)
+        shutil.copytree(sessions / later, cline / "data" / "sessions" / later)
+        win.refresh()
+        assert table.order() == [later, second, first] and table.selected == first
+        assert str(table.totals.item("total", "values")[5]) == str(1 + 5 + 7)
+    finally:
+        engine.close()
+
+
+def test_arrow_keys_change_the_day_and_the_date_field_goes_to_a_day(open_window, engine):
+    win = open_window(engine, day=DAY)
+    tree = win.day_view.sessions.tree
+    press(win, tree, "<Left>")
+    assert win.day == date(2026, 11, 29)
+    assert tree.get_children() == () and win.day_view.sessions.empty.winfo_ismapped()
+    assert str(win.day_view.sessions.totals.item("total", "values")[5]) == "0"
+    press(win, tree, "<Alt-Right>")
+    assert win.day == DAY and len(tree.get_children()) == 18
+    press(win, tree, "<Right>")
+    assert win.day == DAY, "never past today"
+    assert win.day_view.next.instate(["disabled"])
+    entry = win.day_view.entry
+    entry.delete(0, "end")
+    entry.insert(0, "2026-11-01")
+    press(win, entry, "<Return>")
+    assert win.day == date(2026, 11, 1)
+    entry.delete(0, "end")
+    entry.insert(0, "next tuesday")
+    press(win, entry, "<Return>")
+    assert win.day == date(2026, 11, 1)
+    assert "is not a date" in str(win.day_view.problem.cget("text")) and win.day_view.problem.winfo_ismapped()
+
+
+# ---- one session -----------------------------------------------------------------------------------
+
+
+def test_enter_opens_a_session_and_escape_comes_back(open_window, engine):
+    win = open_window(engine, day=DAY)
+    sid = BY_LABEL["c_subagent"]["session_id"]
+    tree = win.day_view.sessions.tree
+    tree.selection_set(sid)
+    tree.focus(sid)
+    press(win, tree, "<Return>")
+    view = win.session_view
+    assert win.current is view
+    calls = view.calls.tree
+    assert len(calls.get_children()) == BY_LABEL["c_subagent"]["totals"]["calls"] == 7
+    assert sum(int(c.replace(",", "")) for c in column(calls, "input")) == BY_LABEL["c_subagent"]["totals"]["inputTokens"]
+    assert column(calls, "tools")[:3] == ["subagent", "shell", "read"]  # spawn_agent, run_commands, read_files
+    agents = view.agents.tree
+    detail = engine.session(sid)
+    assert len(agents.get_children()) == 2 == len(detail.summary.subagents)
+    assert [str(agents.set(i, "cost")) for i in agents.get_children()] == [
+        render.usd(a.cost_usd) for a in detail.summary.subagents]
+    assert str(view.title.cget("text")).startswith("[c_subagent]")
+    assert str(view.fact_values["Session id"].cget("text")) == sid
+    press(win, calls, "<Escape>")
+    assert win.current is win.day_view and win.day == DAY
+    assert tree.selection() == (sid,)
+
+
+def test_session_figures_tools_and_estimates(open_window, engine):
+    sid = BY_LABEL["b_tools_patch"]["session_id"]
+    win = open_window(engine, session_id=sid)
+    view = win.session_view
+    assert win.current is view and win.day == DAY  # back goes to the session's day
+    assert column(view.calls.tree, "tools") == ["read, shell", "patch", "shell", "patch", "–"]
+    assert all(c.endswith("*") for c in column(view.calls.tree, "cost"))  # gpt-4o via openai-compatible: no cost
+    cards = dict((c[0], c[1:]) for c in view.cards.texts())
+    s = engine.session(sid).summary
+    assert cards["COST"] == (render.usd(s.cost_usd), f"reported $0.00 · estimated {render.usd(s.estimated_cost_usd)}")
+    t = BY_LABEL["b_tools_patch"]["totals"]
+    assert cards["TOKENS IN"][1] == f"{t['inputTokens']:,}" and cards["CACHE READ"][1] == f"{t['cacheReadTokens']:,}"
+    assert not view.agents.winfo_ismapped()
+    assert str(view.fact_values["Status"].cget("text")) == "completed"
+
+
+def test_copy_session_id_and_open_folder(open_window, engine):
+    opened = []
+    sid = BY_LABEL["d_team"]["session_id"]
+    win = open_window(engine, session_id=sid, opener=opened.append)
+    win.session_view.copy.invoke()
+    assert win.root.clipboard_get() == sid
+    win.session_view.folder.invoke()
+    assert opened == [str(CORPUS / "data" / "sessions" / sid)]
+    assert "Opened" in str(win.status.cget("text"))
+
+
+# ---- problems shown in the window ------------------------------------------------------------------
+
+
+def test_unknown_session_is_a_message_not_a_traceback(open_window, engine):
+    win = open_window(engine, session_id="no_such_session")
+    assert win.current is win.notice
+    assert "Unknown session" in win.notice.text() and "no_such_session" in win.notice.text()
+    win.notice.button.invoke()
+    assert win.current is win.day_view and win.day == DAY
+
+
+def test_bad_date_is_a_message(open_window, engine):
+    win = open_window(engine, day="2026-13-45")
+    assert win.current is win.notice
+    assert "is not a date" in win.notice.text()
+
+
+def test_a_ledger_that_cannot_be_opened_is_a_message(open_window, tmp_path):
+    from trayburn.window.summary import open_engine
+
+    db = sqlite3.connect(tmp_path / "ledger.db")
+    db.execute("CREATE TABLE t (x)")
+    db.execute("PRAGMA user_version=999")
+    db.close()
+    engine, problem = open_engine(str(tmp_path / "none.toml"), str(tmp_path))
+    assert engine is None and "newer trayburn" in problem
+    win = open_window(None, problem=problem)
+    assert win.current is win.notice
+    assert "Cannot open the ledger" in win.notice.text() and "newer trayburn" in win.notice.text()
+
+
+def test_titles_are_shortened_and_shown_as_text(open_window, engine):
+    from trayburn.report import SessionSummary, Tokens
+
+    title = "[exec rm -rf ~] {unbalanced $HOME \\ <b>bold</b>\n" + "x" * 500
+    fake = SessionSummary(
+        id="odd", title=title, project="p", cwd="/p", status="completed", state="completed",
+        started_at="2026-11-30T09:00:00+00:00", ended_at=None, models=["m"], calls=1, tokens=Tokens(10, 2),
+        cost_usd=0.5, estimated_cost_usd=0.0, unpriced_calls=0, subagents=[], removed=False)
+    win = open_window(engine, day=DAY)
+    win.day_view.show(engine.day(DAY), [fake], [0.0] * 24, DAY, None)
+    shown = cells(win.day_view.sessions.tree, "odd")["title"]
+    assert shown == model.clean(title) and shown.endswith("…") and len(shown) == model.TITLE_CHARS
+    assert shown.startswith("[exec rm -rf ~] {unbalanced $HOME \\ <b>bold</b> xxx")
+
+
+# ---- look and feel ---------------------------------------------------------------------------------
+
+
+def test_theme_follows_the_setting_and_gtk_theme(open_window, engine):
+    assert theme.resolve("auto", {"GTK_THEME": "Adwaita:dark"}) is theme.DARK
+    assert theme.resolve("auto", {"GTK_THEME": "Adwaita"}) is theme.LIGHT
+    assert theme.resolve("auto", {}) is theme.LIGHT
+    assert theme.resolve("light", {"GTK_THEME": "Adwaita:dark"}) is theme.LIGHT
+    win = open_window(engine, day=DAY, env={"GTK_THEME": "Adwaita:dark"})
+    assert win.palette is theme.DARK
+    from tkinter import ttk
+
+    assert ttk.Style(win.root).lookup("Treeview", "background") == theme.DARK.surface
+
+
+def test_sizes_follow_tk_scaling(open_window, engine):
+    normal = open_window(engine, day=DAY, refresh=False, scaling=96 / 72)
+    big = open_window(engine, day=DAY, refresh=False, scaling=192 / 72)
+    assert normal.metrics.scale == pytest.approx(1.0, abs=0.01) and big.metrics.scale == pytest.approx(2.0, abs=0.01)
+    assert big.metrics.row_height >= 1.8 * normal.metrics.row_height
+    assert normal.root.winfo_width() == 1000 and normal.root.winfo_height() == 640
+    assert big.root.winfo_width() <= big.root.winfo_screenwidth()  # 2000 px is clamped to the screen
+
+
+def test_window_icon_is_used_when_present_and_a_broken_one_is_ignored(open_window, engine, tmp_path, monkeypatch):
+    from PIL import Image
+
+    from trayburn.window import app
+
+    good, bad = tmp_path / "good.png", tmp_path / "bad.png"
+    Image.new("RGBA", (32, 32), (255, 122, 26, 255)).save(good)
+    bad.write_bytes(b"not a png")
+    monkeypatch.setattr(app, "ICON", good)
+    assert open_window(engine, day=DAY, refresh=False)._icon.width() == 32
+    monkeypatch.setattr(app, "ICON", bad)
+    assert open_window(engine, day=DAY, refresh=False).current is not None  # built all the same
+    monkeypatch.setattr(app, "ICON", tmp_path / "missing.png")
+    assert not hasattr(open_window(engine, day=DAY, refresh=False), "_icon")
+
+
+# ---- the real command, as its own process --------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, argv, title", [
+    ("summary-day", ["--date", "2026-11-30"], "30 November 2026"),
+    ("summary-session", [BY_LABEL["c_subagent"]["session_id"]], "c_subagent"),
+])
+def test_trayburn_summary_opens_a_window_that_shows_the_day(display, env, artifacts, name, argv, title):
+    for tool, package in (("xdotool", "xdotool"), ("import", "imagemagick")):
+        if not shutil.which(tool):
+            pytest.skip(f"this test needs {tool}: apt-get install {package}")
+    from PIL import Image, ImageStat
+
+    run_env = {k: v for k, v in os.environ.items() if k != "GTK_THEME"} | env | {"DISPLAY": display}
+    proc = subprocess.Popen([sys.executable, "-m", "trayburn", "summary", *argv], cwd=ROOT, env=run_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        window = wait_for(lambda: _titled_window(display, title, proc), f"a visible window titled '…{title}…'")
+        shot = artifacts / f"{name}.png"
+        previous = None
+
+        def painted():  # the same, non-blank picture twice in a row: drawing has finished
+            nonlocal previous
+            subprocess.run(["import", "-display", display, "-window", window, str(shot)], check=True)
+            with Image.open(shot) as img:
+                picture = img.convert("RGB")
+            stable = previous is not None and picture.tobytes() == previous.tobytes()
+            previous = picture
+            return stable and len(picture.getcolors(1 << 16) or range(1 << 16)) > 50
+
+        wait_for(painted, "a finished, non-blank screenshot", every=0.2)
+        assert previous.size == (1000, 640)
+        assert max(ImageStat.Stat(previous).stddev) > 20  # text and tables, not a flat colour
+        subprocess.run(["xdotool", "windowfocus", "--sync", window, "key", "ctrl+w"], check=True,
+                       env=run_env, timeout=DEADLINE_S)
+        assert proc.wait(timeout=DEADLINE_S) == 0
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_without_a_display_it_says_so_and_exits_1(env):
+    run_env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")} | env
+    done = subprocess.run([sys.executable, "-m", "trayburn", "summary"], cwd=ROOT, env=run_env,
+                          capture_output=True, text=True, timeout=DEADLINE_S)
+    assert done.returncode == 1
+    assert done.stderr.startswith("trayburn: cannot open a window") and "Traceback" not in done.stderr
+
+
+def _titled_window(display: str, title: str, proc: subprocess.Popen) -> str | None:
+    if proc.poll() is not None:
+        pytest.fail(f"trayburn summary exited early ({proc.returncode}): {proc.stderr.read()}")
+    env = dict(os.environ, DISPLAY=display)
+    found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "trayburn"], env=env,
+                           capture_output=True, text=True).stdout.split()
+    for window in found:
+        name = subprocess.run(["xdotool", "getwindowname", window], env=env, capture_output=True, text=True).stdout
+        if title in name:
+            return window
+    return None

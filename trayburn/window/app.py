@@ -1,0 +1,273 @@
+"""The summary window: a day or one session, kept up to date while it is open.
+
+It shows what is in the ledger at once, then refreshes the ledger on a timer (the tray's interval)
+and updates the rows in place, keeping the selection and the scroll position. Nothing it shows is
+interpreted, and nothing is sent anywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import tkinter as tk
+from collections.abc import Callable, Mapping
+from datetime import date, datetime
+from pathlib import Path
+from tkinter import ttk
+
+from .. import report
+from ..engine import Engine
+from . import keys, model, theme
+from .day import DayView
+from .session import SessionView
+from .widgets import Notice
+
+log = logging.getLogger(__name__)
+
+ICON = Path(__file__).resolve().parent.parent / "assets" / "trayburn.png"
+APP_TITLE = "trayburn"
+STATUS_CLEAR_MS = 5000
+FIRST_REFRESH_MS = 100  # let the first frame (from the ledger as it is) paint before refreshing
+
+
+def open_folder(path: str) -> None:
+    """Show a folder in the desktop's file manager (a local program; nothing leaves the machine)."""
+    if sys.platform == "win32":
+        os.startfile(path)  # type: ignore[attr-defined]
+        return
+    opener = "open" if sys.platform == "darwin" else "xdg-open"
+    subprocess.Popen([opener, path], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+class SummaryWindow:
+    """Wires the engine to the views: what to show, when to refresh, which keys do what."""
+
+    def __init__(self, root: tk.Tk, engine: Engine | None, *, day: object = None, session_id: str | None = None,
+                 problem: str | None = None, today: Callable[[], date] = report.now_date,
+                 opener: Callable[[str], None] = open_folder, env: Mapping[str, str] | None = None):
+        self.root, self.engine, self.today, self.opener = root, engine, today, opener
+        self.env = os.environ if env is None else env
+        self.problem = problem
+        self.updated_at: datetime | None = None  # the last refresh of the ledger
+        self.unreadable = 0  # paths the last refresh could not read
+        self.session_id = session_id
+        self._day_from_session = bool(session_id) and day is None  # back goes to the session's day
+        self.day = today()
+        self._after: str | None = None
+        self._status_after: str | None = None
+        try:
+            self.day = model.parse_day(day) if day is not None else today()
+        except model.BadDay as exc:
+            self.problem = self.problem or str(exc)
+        self._build()
+        keys.bind(self)
+
+    # ---- building -------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        setting = self.engine.settings.theme if self.engine else "auto"
+        self.palette = theme.resolve(setting, self.env)
+        self.metrics = m = theme.apply(self.root, self.palette)
+        self.root.title(APP_TITLE)
+        self._size_window(m)
+        self._set_icon()
+        self.root.columnconfigure(0, weight=1)
+        self.root.rowconfigure(0, weight=1)
+        self.day_view = DayView(self.root, m, self.palette, on_day=self.show_day, on_open=self.show_session)
+        self.session_view = SessionView(self.root, m, self.palette, on_back=self.back, on_copy=self.copy_id,
+                                        on_folder=self.open_session_folder)
+        self.notice = Notice(self.root, m)
+        self.views = (self.day_view, self.session_view, self.notice)
+        self.status = ttk.Label(self.root, style="Status.TLabel", padding=(m.px(16), m.px(3), m.px(16), m.px(6)))
+        self.status.grid(row=1, column=0, sticky="ew")
+        self.root.protocol("WM_DELETE_WINDOW", self.close)
+
+    def _size_window(self, m: theme.Metrics) -> None:
+        width = min(m.px(1000), int(self.root.winfo_screenwidth() * 0.95))
+        height = min(m.px(640), int(self.root.winfo_screenheight() * 0.9))
+        self.root.geometry(f"{width}x{height}")
+        self.root.minsize(min(m.px(720), width), min(m.px(460), height))
+
+    def _set_icon(self) -> None:
+        if not ICON.is_file():
+            return
+        try:
+            self._icon = tk.PhotoImage(master=self.root, file=str(ICON))
+            self.root.iconphoto(True, self._icon)
+        except tk.TclError as exc:
+            log.warning("cannot use the window icon %s: %s", ICON, exc)
+
+    # ---- what is shown --------------------------------------------------------------------------
+
+    @property
+    def current(self) -> ttk.Frame:
+        return next((v for v in self.views if v.winfo_manager()), self.notice)
+
+    def _raise(self, view: ttk.Frame) -> None:
+        for v in self.views:
+            if v is not view:
+                v.grid_remove()
+        view.grid(row=0, column=0, sticky="nsew")
+
+    def render(self) -> None:
+        """Show the current day or session from the ledger as it is now (no refresh)."""
+        try:
+            if self.problem or self.engine is None:
+                self._show_problem()
+            elif self.session_id:
+                self._render_session()
+            else:
+                self._render_day()
+        except Exception as exc:  # a bad ledger row must not take the window down
+            log.exception("cannot show the summary")
+            self._notice("Cannot show this", str(exc), "Show today", lambda: self.show_day(None))
+        if self._status_after is None:
+            self._idle_status()
+
+    def _render_day(self) -> None:
+        e, day, today = self.engine, self.day, self.today()
+        now_hour = datetime.now().hour if day == today else None
+        self.day_view.show(e.day(day), e.sessions(day, day), e.hourly(day), today, now_hour)
+        was_hidden = not self.day_view.winfo_manager()
+        self._raise(self.day_view)
+        if was_hidden:
+            self.day_view.sessions.focus_rows()
+        self.root.title(f"{APP_TITLE} — {model.day_heading(day)}")
+
+    def _render_session(self) -> None:
+        detail = self.engine.session(self.session_id)
+        if detail is None:
+            if self.updated_at is None:
+                self._notice("Reading Cline's sessions…", f"Looking for session {model.clean(self.session_id, 80)}.")
+                return
+            self._notice(
+                "Unknown session",
+                f"There is no session “{model.clean(self.session_id, 80)}” in the ledger.\n"
+                "“trayburn sessions --all” lists the sessions; “trayburn doctor” shows where trayburn looks.",
+                "Show today's sessions", lambda: self.show_day(None))
+            self.root.title(f"{APP_TITLE} — unknown session")
+            return
+        started = detail.summary.started_at
+        if started and self._day_from_session:
+            self.day, self._day_from_session = datetime.fromisoformat(started).date(), False
+        self.session_view.show(detail, f"{self.day.day} {self.day:%b}")
+        was_hidden = not self.session_view.winfo_manager()
+        self._raise(self.session_view)
+        if was_hidden:
+            self.session_view.calls.focus_rows()
+        self.root.title(f"{APP_TITLE} — {model.clean(detail.summary.title, 60)}")
+
+    def _show_problem(self) -> None:
+        if self.engine is None:
+            self._notice("Cannot open the ledger", self.problem or "unknown error")
+        else:
+            self._notice("Cannot show this day", self.problem, "Show today", lambda: self.show_day(None))
+
+    def _notice(self, headline: str, detail: str, action: str | None = None, command=None) -> None:
+        self.notice.show(headline, detail, action, command)
+        self._raise(self.notice)
+        self.root.title(f"{APP_TITLE} — {headline.rstrip('…').lower()}")
+
+    # ---- navigation -----------------------------------------------------------------------------
+
+    def show_day(self, day: date | None) -> None:
+        self.problem = None if self.engine else self.problem
+        self.day, self.session_id = day or self.today(), None
+        self.render()
+
+    def show_session(self, sid: str) -> None:
+        self.session_id = sid
+        self.render()
+
+    def back(self) -> None:
+        self.show_day(self.day)
+
+    # ---- actions --------------------------------------------------------------------------------
+
+    def copy_id(self) -> None:
+        detail = self.session_view.detail
+        if detail:
+            self.root.clipboard_clear()
+            self.root.clipboard_append(detail.summary.id)
+            self.say(f"Copied the session id {detail.summary.id}")
+
+    def open_session_folder(self) -> None:
+        detail = self.session_view.detail
+        folder = detail.summary.folder if detail else None
+        if not folder or not Path(folder).is_dir():
+            self.say("The session folder is no longer on disk")
+            return
+        try:
+            self.opener(folder)
+            self.say(f"Opened {model.clean(folder, model.PATH_CHARS)}")
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.say(f"Cannot open the folder: {exc}")
+
+    def say(self, text: str) -> None:
+        """A passing message in the status line."""
+        self.status.configure(text=text)
+        if self._status_after:
+            self.root.after_cancel(self._status_after)
+        self._status_after = self.root.after(STATUS_CLEAR_MS, self._idle_status)
+
+    def _idle_status(self) -> None:
+        self._status_after = None
+        if self.engine:
+            every = self.engine.settings.refresh_seconds
+            stamp = self.updated_at.strftime("%H:%M:%S") if self.updated_at else "not yet"
+            hint = {self.session_view: "Esc goes back · Ctrl+C copies the id",
+                    self.day_view: "Enter opens a session · ←/→ change the day"}.get(self.current, "Ctrl+W closes")
+            trouble = f" · {self.unreadable} unreadable (see trayburn doctor)" if self.unreadable else ""
+            self.status.configure(text=f"Updated {stamp}{trouble} · refreshes every {every} s (F5 now) · {hint}")
+
+    # ---- refreshing -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """First frame from the ledger as it is, then a refresh, then one every refresh_seconds."""
+        self.render()
+        if self.engine is not None and self.engine.ledger.notice:
+            self.say(self.engine.ledger.notice)
+        if self.engine is not None:
+            self._after = self.root.after(FIRST_REFRESH_MS, self._tick)
+
+    def refresh(self) -> None:
+        """Bring the ledger up to date and update what is shown in place."""
+        if self.engine is None:
+            return
+        try:
+            self.unreadable = len(self.engine.refresh().errors)
+            self.updated_at = datetime.now()
+        except Exception as exc:  # keep showing the last figures
+            log.exception("refresh failed")
+            self.say(f"Could not refresh: {exc}")
+            return
+        if self._theme_changed():
+            self._restyle()
+        self.render()
+
+    def _tick(self) -> None:
+        self.refresh()
+        if self.engine is not None and self.root.winfo_exists():
+            self._after = self.root.after(self.engine.settings.refresh_seconds * 1000, self._tick)
+
+    def _theme_changed(self) -> bool:
+        return theme.resolve(self.engine.settings.theme, self.env) is not self.palette
+
+    def _restyle(self) -> None:
+        self.palette = theme.resolve(self.engine.settings.theme, self.env)
+        self.metrics = theme.apply(self.root, self.palette)
+        self.day_view.recolor(self.palette)
+        self.session_view.recolor(self.palette)
+
+    def close(self) -> None:
+        for job in (self._after, self._status_after):
+            if job:
+                self.root.after_cancel(job)
+        self._after = self._status_after = None
+        if self.engine is not None:
+            self.engine.close()
+            self.engine = None
+        self.root.destroy()

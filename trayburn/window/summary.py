@@ -1,0 +1,52 @@
+"""`trayburn summary [SESSION_ID] [--date D]`: the summary window, in its own process.
+
+Started by the tray (or by hand) as a separate process, so it never blocks the tray.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import sys
+import tkinter as tk
+
+from ..engine import Engine
+from .app import APP_TITLE, SummaryWindow
+
+log = logging.getLogger(__name__)
+
+
+def open_engine(config: str | None, state_dir: str | None) -> tuple[Engine | None, str | None]:
+    """The engine, or None and what went wrong, in words for the window."""
+    from ..ledger import LedgerError
+
+    try:
+        return Engine(config, state_dir), None
+    except LedgerError as exc:
+        problem = str(exc)
+    except OSError as exc:
+        problem = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+    except sqlite3.Error as exc:
+        problem = f"the ledger cannot be opened ({exc})"
+    log.error("cannot open the ledger: %s", problem)
+    return None, problem
+
+
+def main(args) -> int:
+    """`trayburn summary`: open the window and run until it is closed."""
+    try:
+        root = tk.Tk(className=APP_TITLE)
+    except tk.TclError as exc:
+        message = (f"cannot open a window ({exc}); `trayburn today` and `trayburn session ID` show the same "
+                   "figures in a terminal")
+        if sys.stderr:
+            print(f"trayburn: {message}", file=sys.stderr)
+        else:  # started without a terminal (gui-scripts): the log is all there is
+            log.error(message)
+        return 1
+    engine, problem = open_engine(getattr(args, "config", None), getattr(args, "state_dir", None))
+    window = SummaryWindow(root, engine, day=getattr(args, "date", None),
+                           session_id=getattr(args, "session_id", None), problem=problem)
+    window.start()
+    root.mainloop()
+    return 0

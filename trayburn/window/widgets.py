@@ -1,0 +1,298 @@
+"""The summary window's building blocks: a sortable table updated in place, figure cards, and
+a bar chart of cost per hour. They show `model.Row`s and strings; they know nothing of the engine.
+"""
+
+from __future__ import annotations
+
+import tkinter as tk
+import tkinter.font as tkfont
+from collections.abc import Callable, Sequence
+from tkinter import ttk
+
+from . import model
+from .theme import Metrics, Palette
+
+TOTALS_IID = "total"
+
+
+class Table(ttk.Frame):
+    """A Treeview with a scrollbar, sortable headings, an optional totals line and an empty note.
+
+    `set_rows` updates rows in place by id, so the selection, the focus and the scroll position
+    survive a refresh.
+    """
+
+    def __init__(self, master: tk.Misc, columns: Sequence[model.Column], metrics: Metrics, *,
+                 height: int = 8, totals: bool = False, empty: str = "Nothing to show.",
+                 sort: tuple[str, bool] | None = None, on_open: Callable[[str], None] | None = None):
+        super().__init__(master, style="Table.TFrame", padding=1)
+        self.columns, self.on_open = tuple(columns), on_open
+        self.rows: dict[str, model.Row] = {}
+        self.sort_key, self.sort_desc = sort or (None, False)
+        keys = [c.key for c in self.columns]
+        self.tree = ttk.Treeview(self, columns=keys, show="headings", height=height, selectmode="browse")
+        self.vsb = ttk.Scrollbar(self, orient="vertical", command=self.tree.yview)
+        self.tree.configure(yscrollcommand=self._scrolled)
+        self.tree.grid(row=0, column=0, sticky="nsew")
+        self.vsb.grid(row=0, column=1, sticky="ns")
+        self.columnconfigure(0, weight=1)
+        self.rowconfigure(0, weight=1)
+        self._setup_columns(self.tree, metrics, headings=True)
+        self.totals = self._totals(metrics, keys) if totals else None
+        self.empty = ttk.Label(self, text=empty, style="Muted.TLabel", anchor="center")
+        self.tree.bind("<Double-1>", self._double_click)
+        self.tree.bind("<Return>", self._enter)
+        self.tree.bind("<KP_Enter>", self._enter)
+
+    def _setup_columns(self, tree: ttk.Treeview, metrics: Metrics, headings: bool) -> None:
+        unit = tkfont.nametofont("TkDefaultFont").measure("0")
+        for c in self.columns:
+            anchor = "e" if c.numeric else "w"
+            if headings:
+                tree.heading(c.key, text=c.heading, anchor=anchor, command=lambda k=c.key: self.sort_by(k))
+            width = unit * c.chars + metrics.px(16)
+            # stretching columns start narrow and take the room left, so the others are never cut off
+            tree.column(c.key, width=width // 2 if c.stretch else width, minwidth=unit * 4, anchor=anchor,
+                        stretch=c.stretch)
+
+    def _totals(self, metrics: Metrics, keys: list[str]) -> ttk.Treeview:
+        line = ttk.Treeview(self, columns=keys, show="", height=1, selectmode="none", style="Totals.Treeview",
+                            takefocus=False)
+        self._setup_columns(line, metrics, headings=False)
+        line.insert("", "end", iid=TOTALS_IID, values=[""] * len(keys))
+        line.grid(row=1, column=0, sticky="ew")
+        self.tree.bind("<Configure>", lambda e: self.after_idle(self._sync_widths), add=True)
+        self.tree.bind("<ButtonRelease-1>", lambda e: self.after_idle(self._sync_widths), add=True)
+        return line
+
+    def _sync_widths(self) -> None:
+        if self.totals is not None and self.winfo_exists():
+            for c in self.columns:
+                self.totals.column(c.key, width=self.tree.column(c.key, "width"))
+
+    def _scrolled(self, first: str, last: str) -> None:
+        self.vsb.set(first, last)
+        if float(first) <= 0.0 and float(last) >= 1.0:
+            self.vsb.grid_remove()
+        else:
+            self.vsb.grid()
+
+    # ---- content --------------------------------------------------------------------------------
+
+    def set_rows(self, rows: Sequence[model.Row]) -> None:
+        top = self.tree.yview()[0]
+        fresh = {r.iid: r for r in rows}
+        gone = [iid for iid in self.tree.get_children() if iid not in fresh]
+        if gone:
+            self.tree.delete(*gone)
+        for r in rows:
+            if not self.tree.exists(r.iid):
+                self.tree.insert("", "end", iid=r.iid, values=r.values)
+            elif self.rows.get(r.iid) != r:
+                self.tree.item(r.iid, values=r.values)
+        self.rows = fresh
+        self._order()
+        self.tree.yview_moveto(top)
+        if rows:
+            self.empty.place_forget()
+        else:
+            self.empty.place(relx=0.5, rely=0.5, anchor="center")
+
+    def set_totals(self, values: Sequence[str]) -> None:
+        if self.totals is not None:
+            self.totals.item(TOTALS_IID, values=list(values))
+
+    def sort_by(self, key: str, descending: bool | None = None) -> None:
+        if descending is None:
+            column = next(c for c in self.columns if c.key == key)
+            descending = (not self.sort_desc) if key == self.sort_key else column.numeric
+        self.sort_key, self.sort_desc = key, descending
+        self._order()
+
+    def _order(self) -> None:
+        keys = [c.key for c in self.columns]
+        rows = list(self.rows.values())
+        if self.sort_key in keys:
+            rows = model.sort_rows(rows, keys.index(self.sort_key), self.sort_desc)
+        for index, r in enumerate(rows):
+            self.tree.move(r.iid, "", index)
+            self.tree.item(r.iid, tags=r.tags + (("odd",) if index % 2 else ()))
+        for c in self.columns:
+            arrow = (" ▼" if self.sort_desc else " ▲") if c.key == self.sort_key else ""
+            self.tree.heading(c.key, text=c.heading + arrow)
+
+    def recolor(self, p: Palette) -> None:
+        self.tree.tag_configure("odd", background=p.stripe)
+        self.tree.tag_configure("running", foreground=p.running)
+        self.tree.tag_configure("failed", foreground=p.failed)
+        self.tree.tag_configure("cancelled", foreground=p.cancelled)
+        self.tree.tag_configure("stale", foreground=p.muted)
+        self.tree.tag_configure("removed", foreground=p.muted)
+        self.empty.configure(background=p.surface)
+
+    # ---- selection and keys ---------------------------------------------------------------------
+
+    @property
+    def selected(self) -> str | None:
+        chosen = self.tree.selection()
+        return chosen[0] if chosen else None
+
+    def order(self) -> list[str]:
+        return list(self.tree.get_children())
+
+    def focus_rows(self) -> None:
+        """Keyboard focus on the table, on the selected row (or the first)."""
+        self.tree.focus_set()
+        iid = self.selected or next(iter(self.tree.get_children()), None)
+        if iid:
+            self.tree.selection_set(iid)
+            self.tree.focus(iid)
+            if self.tree.winfo_ismapped():  # an unmapped tree scrolls oddly; a hidden one kept its place
+                self.tree.see(iid)
+
+    def _double_click(self, event: tk.Event) -> str | None:
+        if self.tree.identify_region(event.x, event.y) != "cell":
+            return None
+        iid = self.tree.identify_row(event.y)
+        if iid and self.on_open:
+            self.on_open(iid)
+        return "break"
+
+    def _enter(self, _event: tk.Event) -> str | None:
+        iid = self.tree.focus() or self.selected
+        if iid and self.on_open:
+            self.on_open(iid)
+            return "break"
+        return None
+
+
+class Cards(ttk.Frame):
+    """A strip of figure cards: caption, big figure, small note."""
+
+    def __init__(self, master: tk.Misc, count: int, metrics: Metrics, wide: Sequence[int] = ()):
+        super().__init__(master)
+        self.cells: list[tuple[ttk.Label, ttk.Label, ttk.Label]] = []
+        for i in range(count):
+            card = ttk.Frame(self, style="Card.TFrame", padding=(metrics.px(12), metrics.px(8)))
+            card.grid(row=0, column=i, sticky="nsew", padx=(0 if i == 0 else metrics.px(8), 0))
+            self.columnconfigure(i, weight=2 if i in wide else 1, uniform="card")
+            labels = tuple(ttk.Label(card, style=s) for s in ("Card.TLabel", "Figure.TLabel", "Note.TLabel"))
+            for row, label in enumerate(labels):
+                label.grid(row=row, column=0, sticky="w")
+            self.cells.append(labels)
+
+    def show(self, cards: Sequence[tuple[str, str, str]]) -> None:
+        for (caption, figure, note), (a, b, c) in zip(cards, self.cells):
+            a.configure(text=caption.upper())
+            b.configure(text=figure)
+            c.configure(text=note)
+
+    def texts(self) -> list[tuple[str, str, str]]:
+        return [tuple(str(label.cget("text")) for label in cell) for cell in self.cells]
+
+
+class HourChart(tk.Canvas):
+    """Cost per hour of the day: 24 bars, a label every three hours, the value under the pointer."""
+
+    def __init__(self, master: tk.Misc, metrics: Metrics, palette: Palette, height: int):
+        super().__init__(master, height=height, highlightthickness=0, borderwidth=0)
+        self.m, self.p = metrics, palette
+        self.values: list[float] = [0.0] * 24
+        self.now_hour: int | None = None
+        self.hover: int | None = None
+        self.bind("<Configure>", lambda e: self.redraw())
+        self.bind("<Motion>", self._motion)
+        self.bind("<Leave>", lambda e: self._set_hover(None))
+
+    def show(self, values: Sequence[float], now_hour: int | None = None) -> None:
+        self.values, self.now_hour = list(values)[:24] + [0.0] * (24 - len(values)), now_hour
+        self.redraw()
+
+    def recolor(self, p: Palette) -> None:
+        self.p = p
+        self.redraw()
+
+    def _geometry(self) -> tuple[float, float, float, float]:
+        """left, top, bottom, slot width"""
+        px = self.m.px
+        left, right = px(10), self.winfo_width() - px(10)
+        return left, px(26), self.winfo_height() - px(20), max(1.0, (right - left) / 24)
+
+    def redraw(self) -> None:
+        from ..render import usd
+
+        p, px = self.p, self.m.px
+        self.delete("all")
+        self.configure(background=p.surface)
+        left, top, bottom, slot = self._geometry()
+        peak = max(self.values) if any(self.values) else 0.0
+        small = tkfont.nametofont("trayburn.small")
+        self.create_line(left, bottom, left + slot * 24, bottom, fill=p.border)
+        gap = max(1.0, slot * 0.2)
+        for hour, value in enumerate(self.values):
+            x0 = left + hour * slot + gap / 2
+            height = (bottom - top) * value / peak if peak else 0
+            height = max(height, 2 if value > 0 else 0)
+            fill = p.accent if hour == self.hover else p.bar
+            if height:
+                self.create_rectangle(x0, bottom - height, x0 + slot - gap, bottom, fill=fill, width=0,
+                                      tags=("bar", f"h{hour}"))
+            if hour == self.now_hour:
+                self.create_line(x0, bottom + px(2), x0 + slot - gap, bottom + px(2), fill=p.accent, width=px(2))
+            if hour % 3 == 0:
+                self.create_text(x0 + (slot - gap) / 2, bottom + px(4), text=f"{hour:02d}", anchor="n", font=small,
+                                 fill=p.muted)
+        if self.hover is not None:
+            text = f"{model.hour_label(self.hover)}   {usd(self.values[self.hover])}"
+        elif peak:
+            busiest = self.values.index(peak)
+            text = f"Busiest hour {model.hour_label(busiest)}   {usd(peak)}"
+        else:
+            text = "No spend on this day"
+        self.create_text(left, px(4), text=text, anchor="nw", font=small, fill=p.muted, tags=("caption",))
+
+    def _motion(self, event: tk.Event) -> None:
+        left, top, bottom, slot = self._geometry()
+        hour = int((event.x - left) // slot)
+        self._set_hover(hour if 0 <= hour < 24 and top - slot <= event.y <= bottom + 2 else None)
+
+    def _set_hover(self, hour: int | None) -> None:
+        if hour != self.hover:
+            self.hover = hour
+            self.redraw()
+
+    def caption(self) -> str:
+        items = self.find_withtag("caption")
+        return str(self.itemcget(items[0], "text")) if items else ""
+
+
+class Notice(ttk.Frame):
+    """A message in place of the figures (unknown session, bad date, no ledger) with one way out."""
+
+    def __init__(self, master: tk.Misc, metrics: Metrics):
+        super().__init__(master, padding=metrics.px(40))
+        self.columnconfigure(0, weight=1)
+        self.headline = ttk.Label(self, style="Title.TLabel", anchor="center", justify="center")
+        self.detail = ttk.Label(self, style="Muted.TLabel", anchor="center", justify="center",
+                                wraplength=metrics.px(620))
+        self.button = ttk.Button(self)
+        self.headline.grid(row=1, column=0, pady=(0, metrics.px(8)))
+        self.detail.grid(row=2, column=0, pady=(0, metrics.px(18)))
+        self.button.grid(row=3, column=0)
+        self.rowconfigure(0, weight=1)
+        self.rowconfigure(4, weight=2)
+
+    def show(self, headline: str, detail: str, action: str | None = None,
+             command: Callable[[], None] | None = None) -> None:
+        self.headline.configure(text=headline)
+        self.detail.configure(text=detail)
+        if action and command:
+            self.button.configure(text=action, command=command)
+            self.button.grid()
+            self.button.bind("<Return>", lambda e: self.button.invoke())
+            self.button.focus_set()
+        else:
+            self.button.grid_remove()
+
+    def text(self) -> str:
+        return f"{self.headline.cget('text')}\n{self.detail.cget('text')}"
