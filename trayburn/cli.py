@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 from datetime import date, datetime
 
@@ -22,6 +23,15 @@ class CliError(Exception):
     pass
 
 
+class UsageError(CliError):
+    """The command line itself is wrong (unknown option, bad date): exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, and main() returns instead of the parser exiting
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
 def _date(text: str) -> date:
     try:
         return date.fromisoformat(text)
@@ -29,14 +39,24 @@ def _date(text: str) -> date:
         raise argparse.ArgumentTypeError(f"'{text}' is not a date (use YYYY-MM-DD)") from None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _common(suppress: bool) -> argparse.ArgumentParser:
+    """The options every command takes. A command's copy has no defaults, so that
+    `trayburn --json today` keeps the --json given before the command."""
+    unset = argparse.SUPPRESS if suppress else None
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="FILE", help="settings file (default: TRAYBURN_CONFIG or the platform's)")
-    common.add_argument("--state-dir", metavar="DIR", help="where the ledger lives (default: TRAYBURN_STATE_DIR or the platform's)")
-    common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    common.add_argument("--config", metavar="FILE", default=unset,
+                        help="settings file (default: TRAYBURN_CONFIG or the platform's)")
+    common.add_argument("--state-dir", metavar="DIR", default=unset,
+                        help="where the ledger lives (default: TRAYBURN_STATE_DIR or the platform's)")
+    common.add_argument("--json", action="store_true", default=unset if suppress else False,
+                        help="print JSON instead of a table")
+    return common
 
-    p = argparse.ArgumentParser(prog="trayburn", parents=[common],
-                                description="What the Cline CLI costs you. With no command, starts the tray app.")
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common(suppress=True)
+    p = _Parser(prog="trayburn", parents=[_common(suppress=False)],
+                description="What the Cline CLI costs you. With no command, starts the tray app.")
     p.add_argument("--version", action="version", version=f"trayburn {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -73,7 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        print(f"trayburn: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help and --version print and stop
+        return exc.code if isinstance(exc.code, int) else 0
     command = args.command or "tray"
     try:
         return COMMANDS[command](args)
@@ -87,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except (OSError, sqlite3.Error) as exc:  # a state folder we cannot write, a ledger locked for too long
+        print(f"trayburn: {exc}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 def _engine(args, refresh: bool = True):

@@ -152,11 +152,11 @@ class Engine:
         )
 
     def _verdict(self, sessions: int) -> tuple[str, bool]:
-        for level in self.levels:
-            if level.origin != "default" and not level.exists:
-                who = (f"The setting {level.name} in {self.config_path}" if level.origin == "settings"
-                       else level.variable)
-                return f"{who} points to {level.path}, which does not exist", False
+        level = self._missing_override()
+        if level is not None:
+            who = (f"The setting {level.name} in {self.config_path}" if level.origin == "settings"
+                   else level.variable)
+            return f"{who} points to {level.path}, which does not exist", False
         root, sess = self.levels.root, self.levels.sessions
         if not root.exists and root.origin == "default" and not sess.exists:
             return f"The Cline CLI is not installed (nothing at {root.path})", False
@@ -165,6 +165,13 @@ class Engine:
         if sessions == 0:
             return f"The sessions folder {sess.path} exists but holds no sessions", False
         return f"OK: {sessions} sessions in {sess.path}", True
+
+    def _missing_override(self) -> paths.Level | None:
+        """An override (setting or variable) pointing nowhere, among the levels the sessions folder derives from."""
+        used = [self.levels.sessions]
+        while used[0].origin == "default" and used[0] is not self.levels.root:
+            used.insert(0, self.levels.root if used[0] is self.levels.data else self.levels.data)
+        return next((lv for lv in used if lv.origin != "default" and not lv.exists), None)
 
     def close(self) -> None:
         self.ledger.close()

@@ -10,8 +10,10 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from .cline import files as cf
@@ -20,6 +22,7 @@ from .cline.parse import Call, Manifest, ParseError, parse_manifest, parse_messa
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
+TOUCHED_BATCH = 20_000  # call keys held in memory before they are written to the `touched` table
 RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retried even if its stat looks the same
 
 SCHEMA = """
@@ -69,6 +72,7 @@ class _Known:
     bad: cf.Checkpoint | None
     gone: bool
     kind: str
+    session_id: str = ""
 
 
 class Ledger:
@@ -77,6 +81,9 @@ class Ledger:
         self.max_file_bytes = max_file_bytes
         self.notice: str | None = None  # set when the ledger had to be rebuilt
         self.db = self._open()
+        self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
+        self._listings = cf.ScanCache()  # folder listings: a folder whose stamp is unchanged is not listed again
+        self._known_memo: tuple[int, dict[str, _Known]] | None = None  # (data_version, files) between refreshes
 
     # ---- opening, versions, recovery ------------------------------------------------------------
 
@@ -105,18 +112,25 @@ class Ledger:
             elif version < SCHEMA_VERSION:
                 db.close()
                 return self._rebuild(f"the ledger {self.path} had an older schema ({version})")
-            db.execute("PRAGMA quick_check(1)").fetchone()
+            if db.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("it failed SQLite's integrity check")
             return db
         except BaseException:
             db.close()
             raise
 
     def _create(self, db: sqlite3.Connection) -> None:
+        """One transaction (executescript would commit first and let another process race us)."""
         db.execute("BEGIN IMMEDIATE")
-        if db.execute("PRAGMA user_version").fetchone()[0] == 0:  # another process may have won the race
-            db.executescript("BEGIN;" + SCHEMA + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
-        else:
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] == 0:  # another process may have won the race
+                for statement in filter(str.strip, SCHEMA.split(";")):
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def _rebuild(self, why: str) -> sqlite3.Connection:
         aside = self.path.with_name(f"{self.path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -129,23 +143,32 @@ class Ledger:
         return self._connect_checked()
 
     def close(self) -> None:
-        self.db.close()
+        with self._lock:
+            self.db.close()
 
     # ---- refresh -------------------------------------------------------------------------------
 
     def refresh(self, sessions_dir: Path | str) -> RefreshStats:
-        """Bring the ledger up to date with the files under `sessions_dir`."""
+        """Bring the ledger up to date with the files under `sessions_dir`. Thread-safe; other
+        processes wait for the write lock (SQLite's)."""
+        with self._lock:
+            return self._refresh(sessions_dir)
+
+    def _refresh(self, sessions_dir: Path | str) -> RefreshStats:
         started = time.perf_counter()
         stats = RefreshStats()
-        scan = cf.scan(str(sessions_dir))
+        scan = cf.scan(str(sessions_dir), self._listings)
         stats.folders = len(scan.folders)
         stats.files_stat = sum(1 + len(f.messages) for f in scan.folders)
         stats.errors.update(scan.problems)
-        known = self._known()
-        if self._needs_work(scan, known):
+        known = self._known_unless_unchanged()
+        listed = str(sessions_dir) not in scan.problems  # unlisted: change nothing (not "all removed")
+        if listed and self._needs_work(scan, known):
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                _Refresh(self, scan, self._known(), stats).run()
+                known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
+                self._known_memo = None  # this refresh changes what the ledger knows
+                _Refresh(self, scan, known, stats).run()
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
@@ -153,9 +176,17 @@ class Ledger:
         stats.seconds = time.perf_counter() - started
         return stats
 
+    def _known_unless_unchanged(self) -> dict[str, _Known]:
+        """`_known()`, reused while no connection has written the ledger since (PRAGMA data_version
+        changes when another connection commits; our own commits clear the memo)."""
+        version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        if self._known_memo is None or self._known_memo[0] != version:
+            self._known_memo = (version, self._known())
+        return self._known_memo[1]
+
     def _known(self) -> dict[str, _Known]:
         rows = self.db.execute(
-            "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind FROM files"
+            "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id FROM files"
         )
         return {
             r[0]: _Known(
@@ -163,6 +194,7 @@ class Ledger:
                 cf.Checkpoint(r[4], r[5], r[6]) if r[4] is not None else None,
                 bool(r[7]),
                 r[8],
+                r[9],
             )
             for r in rows
         }
@@ -170,29 +202,60 @@ class Ledger:
     def _needs_work(self, scan: cf.Scan, known: dict[str, _Known]) -> bool:
         seen = 0
         for folder in scan.folders:
-            for f in [folder.manifest, *folder.messages]:
-                k = known.get(f.path)
-                if k is None or k.gone or _should_read(f.checkpoint, k):
+            m = known.get(folder.manifest.path)
+            if _changed(folder.manifest, m):
+                return True
+            seen += 1
+            if m.good is None:
+                continue  # not a session: its manifest never parsed and has not changed since
+            for f in folder.messages:
+                if _changed(f, known.get(f.path)):
                     return True
                 seen += 1
         live = sum(1 for k in known.values() if not k.gone and k.kind != "external")
-        return live != seen or any(_external_changed(p, k) for p, k in known.items() if k.kind == "external")
+        return live != seen or self._externals_changed(scan, known)
+
+    def _externals_changed(self, scan: cf.Scan, known: dict[str, _Known]) -> bool:
+        """A `messages_path` file matters only while its session has no usable co-located file."""
+        if not any(k.kind == "external" for k in known.values()):
+            return False  # the usual case: no session ever needed one
+        leadless = {f.session_id for f in scan.folders if not _lead_usable(f, known.get(_lead_path(f)))}
+        return any(
+            _external_changed(p, k) for p, k in known.items() if k.kind == "external" and k.session_id in leadless
+        )
 
     # ---- queries (plain rows; report.py turns them into figures) --------------------------------
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[tuple]:
-        return self.db.execute(sql, params).fetchall()
+        """Rows of a read; never in the middle of a refresh (its figures would be half-settled)."""
+        with self._lock:
+            return self.db.execute(sql, params).fetchall()
 
     def problems(self) -> list[tuple[str, str]]:
         """Files whose latest read failed: (path, reason)."""
         return self.query("SELECT path, error FROM files WHERE error IS NOT NULL AND gone=0 ORDER BY path")
 
 
+def _changed(f: cf.FileStat, known: _Known | None) -> bool:
+    return known is None or known.gone or _should_read(f.checkpoint, known)
+
+
+def _lead_path(folder: cf.Folder) -> str:
+    return os.path.join(folder.path, folder.session_id + cf.MESSAGES_SUFFIX)
+
+
+def _lead_usable(folder: cf.Folder, known: _Known | None) -> bool:
+    """The co-located lead file is there and has parsed at least once."""
+    lead = _lead_path(folder)
+    return any(f.path == lead for f in folder.messages) and known is not None and known.good is not None
+
+
 def _external_changed(path: str, known: _Known) -> bool:
     try:
-        return known.gone or _should_read(cf.stat_file(path), known)
+        current = cf.stat_file(path)
     except OSError:
         return not known.gone
+    return known.gone or _should_read(current, known)
 
 
 def _should_read(current: cf.Checkpoint, known: _Known) -> bool:
@@ -209,9 +272,11 @@ class _Refresh:
     def __init__(self, ledger: Ledger, scan: cf.Scan, known: dict[str, _Known], stats: RefreshStats):
         self.ledger, self.db, self.scan, self.known, self.stats = ledger, ledger.db, scan, known, stats
         self.touched_sessions: set[str] = set()
+        self.touched_keys: set[str] = set()  # keys of the calls upserted, not yet in the `touched` table
         self.reordered: set[str] = set()  # sessions whose start changed: ownership of their calls may move
         self.manifests: dict[str, tuple[Manifest, str]] = {}  # manifests parsed in this refresh
         self.live: set[str] = set()
+        self.ok: dict[str, cf.Checkpoint] = {}  # files read and parsed in this refresh: their new checkpoint
 
     def run(self) -> None:
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS touched(key TEXT PRIMARY KEY)")
@@ -232,53 +297,68 @@ class _Refresh:
         elif sid not in sessions:
             return  # not a session (yet): its manifest does not parse
         self.live.add(sid)
-        files = list(folder.messages)
+        for f in folder.messages:
+            seen.add(f.path)
+            self._messages(sid, f, "messages")
         external = self._external(folder, manifest)
         if external:
-            files.append(external)
-        for f in files:
-            seen.add(f.path)
-            self._messages(sid, f, kind="external" if f is external else "messages")
+            seen.add(external.path)
+            self._messages(sid, external, "external")
+
+    @cached_property
+    def scanned(self) -> set[str]:  # built on first use: only a session without its lead file needs it
+        return {os.path.abspath(f.path) for d in self.scan.folders for f in [d.manifest, *d.messages]}
 
     def _external(self, folder: cf.Folder, manifest: Manifest | None) -> cf.FileStat | None:
-        """`messages_path`, used only when the co-located lead file is missing."""
-        lead = os.path.join(folder.path, folder.session_id + cf.MESSAGES_SUFFIX)
-        if any(f.path == lead for f in folder.messages):
+        """`messages_path`, used only when the co-located lead file is missing or has never parsed."""
+        if _lead_usable(folder, self._known_now(_lead_path(folder))):
             return None
         path = manifest.messages_path if manifest else self._stored_messages_path(folder.session_id)
-        if not path or os.path.dirname(os.path.abspath(path)) == os.path.abspath(folder.path):
+        if not path or os.path.abspath(path) in self.scanned:  # never another session's (or our own) file
             return None
         try:
             return cf.FileStat(path, cf.stat_file(path))
         except OSError:
             return None
 
+    def _known_now(self, path: str) -> _Known | None:
+        good = self.ok.get(path) or (self.known[path].good if path in self.known else None)
+        if good is not None:  # from memory: `good` is only ever set (never cleared) in a refresh
+            return _Known(good, None, False, "messages")
+        row = self.db.execute("SELECT size, mtime_ns, inode FROM files WHERE path=?", (path,)).fetchone()
+        if row is None:
+            return None
+        return _Known(cf.Checkpoint(*row) if row[0] is not None else None, None, False, "messages")
+
     def _stored_messages_path(self, sid: str) -> str | None:
         row = self.db.execute("SELECT path FROM files WHERE session_id=? AND kind='external'", (sid,)).fetchone()
         return row[0] if row else None
 
-    def _read(self, f: cf.FileStat) -> tuple[bytes, cf.Checkpoint] | None:
+    def _read(self, f: cf.FileStat, sid: str, kind: str) -> tuple[bytes, cf.Checkpoint] | None:
+        """The file's bytes if it changed (or came back) since the last read; None otherwise."""
         known = self.known.get(f.path)
-        if known is not None and not _should_read(f.checkpoint, known):
+        if known is not None and not known.gone and not _should_read(f.checkpoint, known):
             return None
         try:
             data, ckpt = cf.read(f.path, self.ledger.max_file_bytes)
-        except cf.FileProblem as exc:
-            self._failed(f, str(exc))
+        except cf.FileProblem as exc:  # not remembered as bad: retried at every refresh (no bytes read)
+            self._ensure_row(f, sid, kind)
+            self._failed(f, str(exc), remember=False)
             return None
         self.stats.files_read += 1
         self.stats.bytes_read += len(data)
         return data, ckpt
 
-    def _failed(self, f: cf.FileStat, why: str) -> None:
+    def _failed(self, f: cf.FileStat, why: str, remember: bool = True) -> None:
         self.stats.errors[f.path] = why
-        c = f.checkpoint
+        c = f.checkpoint if remember else cf.Checkpoint(None, None, None)
         self.db.execute(
             "UPDATE files SET bad_size=?, bad_mtime_ns=?, bad_inode=?, error=?, gone=0 WHERE path=?",
             (c.size, c.mtime_ns, c.inode, why, f.path),
         )
 
     def _ok(self, path: str, sid: str, kind: str, agent: str | None, c: cf.Checkpoint) -> None:
+        self.ok[path] = c
         self.db.execute(
             "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode) VALUES(?,?,?,?,?,?,?) "
             "ON CONFLICT(path) DO UPDATE SET session_id=excluded.session_id, kind=excluded.kind, "
@@ -294,7 +374,7 @@ class _Refresh:
 
     def _read_manifest(self, folder: cf.Folder) -> Manifest | None:
         f = folder.manifest
-        got = self._read(f)
+        got = self._read(f, folder.session_id, "manifest")
         if got is None:
             return None
         data, ckpt = got
@@ -325,12 +405,12 @@ class _Refresh:
         self.touched_sessions.add(sid)
 
     def _messages(self, sid: str, f: cf.FileStat, kind: str) -> None:
-        got = self._read(f)
+        got = self._read(f, sid, kind)
         if got is None:
             return
         data, ckpt = got
         try:
-            parsed = parse_messages(data, sid)
+            parsed = parse_messages(data, _scope(sid, f.path, kind))
         except ParseError as exc:
             self._ensure_row(f, sid, kind)
             self._failed(f, str(exc))
@@ -340,6 +420,9 @@ class _Refresh:
         self.touched_sessions.add(sid)
 
     def _session_defaults(self, sid: str) -> tuple[int, str | None]:
+        if sid in self.manifests:  # upserted in this refresh: the row holds exactly these values
+            m = self.manifests[sid][0]
+            return m.started_ms or 0, m.model
         row = self.db.execute("SELECT started_ms, model FROM sessions WHERE id=?", (sid,)).fetchone()
         return (row[0] or 0, row[1]) if row else (0, None)
 
@@ -361,7 +444,9 @@ class _Refresh:
             " cost=excluded.cost, tools=excluded.tools",
             rows,
         )
-        self.db.executemany("INSERT OR IGNORE INTO touched(key) VALUES(?)", [(r[0],) for r in rows])
+        self.touched_keys.update(r[0] for r in rows)  # written to `touched` sorted, in batches: faster
+        if len(self.touched_keys) >= TOUCHED_BATCH:
+            self._flush_touched()
         self.stats.calls_upserted += len(rows)
 
     def _mark_gone(self, seen_files: set[str]) -> None:
@@ -373,25 +458,44 @@ class _Refresh:
         self.db.executemany("UPDATE sessions SET removed=1 WHERE id=?", [(s,) for s in removed])
         self.stats.removed_sessions = len(removed)
 
+    def _flush_touched(self) -> None:
+        self.db.executemany("INSERT OR IGNORE INTO touched(key) VALUES(?)", ((k,) for k in sorted(self.touched_keys)))
+        self.touched_keys.clear()
+
     def _settle(self) -> None:
         """Rollups for sessions without per-message metrics; then who owns each touched call."""
         for sid in self.touched_sessions:
             manifest, path = self.manifests.get(sid, (None, ""))
             self._rollup(sid, manifest, path)
-        for sid in self.reordered:
-            self.db.execute("INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=?", (sid,))
+        self._flush_touched()  # first: the keys below are then mostly there already
+        self.db.executemany(
+            "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=?", ((s,) for s in self.reordered)
+        )
         self.db.execute(
             "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
             " WHERE c2.key = calls.key ORDER BY s.started_ms IS NULL, s.started_ms, c2.session_id, c2.id LIMIT 1))"
-            " WHERE key IN (SELECT key FROM touched)"
+            f" WHERE {self._key_access()}key IN (SELECT key FROM touched)"
         )
 
+    def _key_access(self) -> str:
+        """'+' (scan calls in table order: no index) when many keys were touched, as in a first ingest:
+        a lookup per key by the calls_key index is then 2-3x slower. '' (use the index) otherwise."""
+        touched = self.db.execute("SELECT count(*) FROM touched").fetchone()[0]
+        rows = self.db.execute("SELECT max(id) FROM calls").fetchone()[0] or 0
+        return "+" if touched * 4 > rows else ""
+
     def _rollup(self, sid: str, manifest: Manifest | None, path: str) -> None:
-        key = f"{sid}:rollup"
-        has_metrics = self.db.execute(
-            "SELECT 1 FROM calls WHERE session_id=? AND key != ? LIMIT 1", (sid, key)
-        ).fetchone()
+        """One call from `metadata.usage` while no message of the session has metrics (rollup rows: seq -1)."""
+        has_metrics = self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
         if has_metrics:
-            self.db.execute("DELETE FROM calls WHERE session_id=? AND key=?", (sid, key))
+            self.db.execute("INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=? AND seq<0", (sid,))
+            self.db.execute("DELETE FROM calls WHERE session_id=? AND seq<0", (sid,))
         elif manifest is not None and manifest.rollup is not None:
-            self._upsert_calls(sid, path, "lead", [manifest.rollup])
+            rollup = replace(manifest.rollup, key=f"{manifest.session_id or sid}:rollup")
+            self._upsert_calls(sid, path, "lead", [rollup])
+
+
+def _scope(sid: str, path: str, kind: str) -> str:
+    """What keys a message without an id: the session for its lead file, session/file for the others."""
+    name = os.path.basename(path)
+    return sid if kind == "external" or name == sid + cf.MESSAGES_SUFFIX else f"{sid}/{name}"

@@ -62,24 +62,31 @@ class PriceBook:
         key = self.key(raw)
         if key == "unknown":
             return "unknown model"
-        found = _shipped(key, _stripped(raw))
+        found = _shipped(key, self._name(raw, key))
         if found and any(ch.isupper() for ch in found[1]) and model_key(found[1].replace(" ", "-")) == key:
             return found[1]  # the same model, better spelled: "Claude Sonnet 4.5", "GLM-5.2"
-        return _stripped(raw) if raw else key
+        return self._name(raw, key)
+
+    def _name(self, raw: str | None, key: str) -> str:
+        """The name to look up: the raw id without its route, unless an alias renamed it."""
+        return _stripped(raw) if model_key(raw) == key else key
 
     def prices(self, raw: str | None) -> UnitPrices | None:
         key = self.key(raw)
-        shipped = _shipped(key, _stripped(raw))
+        shipped = _shipped(key, self._name(raw, key))
         base = shipped[0] if shipped else None
         override = self.overrides.get(key)
         if override is None:
             return base
-        fallback = base or UnitPrices(0, 0, 0, 0, "settings")
+        if base is None and not {"input", "output"} <= override.keys():
+            return None  # half a price is no price: never charge a missing rate as $0
+        # missing fields: the shipped price when there is one; cache tokens of an unknown model at the input rate
+        fallback = base or UnitPrices(0, 0, override["input"], override["input"], "settings")
         return UnitPrices(
             override.get("input", fallback.input),
             override.get("output", fallback.output),
-            override.get("cache_read", override.get("input", fallback.cache_read)),
-            override.get("cache_write", override.get("input", fallback.cache_write)),
+            override.get("cache_read", fallback.cache_read),
+            override.get("cache_write", fallback.cache_write),
             "settings",
         )
 

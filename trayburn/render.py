@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .report import DayReport, SessionDetail, SessionSummary
+from .report import DayReport, ModelCost, SessionDetail, SessionSummary
 
 
 def usd(value: float | None, estimated: bool = False) -> str:
@@ -38,10 +38,20 @@ def day(r: DayReport) -> str:
                  f"{tokens(t.cache_write)} cache write), {tokens(t.output)} out")
     if r.models:
         lines += ["", table(["model", "calls", "cost"],
-                            [[m.name, str(m.calls), usd(m.cost_usd, bool(m.estimated_cost_usd))
-                              + (f" (+{m.unpriced_calls} unpriced)" if m.unpriced_calls else "")] for m in r.models],
+                            [[m.name, str(m.calls), _model_cost(m)] for m in r.models],
                             right={1, 2})]
     return "\n".join(lines)
+
+
+def _model_cost(m: ModelCost) -> str:
+    return cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls)
+
+
+def cost_cell(cost: float, estimated: float, unpriced: int, calls: int) -> str:
+    """A cost with its marks; calls none of which has a price are "unpriced", never $0."""
+    if calls and unpriced == calls:
+        return "unpriced"
+    return usd(cost, bool(estimated)) + (f" (+{unpriced} unpriced)" if unpriced else "")
 
 
 def sessions(items: list[SessionSummary]) -> str:
@@ -49,7 +59,8 @@ def sessions(items: list[SessionSummary]) -> str:
         return "No sessions."
     rows = [[
         (s.started_at or "")[:16].replace("T", " "), shorten(s.title, 48), s.state + (" (removed)" if s.removed else ""),
-        ", ".join(s.models) or "-", str(s.calls), usd(s.cost_usd, bool(s.estimated_cost_usd)), s.id,
+        ", ".join(s.models) or "-", str(s.calls), cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls),
+        s.id,
     ] for s in items]
     return table(["started", "title", "status", "models", "calls", "cost", "id"], rows, right={4, 5})
 
@@ -61,7 +72,8 @@ def session(d: SessionDetail) -> str:
         f"  project {s.project or '-'}  ·  {s.cwd or '-'}",
         f"  started {s.started_at or '-'}  ended {s.ended_at or '-'}"
         + (f"  ({d.duration_s:.0f} s)" if d.duration_s is not None else ""),
-        f"  {s.calls} calls, {usd(s.cost_usd)}" + (f" ({usd(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
+        f"  {s.calls} calls, {cost_cell(s.cost_usd, 0.0, s.unpriced_calls, s.calls)}"
+        + (f" ({usd(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
     ]
     for sub in s.subagents:
         lines.append(f"  {sub.kind} {sub.name}: {sub.calls} calls, {usd(sub.cost_usd)}")

@@ -26,9 +26,11 @@ TOOL_WORDS = {
 _USER_INPUT = re.compile(r"^\s*<user_input[^>]*>(.*?)(</user_input>\s*)?$", re.S)
 
 # per group: calls, tokens, reported cost, then calls and tokens of those without a reported cost
+# (their input at least their cache tokens, so a call's uncached input is never below 0, as per call)
 _SUMS = (
     "COUNT(*), SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), TOTAL(cost), SUM(cost IS NULL),"
-    " TOTAL(CASE WHEN cost IS NULL THEN input END), TOTAL(CASE WHEN cost IS NULL THEN output END),"
+    " TOTAL(CASE WHEN cost IS NULL THEN MAX(input, cache_read + cache_write) END),"
+    " TOTAL(CASE WHEN cost IS NULL THEN output END),"
     " TOTAL(CASE WHEN cost IS NULL THEN cache_read END), TOTAL(CASE WHEN cost IS NULL THEN cache_write END)"
 )
 
@@ -97,7 +99,7 @@ class DayReport:
     def to_json(self) -> dict:
         out = asdict(self)
         out["tokens"] = asdict(self.tokens)
-        slim = lambda m: {"name": m["name"], "cost_usd": _r(m["cost_usd"]), "calls": m["calls"]}  # noqa: E731
+        slim = lambda m: {"name": m["name"], "cost_usd": _known_cost(m), "calls": m["calls"]}  # noqa: E731
         out["models"] = [slim(m) for m in out["models"]]
         out["top_model"] = slim(out["top_model"]) if out["top_model"] else None
         out["cost_usd"], out["estimated_cost_usd"] = _r(self.cost_usd), _r(self.estimated_cost_usd)
@@ -139,7 +141,7 @@ class SessionSummary:
 
     def to_json(self) -> dict:
         out = asdict(self)
-        out["cost_usd"], out["estimated_cost_usd"] = _r(self.cost_usd), _r(self.estimated_cost_usd)
+        out["cost_usd"], out["estimated_cost_usd"] = _known_cost(out), _r(self.estimated_cost_usd)
         for s in out["subagents"]:
             s["cost_usd"] = _r(s["cost_usd"])
         out.pop("last_activity_ms")
@@ -205,7 +207,12 @@ def iso_local(ms: int | None) -> str | None:
 
 
 def _r(usd: float) -> float:
-    return round(usd, 6)
+    return round(usd, 9)  # nano-dollars: float noise goes, a cheap call's cost stays
+
+
+def _known_cost(m: dict) -> float | None:
+    """A model (or session) none of whose calls has a price has no cost (null), never $0."""
+    return None if m["calls"] and m["unpriced_calls"] == m["calls"] else _r(m["cost_usd"])
 
 
 # ---- reports ---------------------------------------------------------------------------------------
@@ -276,7 +283,7 @@ def sessions_report(
         (start, end, start, end),
     )]
     out = [_summary(ledger, book, sid, start, end, now_ms) for sid in ids]
-    return sorted((s for s in out if s), key=lambda s: s.started_at or "", reverse=True)
+    return sorted((s for s in out if s), key=lambda s: _ms(s.started_at) or 0, reverse=True)
 
 
 def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None = None) -> SessionDetail | None:

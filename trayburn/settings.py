@@ -37,20 +37,24 @@ class Settings:
     aliases: dict[str, str] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they were
+    invalid: dict[str, Any] = field(default_factory=dict)  # known keys with bad values: defaults used, kept on save
 
     def to_toml_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name == "extra" or value is None or value == {} or value == f.default:
+            if f.name in _KEPT or value is None or value == {} or value == f.default:
                 continue
             out[f.name] = value
+        for key, value in self.invalid.items():
+            out.setdefault(key, value)
         out.update(self.extra)
         return out
 
 
+_KEPT = ("extra", "invalid")
 DEFAULTS = Settings()
-KEYS = tuple(f.name for f in fields(Settings) if f.name != "extra")
+KEYS = tuple(f.name for f in fields(Settings) if f.name not in _KEPT)
 
 
 @dataclass
@@ -103,7 +107,7 @@ def _check_prices(value: Any) -> dict[str, dict[str, float]]:
         for k, v in row.items():
             if k not in PRICE_FIELDS:
                 raise ValueError(f'prices."{model}".{k} is unknown (use {", ".join(PRICE_FIELDS)})')
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
                 raise ValueError(f'prices."{model}".{k} must be USD per million tokens, 0 or more')
         out[model] = {k: float(v) for k, v in row.items()}
     return out
@@ -119,6 +123,7 @@ def from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
         try:
             setattr(settings, key, _check(key, value))
         except ValueError as exc:
+            settings.invalid[key] = value
             warnings.append(f"'{key}' {exc}; using the default")
     return settings, warnings
 
@@ -147,6 +152,7 @@ def save(path: Path, settings: Settings) -> None:
     data = tomli_w.dumps(settings.to_toml_dict()).encode("utf-8")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        _keep_mode(path, fd)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -155,6 +161,16 @@ def save(path: Path, settings: Settings) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _keep_mode(path: Path, fd: int) -> None:
+    """The new file gets the old one's permissions (mkstemp's are 0600); a new file the usual 0644."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        mode = 0o644
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
 
 
 def _editable(path: Path) -> Settings:
@@ -185,6 +201,15 @@ def update(path: Path, key: str, text: str | None) -> Settings:
     head, _, rest = key.partition(".")
     if head not in KEYS or (rest and head not in ("aliases", "prices")):
         raise SettingsError(f"unknown setting '{key}'. Known: {', '.join(KEYS)}")
+    if rest and head in settings.invalid:
+        raise SettingsError(f"'{head}' in {path} is not valid; fix it by hand (trayburn will not overwrite it)")
+    settings.invalid.pop(head, None)
+    _apply(settings, key, head, rest, text)
+    save(path, settings)
+    return settings
+
+
+def _apply(settings: Settings, key: str, head: str, rest: str, text: str | None) -> None:
     if head == "aliases" and rest:
         _update_table(settings.aliases, rest, text)
     elif head == "prices" and rest:
@@ -195,15 +220,19 @@ def update(path: Path, key: str, text: str | None) -> Settings:
         _update_table(row, part, None if text is None else parse_value(key, text))
         if not row:
             del settings.prices[model]
+        _checked(settings, "prices", settings.prices)
     elif text is None:
         setattr(settings, head, getattr(DEFAULTS, head) if head not in ("aliases", "prices") else {})
     else:
-        try:
-            setattr(settings, head, _check(head, parse_value(head, text)))
-        except ValueError as exc:
-            raise SettingsError(f"{head} {exc}") from None
-    save(path, settings)
-    return settings
+        _checked(settings, head, parse_value(head, text))
+
+
+def _checked(settings: Settings, key: str, value: Any) -> None:
+    try:
+        setattr(settings, key, _check(key, value))
+    except ValueError as exc:
+        text = str(exc)
+        raise SettingsError(text if text.startswith(key) else f"{key} {text}") from None
 
 
 def _update_table(table: dict, key: str, value: Any) -> None:

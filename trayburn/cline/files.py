@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import stat
+import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 MESSAGES_SUFFIX = ".messages.json"
+RACY_NS = 2 * 10**9  # a folder changed this recently is listed again at the next scan
 
 
 class Checkpoint(NamedTuple):
@@ -47,43 +50,92 @@ def stat_file(path: str) -> Checkpoint:
     return checkpoint(os.stat(path))
 
 
-def scan(sessions_dir: str) -> Scan:
-    """Every session folder with the stats of its manifest and messages files."""
+class ScanCache:
+    """What each folder held when it was last listed, by its stamp (mtime, ctime, inode). Cline rewrites
+    its files in place, which leaves the folder's stamp alone; adding, removing or renaming a file
+    changes it. So a folder with the same stamp has its files stat-ed without being listed again."""
+
+    def __init__(self) -> None:
+        self._listings: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+        self.used = False  # set by the first scan
+
+    def names(self, path: str, stamp: tuple[int, int, int]) -> list[str] | None:
+        hit = self._listings.get(path)
+        return hit[1] if hit is not None and hit[0] == stamp else None
+
+    def remember(self, path: str, stamp: tuple[int, int, int], names: list[str], now_ns: int) -> None:
+        if now_ns - max(stamp[0], stamp[1]) > RACY_NS:
+            self._listings[path] = (stamp, names)
+        else:  # changed a moment ago: it may change again within the same timestamp tick
+            self._listings.pop(path, None)
+
+
+def _stamp(path: str) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
+    """Every session folder with the stats of its manifest and messages files. Folders whose stamp
+    is the one in `cache` are not listed again (a refresh with nothing new then only stats)."""
     out = Scan()
-    try:
-        entries = list(os.scandir(sessions_dir))
-    except OSError as exc:
-        out.problems[sessions_dir] = _why(exc)
-        return out
-    for entry in entries:
-        try:
-            if not entry.is_dir():
-                continue
-        except OSError as exc:
-            out.problems[entry.path] = _why(exc)
-            continue
-        folder = _scan_folder(entry.name, entry.path, out.problems)
+    cache = ScanCache() if cache is None else cache
+    now = time.time_ns()
+    stamping = cache.used  # a first scan lists every folder anyway: stamping them pays from the second
+    cache.used = True
+    prefix = os.path.join(sessions_dir, "x")[:-1]  # + name == os.path.join(sessions_dir, name), minus its cost
+    for name in _folder_names(sessions_dir, cache, now, out.problems) or ():
+        folder = _scan_folder(name, prefix + name, out.problems, cache, now if stamping else None)
         if folder:
             out.folders.append(folder)
     return out
 
 
-def _scan_folder(sid: str, path: str, problems: dict[str, str]) -> Folder | None:
+def _folder_names(sessions_dir: str, cache: ScanCache, now: int, problems: dict[str, str]) -> list[str] | None:
+    """The sub-folders' names, oldest sessions first (the ledger's inserts then mostly append)."""
     try:
-        entries = list(os.scandir(path))
+        stamp = _stamp(sessions_dir)
+        names = cache.names(sessions_dir, stamp)
+        if names is not None:
+            return names
+        entries = sorted(os.scandir(sessions_dir), key=lambda e: e.name)
+    except OSError as exc:
+        problems[sessions_dir] = _why(exc)
+        return None
+    names, clean = [], True
+    for entry in entries:
+        try:
+            if entry.is_dir():
+                names.append(entry.name)
+        except OSError as exc:
+            problems[entry.path] = _why(exc)
+            clean = False
+    if clean:
+        cache.remember(sessions_dir, stamp, names, now)
+    return names
+
+
+def _scan_folder(sid: str, path: str, problems: dict[str, str], cache: ScanCache, now: int | None) -> Folder | None:
+    """`now` None: list the folder without stamping it or using the cache."""
+    manifest_name, lead_name = sid + ".json", sid + MESSAGES_SUFFIX
+    try:
+        stamp = None if now is None else _stamp(path)
+        names = None if stamp is None else cache.names(path, stamp)
+        if names is None:
+            names = [e.name for e in os.scandir(path) if e.name == manifest_name or e.name.endswith(MESSAGES_SUFFIX)]
+            if stamp is not None:
+                cache.remember(path, stamp, names, now)
     except OSError as exc:
         problems[path] = _why(exc)
         return None
     manifest, lead, others = None, None, []
-    manifest_name, lead_name = sid + ".json", sid + MESSAGES_SUFFIX
-    for entry in entries:
-        name = entry.name
-        if name != manifest_name and not name.endswith(MESSAGES_SUFFIX):
-            continue
-        try:
-            stat = FileStat(entry.path, checkpoint(entry.stat()))
+    prefix = os.path.join(path, "x")[:-1]
+    for name in names:
+        file_path = prefix + name
+        try:  # os.stat, not DirEntry.stat: on Windows only os.stat gives the inode a checkpoint holds
+            stat = FileStat(file_path, checkpoint(os.stat(file_path)))
         except OSError as exc:
-            problems[entry.path] = _why(exc)
+            problems[file_path] = _why(exc)
             continue
         if name == manifest_name:
             manifest = stat
@@ -98,18 +150,34 @@ def _scan_folder(sid: str, path: str, problems: dict[str, str]) -> Folder | None
 
 
 def read(path: str, limit_bytes: int) -> tuple[bytes, Checkpoint]:
-    """The whole file and its checkpoint as read (fstat on the open handle)."""
+    """The whole file and its checkpoint as read (fstat on the open handle). Opened without
+    blocking, so a FIFO cannot hang us; only regular files are read, and never past the limit."""
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if st.st_size > limit_bytes:
-                raise FileProblem(
-                    f"too large: {st.st_size / 1e6:.0f} MB is over the {limit_bytes / 1e6:.0f} MB limit "
-                    "(setting max_file_mb)"
-                )
-            return fh.read(), checkpoint(st)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         raise FileProblem(_why(exc)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileProblem("is a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file")
+        _check_size(st.st_size, limit_bytes)
+        with open(fd, "rb", closefd=False) as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise FileProblem(_why(exc)) from None
+    finally:
+        os.close(fd)
+    _check_size(len(data), limit_bytes)  # it may have grown since fstat
+    return data, checkpoint(st)
+
+
+def _check_size(size: int, limit_bytes: int) -> None:
+    if size > limit_bytes:
+        raise FileProblem(f"too large: {_amount(size)} is over the {_amount(limit_bytes)} limit (setting max_file_mb)")
+
+
+def _amount(size: int) -> str:
+    return f"{size / 1e6:.0f} MB" if size >= 10**6 else f"{size:,} bytes"
 
 
 def _why(exc: OSError) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import msgspec
@@ -43,6 +43,9 @@ class _MessagesDoc(msgspec.Struct):
 
 
 _fast = msgspec.json.Decoder(_MessagesDoc | list[_Message])
+
+MAX_TOKENS = 2**53  # above this a token count is garbage (and would not fit SQLite's INTEGER)
+MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
 
 
 @dataclass(slots=True)
@@ -84,30 +87,44 @@ class Manifest:
 
 
 def _tokens(value: Any) -> int:
-    """Token fields that are not non-negative finite numbers count as 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    """Token fields that are not non-negative finite numbers (of a sane size) count as 0."""
+    if type(value) is int and 0 <= value <= MAX_TOKENS:  # the common case, decided first
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKENS:
         return 0
     return int(value)
 
 
 def _cost(value: Any) -> float | None:
+    if type(value) is float and 0 <= value < math.inf:  # the common case, decided first
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         return None
     return float(value)
 
 
 def to_ms(value: Any) -> int | None:
-    """Epoch ms from ms, seconds (below 1e12) or an ISO string; None when missing, 0 or unusable."""
+    """Epoch ms from ms, seconds (below 1e12) or an ISO string (UTC unless it says otherwise);
+    None when missing, 0 or unusable."""
+    if type(value) is int and 1e12 <= value <= MAX_MS:  # the common case (epoch ms), decided first
+        return value
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
-        return int(value if value >= 1e12 else value * 1000)
+    if isinstance(value, (int, float)) and 0 < value <= MAX_MS:
+        return int(value) if value >= 1e12 else round(value * 1000)
     if isinstance(value, str) and value.strip():
-        try:
-            return int(datetime.fromisoformat(value.strip().replace("Z", "+00:00")).timestamp() * 1000)
-        except ValueError:
-            return None
+        return _iso_ms(value.strip())
     return None
+
+
+def _iso_ms(text: str) -> int | None:
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return int(when.timestamp() * 1000)
 
 
 def _tool_names(content: Any) -> tuple[str, ...]:
@@ -115,16 +132,22 @@ def _tool_names(content: Any) -> tuple[str, ...]:
         return ()
     names = []
     for block in content:
-        kind = block.type if isinstance(block, _Block) else (block.get("type") if isinstance(block, dict) else None)
-        name = block.name if isinstance(block, _Block) else (block.get("name") if isinstance(block, dict) else None)
+        if type(block) is _Block:
+            kind, name = block.type, block.name
+        elif isinstance(block, dict):
+            kind, name = block.get("type"), block.get("name")
+        else:
+            continue
         if kind == "tool_use" and isinstance(name, str):
             names.append(name)
     return tuple(names)
 
 
 def _call(metrics: dict, key: str, index: int, ts: Any, model: Any, tools: tuple[str, ...]) -> Call | None:
-    tokens = [_tokens(metrics.get(k)) for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")]
-    cost = _cost(metrics.get("cost"))
+    get = metrics.get
+    tokens = (_tokens(get("inputTokens")), _tokens(get("outputTokens")), _tokens(get("cacheReadTokens")),
+              _tokens(get("cacheWriteTokens")))
+    cost = _cost(get("cost"))
     if not any(tokens) and not cost:
         return None
     model = model if isinstance(model, str) and model.strip() else None
@@ -134,15 +157,21 @@ def _call(metrics: dict, key: str, index: int, ts: Any, model: Any, tools: tuple
 def _calls(messages: list, session_id: str) -> list[Call]:
     calls = []
     for index, m in enumerate(messages):
-        get = m.get if isinstance(m, dict) else lambda k, m=m: getattr(m, k, None)
-        metrics = get("metrics")
-        if get("role") != "assistant" or not isinstance(metrics, dict):
-            continue
-        mid = get("id")
+        if type(m) is _Message:  # the typed fast path: plain attributes
+            metrics = m.metrics
+            if m.role != "assistant" or not isinstance(metrics, dict):
+                continue
+            mid, info, ts, content = m.id, m.modelInfo, m.ts, m.content
+        elif isinstance(m, dict):
+            metrics = m.get("metrics")
+            if m.get("role") != "assistant" or not isinstance(metrics, dict):
+                continue
+            mid, info, ts, content = m.get("id"), m.get("modelInfo"), m.get("ts"), m.get("content")
+        else:
+            continue  # not an object: no call, but it keeps its index
         key = mid if isinstance(mid, str) and mid else f"{session_id}:{index}"
-        info = get("modelInfo")
         model = info.get("id") if isinstance(info, dict) else None
-        call = _call(metrics, key, index, get("ts"), model, _tool_names(get("content")))
+        call = _call(metrics, key, index, ts, model, _tool_names(content))
         if call:
             calls.append(call)
     return calls
@@ -152,7 +181,7 @@ def parse_messages(data: bytes, session_id: str) -> Messages:
     """A `*.messages.json` document (or Cline's older bare array) → its calls."""
     try:
         doc = _fast.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         doc = _slow(data)
     if isinstance(doc, _MessagesDoc):
         agent = doc.agent if isinstance(doc.agent, str) else "lead"
@@ -162,10 +191,9 @@ def parse_messages(data: bytes, session_id: str) -> Messages:
         if not isinstance(messages, list):
             raise ParseError("no 'messages' list")
         agent = doc.get("agent") if isinstance(doc.get("agent"), str) else "lead"
-        return Messages(agent, _calls([m for m in messages if isinstance(m, dict)], session_id))
+        return Messages(agent, _calls(messages, session_id))  # non-objects are skipped, keeping indexes
     if isinstance(doc, list):
-        items = doc if doc and isinstance(doc[0], _Message) else [m for m in doc if isinstance(m, dict)]
-        return Messages("lead", _calls(items, session_id))
+        return Messages("lead", _calls(doc, session_id))
     raise ParseError("not a messages document")
 
 
@@ -189,8 +217,8 @@ def parse_manifest(data: bytes) -> Manifest:
     """A session manifest `<id>.json` → what we keep of it. Raises ParseError if not a JSON object."""
     try:
         doc = msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
-        raise ParseError(_describe(data, exc)) from None
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        doc = _slow(data)  # valid JSON msgspec refuses (1e400) still parses; the rest raises ParseError
     if not isinstance(doc, dict):
         raise ParseError("not a JSON object")
     sid = doc.get("session_id")

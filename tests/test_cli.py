@@ -1,0 +1,233 @@
+"""The command line through cli.main(argv): JSON that parses, one-line errors with their exit
+codes, and doctor's verdicts. The environment points only inside tmp_path."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from corpus import copy_corpus, expected, expected_sessions, isolated_env, sessions_of, set_tz  # noqa: F401
+from trayburn import cli
+from trayburn.ledger import SCHEMA_VERSION
+
+DATE = "2026-11-30"
+SUBAGENTS = "1796026750424_j6crs"
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch, set_tz):
+    """No Cline at all: HOME is an empty folder; settings and state in tmp_path."""
+    set_tz("UTC")
+    for var in ("CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    values = isolated_env(tmp_path)
+    for k, v in values.items():
+        monkeypatch.setenv(k, v)
+    return values
+
+
+@pytest.fixture
+def cline(env, tmp_path, monkeypatch):
+    root = copy_corpus(tmp_path / "cline")
+    monkeypatch.setenv("CLINE_DIR", str(root))
+    return root
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    return code, json.loads(out), err
+
+
+# ---- every command's JSON --------------------------------------------------------------------------------
+
+
+def test_today_json(cline, capsys):
+    code, out, err = run_json(capsys, "today", "--date", DATE)
+    assert (code, err) == (0, "")
+    assert out["calls"] == expected()["totals"]["calls"]
+
+
+def test_json_before_the_command_counts(cline, capsys, tmp_path):
+    code, out, _ = run(capsys, "--json", "today", "--date", DATE)
+    assert code == 0 and json.loads(out)["date"] == DATE
+    other = tmp_path / "other.toml"
+    other.write_text('theme = "dark"\n')
+    code, out, _ = run(capsys, "--config", str(other), "config", "show", "--json")
+    assert json.loads(out)["settings"]["theme"] == "dark"
+
+
+def test_sessions_json(cline, capsys):
+    code, out, _ = run_json(capsys, "sessions", "--since", DATE, "--until", DATE)
+    assert code == 0
+    assert {s["id"] for s in out} == set(expected_sessions())
+    row = next(s for s in out if s["id"] == SUBAGENTS)
+    assert row["calls"] == expected_sessions()[SUBAGENTS]["totals"]["calls"]
+    assert [a["kind"] for a in row["subagents"]] == ["subagent", "subagent"]
+    assert {"id", "title", "status", "state", "started_at", "models", "calls", "tokens", "cost_usd",
+            "estimated_cost_usd", "unpriced_calls", "subagents", "removed"} <= set(row)
+    assert run_json(capsys, "sessions", "--all")[1] == out
+    assert run_json(capsys, "sessions", "--since", "2026-12-01", "--until", "2026-12-02")[1] == []
+
+
+def test_sessions_text_lists_every_session(cline, capsys):
+    code, out, _ = run(capsys, "sessions", "--all")
+    assert code == 0 and all(sid in out for sid in expected_sessions())
+
+
+def test_session_json_and_text(cline, capsys):
+    code, out, _ = run_json(capsys, "session", SUBAGENTS)
+    want = expected_sessions()[SUBAGENTS]["totals"]
+    assert code == 0 and out["id"] == SUBAGENTS and out["calls"] == want["calls"]
+    assert len(out["calls_detail"]) == want["calls"]
+    assert sum(c["tokens"]["input"] for c in out["calls_detail"]) == want["inputTokens"]
+    assert sum(c["cost_usd"] for c in out["calls_detail"]) == pytest.approx(want["cost"], abs=1e-8)
+    code, text, _ = run(capsys, "session", SUBAGENTS)
+    assert code == 0 and "subagent" in text
+
+
+def test_doctor_json_ok(cline, capsys):
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == 0 and out["ok"] is True
+    assert out["verdict"].startswith("OK") and out["sessions"] == expected()["session_count"]
+    assert [lv["name"] for lv in out["levels"]] == ["cline_dir", "data_dir", "sessions_dir"]
+    assert out["levels"][0]["source"] == "CLINE_DIR" and out["problems"] == []
+
+
+def test_config_json(env, capsys):
+    assert run_json(capsys, "config", "path")[1] == {"path": env["TRAYBURN_CONFIG"]}
+    assert run_json(capsys, "config", "set", "theme", "dark")[1]["ok"] is True
+    assert run_json(capsys, "config", "show")[1]["settings"]["theme"] == "dark"
+
+
+# ---- errors: one line on stderr, non-zero exit ---------------------------------------------------------
+
+
+def one_line_error(code, out, err, want_code):
+    assert code == want_code and out == ""
+    assert err.startswith("trayburn: ") and err.count("\n") == 1, err
+
+
+def test_unknown_session_id(cline, capsys):
+    one_line_error(*run(capsys, "session", "1796000000000_nopee"), 1)
+
+
+@pytest.mark.parametrize("argv", [
+    ["today", "--date", "2026-13-01"], ["today", "--date", "yesterday"], ["sessions", "--since", "30/11/2026"],
+    ["today", "--bogus"], ["bogus"], ["config", "explode"],
+])
+def test_usage_errors(cline, capsys, argv):
+    one_line_error(*run(capsys, *argv), 2)
+
+
+def test_until_before_since(cline, capsys):
+    one_line_error(*run(capsys, "sessions", "--since", "2026-11-30", "--until", "2026-11-01"), 1)
+
+
+def test_newer_ledger_is_a_one_line_error(cline, env, capsys):
+    assert run(capsys, "today")[0] == 0
+    db = sqlite3.connect(f"{env['TRAYBURN_STATE_DIR']}/ledger.db")
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 5}")
+    db.commit()
+    db.close()
+    code, out, err = run(capsys, "today")
+    one_line_error(code, out, err, 1)
+    assert "newer trayburn" in err
+
+
+def test_rebuilt_ledger_notice_on_stderr(cline, env, capsys):
+    assert run(capsys, "today")[0] == 0
+    state = cline.parent / "state"
+    for extra in ("ledger.db-wal", "ledger.db-shm"):  # as after a clean exit
+        (state / extra).unlink(missing_ok=True)
+    (state / "ledger.db").write_bytes(b"garbage" * 1000)
+    code, out, err = run_json(capsys, "today", "--date", DATE)
+    assert code == 0 and out["calls"] == expected()["totals"]["calls"]
+    assert "rebuilt" in err
+
+
+def test_help_and_version_return(capsys):
+    assert cli.main(["--help"]) == 0
+    assert cli.main(["--version"]) == 0
+    assert "trayburn" in capsys.readouterr().out
+
+
+# ---- doctor's verdicts ------------------------------------------------------------------------------------
+
+
+def test_doctor_cline_not_installed(env, capsys):
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == 1 and out["ok"] is False
+    assert "not installed" in out["verdict"] and env["HOME"] in out["verdict"]
+    code, text, _ = run(capsys, "doctor")
+    assert code == 1 and "not installed" in text.splitlines()[-1]
+
+
+def test_doctor_variable_pointing_nowhere(env, capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("CLINE_DIR", str(tmp_path / "missing"))
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == 1 and "CLINE_DIR" in out["verdict"] and str(tmp_path / "missing") in out["verdict"]
+
+
+def test_doctor_setting_pointing_nowhere(env, capsys, tmp_path):
+    (tmp_path / "settings.toml").write_text(f'sessions_dir = "{tmp_path / "gone"}"\n')
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == 1
+    assert "sessions_dir" in out["verdict"] and str(tmp_path / "settings.toml") in out["verdict"]
+    assert out["levels"][2]["origin"] == "settings"
+
+
+def test_doctor_ignores_an_override_that_nothing_uses(cline, capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("CLINE_DIR", str(tmp_path / "missing"))  # root points nowhere, but...
+    monkeypatch.setenv("CLINE_SESSION_DATA_DIR", str(sessions_of(cline)))  # ...sessions are set on their own
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == 0 and out["ok"] and out["sessions"] == expected()["session_count"]
+
+
+def test_doctor_no_sessions_yet(env, capsys, monkeypatch, tmp_path):
+    root = tmp_path / "fresh"
+    root.mkdir()
+    monkeypatch.setenv("CLINE_DIR", str(root))
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == 1 and "has not recorded a session" in out["verdict"]
+    sessions_of(root).mkdir(parents=True)
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == 1 and "holds no sessions" in out["verdict"]
+
+
+def test_doctor_lists_problems_and_stays_ok(cline, capsys):
+    bad = sessions_of(cline) / SUBAGENTS / "agent_1796026750900_broken.messages.json"
+    bad.write_bytes(b'{"messages": [')
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == 0 and out["ok"]
+    assert [p["path"] for p in out["problems"]] == [str(bad)]
+    assert "mid-write" in out["problems"][0]["reason"]
+    code, text, _ = run(capsys, "doctor")
+    assert "Unreadable files (1)" in text and str(bad) in text
+
+
+def test_doctor_reports_a_broken_settings_file(cline, capsys, tmp_path):
+    (tmp_path / "settings.toml").write_text("theme = \n")
+    code, out, _ = run_json(capsys, "doctor")
+    assert "line 1" in out["config"]["error"]
+
+
+def test_state_folder_that_cannot_be_made_is_a_one_line_error(cline, monkeypatch, tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("TRAYBURN_STATE_DIR", str(blocker / "state"))
+    one_line_error(*run(capsys, "today"), 1)
+
+
+def test_text_output(cline, capsys):
+    code, out, _ = run(capsys, "today", "--date", DATE)
+    assert code == 0 and out.startswith(f"{DATE} (UTC): $") and f"{expected()['totals']['calls']} calls" in out
+    code, out, _ = run(capsys, "doctor")
+    assert code == 0 and out.rstrip().splitlines()[-1].startswith("OK:")

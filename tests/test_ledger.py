@@ -1,0 +1,661 @@
+"""The ledger on real files and a real SQLite database: totals equal EXPECTED.json, refreshes
+read only what changed, broken inputs never crash it, and every call counts exactly once."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from corpus import (
+    CORPUS, QUIRKS, age, as_sums, assert_sums, assistant, bump_mtime, copy_corpus, counted, dumps, expected,
+    expected_sessions, isolated_env, make_session, manifest, messages_doc, ms, refresh_in_process, sessions_of,
+    user, write_in_place, write_json,
+)
+from trayburn import report
+from trayburn.engine import Engine
+from trayburn.ledger import SCHEMA_VERSION, Ledger, LedgerError
+from trayburn.pricing import PriceBook
+
+REAL = sessions_of(CORPUS)
+LONG = "1796026909249_y8q37"  # i_long: 51 calls
+PLAIN = "1796026733097_tvgzu"  # a_plain: 1 call
+T0 = "2026-11-30T08:00:00.000Z"
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    led = Ledger(tmp_path / "state" / "ledger.db")
+    yield led
+    led.close()
+
+
+@pytest.fixture
+def cline(tmp_path):
+    return copy_corpus(tmp_path / "cline")
+
+
+@pytest.fixture
+def sessions(cline):
+    return sessions_of(cline)
+
+
+@pytest.fixture
+def empty(tmp_path):
+    path = tmp_path / "sessions"
+    path.mkdir()
+    return path
+
+
+def corpus_files() -> list[Path]:
+    return sorted(p for p in REAL.rglob("*") if p.is_file())
+
+
+def total() -> tuple:
+    return as_sums(expected()["totals"])
+
+
+def assert_no_write_needed(ledger: Ledger, sessions_dir: Path) -> None:
+    """A refresh with nothing to do reads no file and does not even take the write lock."""
+    other = sqlite3.connect(ledger.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process is writing
+    try:
+        ledger.db.execute("PRAGMA busy_timeout=50")
+        stats = ledger.refresh(sessions_dir)
+        assert (stats.files_read, stats.bytes_read) == (0, 0)
+    finally:
+        ledger.db.execute("PRAGMA busy_timeout=30000")
+        other.execute("ROLLBACK")
+        other.close()
+
+
+def append_call(path: Path, call: dict) -> bytes:
+    doc = json.loads(path.read_bytes())
+    doc["messages"] += [user(f"u-{call['id']}", call["ts"]), call]
+    data = dumps(doc)
+    write_in_place(path, data)
+    return data
+
+
+# ---- the recorded corpus --------------------------------------------------------------------------------
+
+
+def test_corpus_totals_equal_expected(ledger):
+    stats = ledger.refresh(REAL)
+    assert stats.errors == {}
+    assert (stats.files_read, stats.bytes_read) == (len(corpus_files()), sum(p.stat().st_size for p in corpus_files()))
+    assert_sums(counted(ledger), total())
+    assert ledger.query("SELECT COUNT(*) FROM sessions")[0][0] == expected()["session_count"]
+
+
+@pytest.mark.parametrize("sid", sorted(expected_sessions()))
+def test_session_totals_equal_expected(ledger, sid):
+    ledger.refresh(REAL)
+    assert_sums(counted(ledger, "session_id=?", (sid,)), as_sums(expected_sessions()[sid]["totals"]))
+
+
+def test_file_totals_and_agents_equal_expected(ledger):
+    ledger.refresh(REAL)
+    for sid, s in expected_sessions().items():
+        for f in s["message_files"]:
+            path = str(REAL / sid / f["file"])
+            assert_sums(counted(ledger, "file=?", (path,)), (f["calls"], *(f[k] for k in (
+                "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")), f["cost"]))
+            agents = {a for (a,) in ledger.query("SELECT DISTINCT agent FROM calls WHERE file=?", (path,))}
+            assert agents <= {f["agent"]}
+            owners = {o for (o,) in ledger.query("SELECT DISTINCT session_id FROM calls WHERE file=?", (path,))}
+            assert owners <= {sid}
+
+
+def test_no_rollup_where_messages_have_metrics(ledger):
+    ledger.refresh(REAL)
+    assert ledger.query("SELECT COUNT(*) FROM calls WHERE key LIKE '%:rollup'")[0][0] == 0
+
+
+def test_second_refresh_reads_nothing(ledger):
+    ledger.refresh(REAL)
+    stats = ledger.refresh(REAL)
+    assert (stats.files_read, stats.bytes_read, stats.errors) == (0, 0, {})
+    assert_no_write_needed(ledger, REAL)
+    again = Ledger(ledger.path)  # a new process, same ledger
+    assert (again.refresh(REAL).files_read, again.refresh(REAL).bytes_read) == (0, 0)
+    assert_sums(counted(again), total())
+    again.close()
+
+
+# ---- incremental refresh ---------------------------------------------------------------------------------
+
+
+def test_appending_a_call_to_the_messages_file_only_is_seen(ledger, sessions):
+    ledger.refresh(sessions)
+    manifest_before = (sessions / LONG / f"{LONG}.json").read_bytes()
+    call = assistant("msg_new00001", ms("2026-11-30T08:30:00Z"), 7000, 70, 5000, 100, cost=0.001)
+    data = append_call(sessions / LONG / f"{LONG}.messages.json", call)
+    stats = ledger.refresh(sessions)
+    assert (stats.files_read, stats.bytes_read) == (1, len(data))
+    assert (sessions / LONG / f"{LONG}.json").read_bytes() == manifest_before
+    want = list(total())
+    want = [want[0] + 1, want[1] + 7000, want[2] + 70, want[3] + 5000, want[4] + 100, want[5] + 0.001]
+    assert_sums(counted(ledger), want)
+    assert ledger.refresh(sessions).files_read == 0
+
+
+def test_a_new_subagent_file_in_a_known_session_is_seen(ledger, sessions):
+    ledger.refresh(sessions)
+    agent = sessions / PLAIN / "agent_1796026733999_abcdef.messages.json"
+    write_json(agent, messages_doc(f"{PLAIN}__x", [assistant("msg_sub00001", ms(T0), 500, 5)], agent="subagent"))
+    stats = ledger.refresh(sessions)
+    assert stats.files_read == 1
+    assert counted(ledger)[0] == total()[0] + 1
+    assert ledger.query("SELECT session_id, agent FROM calls WHERE key='msg_sub00001'") == [(PLAIN, "subagent")]
+
+
+def test_a_rewrite_keeping_size_is_seen_by_its_mtime(ledger, empty):
+    make_session(empty, "1796020000000_aaaaa", T0, [assistant("m1", ms(T0), 100, 1, cost=0.5)])
+    ledger.refresh(empty)
+    path = empty / "1796020000000_aaaaa" / "1796020000000_aaaaa.messages.json"
+    write_in_place(path, path.read_bytes().replace(b'"cost": 0.5', b'"cost": 0.7'))
+    bump_mtime(path)
+    assert ledger.refresh(empty).files_read == 1
+    assert counted(ledger)[5] == pytest.approx(0.7)
+
+
+# ---- half-written and broken files -----------------------------------------------------------------------
+
+
+def engine_for(tmp_path: Path, cline: Path, max_file_mb: int | None = None) -> Engine:
+    if max_file_mb:
+        (tmp_path / "settings.toml").write_text(f"max_file_mb = {max_file_mb}\n")
+    return Engine(tmp_path / "settings.toml", tmp_path / "state", isolated_env(tmp_path, CLINE_DIR=str(cline)))
+
+
+def test_half_written_messages_keep_previous_parse_until_fixed(tmp_path, cline, sessions):
+    engine = engine_for(tmp_path, cline)
+    engine.refresh()
+    path = sessions / LONG / f"{LONG}.messages.json"
+    full = path.read_bytes()
+    write_in_place(path, full[: len(full) // 2])
+    stats = engine.refresh()
+    assert str(path) in stats.errors
+    assert_sums(counted(engine.ledger), total())
+    assert [p for p, _ in engine.health().problems] == [str(path)]
+    engine.refresh()  # still broken: still the previous parse, still listed
+    assert_sums(counted(engine.ledger), total())
+    assert [p for p, _ in engine.health().problems] == [str(path)]
+    doc = json.loads(full)
+    doc["messages"].append(assistant("msg_fixed001", ms(T0), 10, 1, cost=0.25))
+    write_in_place(path, dumps(doc))
+    engine.refresh()
+    assert engine.health().problems == []
+    assert counted(engine.ledger)[0] == total()[0] + 1
+    assert counted(engine.ledger)[5] == pytest.approx(total()[5] + 0.25, abs=1e-9)
+    engine.close()
+
+
+def test_half_written_on_first_sight_then_fixed_counts_exactly(ledger, sessions):
+    path = sessions / LONG / f"{LONG}.messages.json"
+    full = path.read_bytes()
+    write_in_place(path, full[:4096])
+    ledger.refresh(sessions)
+    write_in_place(path, full)
+    ledger.refresh(sessions)
+    assert_sums(counted(ledger), total())
+    assert ledger.query("SELECT COUNT(*) FROM calls WHERE session_id=? AND seq<0", (LONG,))[0][0] == 0
+
+
+def test_half_written_manifest_keeps_the_session(tmp_path, cline, sessions):
+    engine = engine_for(tmp_path, cline)
+    engine.refresh()
+    path = sessions / PLAIN / f"{PLAIN}.json"
+    write_in_place(path, path.read_bytes()[:50])
+    engine.refresh()
+    h = engine.health()
+    assert (h.sessions, h.removed_sessions) == (expected()["session_count"], 0)
+    assert [p for p, _ in h.problems] == [str(path)]
+    assert_sums(counted(engine.ledger), total())
+    engine.close()
+
+
+def _make_bad(kind: str, path: Path) -> None:
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "binary":
+        path.write_bytes(os.urandom(2048).replace(b"{", b"\x00"))
+    elif kind == "huge":
+        path.write_bytes(dumps(messages_doc("x", [assistant("msg_huge0001", ms(T0), 5, 5)], pad="x" * 1_100_000)))
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "symlink-loop":
+        path.symlink_to(path.name)
+    elif kind == "dangling-symlink":
+        path.symlink_to(path.parent / "nowhere")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+    elif kind == "not-utf8":
+        path.write_bytes(b'{"messages": ["\xff\xfe"]}')
+
+
+BAD = ["empty", "binary", "huge", "folder", "symlink-loop", "dangling-symlink", "fifo", "device", "not-utf8"]
+
+
+@pytest.mark.parametrize("kind", BAD)
+def test_bad_files_never_crash_and_are_listed(tmp_path, cline, sessions, kind):
+    if kind in ("fifo", "device") and not hasattr(os, "mkfifo"):
+        pytest.skip("FIFOs and /dev/zero are POSIX")
+    engine = engine_for(tmp_path, cline, max_file_mb=1)
+    engine.refresh()
+    bad = [sessions / PLAIN / "agent_1796026733200_badbad.messages.json"]  # beside a good session
+    sid = "1796026999999_badss"  # and as the lead file and the manifest of new sessions
+    make_session(sessions, sid, T0, None)
+    bad.append(sessions / sid / f"{sid}.messages.json")
+    sid2 = "1796026999998_badmf"
+    (sessions / sid2).mkdir()
+    bad.append(sessions / sid2 / f"{sid2}.json")
+    write_json(sessions / sid2 / f"{sid2}.messages.json", messages_doc(sid2, [assistant("msg_nocount1", ms(T0))]))
+    for path in bad:
+        _make_bad(kind, path)
+    for _ in range(2):
+        engine.refresh()
+        assert_sums(counted(engine.ledger), total())
+        listed = {p for p, _ in engine.health().problems}
+        assert {str(p) for p in bad} <= listed
+    assert "1796026999998_badmf" not in {r[0] for r in engine.ledger.query("SELECT id FROM sessions")}
+    engine.close()
+
+
+@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True,
+                    reason="root reads files whatever their mode (the 'folder' and 'symlink-loop' cases cover this)")
+def test_unreadable_file_is_listed(tmp_path, cline, sessions):
+    engine = engine_for(tmp_path, cline)
+    path = sessions / LONG / f"{LONG}.messages.json"
+    path.chmod(0)
+    engine.refresh()
+    assert str(path) in {p for p, _ in engine.health().problems}
+    path.chmod(0o644)
+    engine.refresh()
+    assert_sums(counted(engine.ledger), total())
+    engine.close()
+
+
+def test_raising_the_size_limit_reads_a_file_that_was_too_large(tmp_path, empty):
+    sid = "1796020000000_large"
+    make_session(empty, sid, T0, [assistant("msg_large001", ms(T0), 100, 1, cost=0.5)])
+    ledger = Ledger(tmp_path / "state" / "ledger.db", max_file_bytes=500)
+    stats = ledger.refresh(empty)
+    assert "too large" in stats.errors[str(empty / sid / f"{sid}.messages.json")]
+    assert ledger.problems()
+    ledger.max_file_bytes = 10**6
+    ledger.refresh(empty)
+    assert counted(ledger)[0] == 1 and ledger.problems() == []
+
+
+def test_unlistable_sessions_folder_changes_nothing(ledger, sessions):
+    ledger.refresh(sessions)
+    aside = sessions.with_name("sessions.real")
+    sessions.rename(aside)
+    sessions.symlink_to(sessions.name)  # a loop: listing it fails
+    stats = ledger.refresh(sessions)
+    assert str(sessions) in stats.errors
+    assert ledger.query("SELECT COUNT(*) FROM sessions WHERE removed=1")[0][0] == 0
+    sessions.unlink()
+    aside.rename(sessions)
+    assert ledger.refresh(sessions).files_read == 0
+    assert_sums(counted(ledger), total())
+
+
+# ---- removed sessions ------------------------------------------------------------------------------------
+
+
+def test_removed_session_keeps_counting_and_is_marked(ledger, sessions, tmp_path):
+    ledger.refresh(sessions)
+    shutil.move(sessions / LONG, tmp_path / "kept")
+    stats = ledger.refresh(sessions)
+    assert stats.removed_sessions == 1
+    assert_sums(counted(ledger), total())
+    assert ledger.query("SELECT id FROM sessions WHERE removed=1") == [(LONG,)]
+    (summary,) = [s for s in report.sessions_report(ledger, PriceBook(), None, None) if s.id == LONG]
+    assert summary.removed and summary.calls == expected_sessions()[LONG]["totals"]["calls"]
+    assert ledger.problems() == []
+    assert_no_write_needed(ledger, sessions)
+    shutil.move(tmp_path / "kept", sessions / LONG)  # back, unchanged
+    ledger.refresh(sessions)
+    assert ledger.query("SELECT COUNT(*) FROM sessions WHERE removed=1")[0][0] == 0
+    assert_sums(counted(ledger), total())
+    assert_no_write_needed(ledger, sessions)
+
+
+def test_calls_that_vanish_from_a_rewritten_file_keep_counting(ledger, empty):
+    sid = "1796020000000_shrnk"
+    make_session(empty, sid, T0, [assistant("m1", ms(T0), 100, 1), assistant("m2", ms(T0), 200, 2)])
+    ledger.refresh(empty)
+    path = empty / sid / f"{sid}.messages.json"
+    write_in_place(path, dumps(messages_doc(sid, [assistant("m2", ms(T0), 200, 2)])))
+    ledger.refresh(empty)
+    assert counted(ledger)[:2] == (2, 300)
+
+
+# ---- the ledger's own database ---------------------------------------------------------------------------
+
+
+def test_broken_ledger_is_rebuilt_with_a_notice(tmp_path):
+    path = tmp_path / "state" / "ledger.db"
+    first = Ledger(path)
+    first.refresh(REAL)
+    first.close()
+    path.write_bytes(b"this is not a database at all" * 100)
+    rebuilt = Ledger(path)
+    assert rebuilt.notice and "rebuilt" in rebuilt.notice
+    assert [p.name for p in path.parent.iterdir() if ".broken-" in p.name]
+    rebuilt.refresh(REAL)
+    assert_sums(counted(rebuilt), total())
+    rebuilt.close()
+    assert Ledger(path).notice is None
+
+
+def test_truncated_ledger_is_rebuilt(tmp_path):
+    path = tmp_path / "state" / "ledger.db"
+    first = Ledger(path)
+    first.refresh(REAL)
+    first.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    first.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    rebuilt = Ledger(path)
+    assert rebuilt.notice
+    rebuilt.refresh(REAL)
+    assert_sums(counted(rebuilt), total())
+    rebuilt.close()
+
+
+def test_newer_schema_gives_a_readable_error(tmp_path):
+    path = tmp_path / "state" / "ledger.db"
+    Ledger(path).close()
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    with pytest.raises(LedgerError, match="newer trayburn"):
+        Ledger(path)
+    assert path.read_bytes() == before  # left alone for the newer trayburn
+
+
+def test_older_schema_is_rebuilt(tmp_path):
+    path = tmp_path / "state" / "ledger.db"
+    path.parent.mkdir()
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE calls(key TEXT)")  # an older layout, user_version 0
+    db.commit()
+    db.close()
+    led = Ledger(path)
+    assert led.notice and "older schema" in led.notice
+    led.refresh(REAL)
+    assert_sums(counted(led), total())
+    led.close()
+
+
+def test_two_processes_refreshing_at_once_count_exactly(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    state = tmp_path / "state"
+    procs = [ctx.Process(target=refresh_in_process, args=(str(state), str(REAL), start, out)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    start.set()
+    results = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    assert all(errors == {} for _, _, errors in results)
+    assert sum(read for _, read, _ in results) == len(corpus_files())  # each file read once, by one of them
+    led = Ledger(state / "ledger.db")
+    assert led.notice is None
+    assert_sums(counted(led), total())
+    assert led.query("SELECT COUNT(*), COUNT(DISTINCT file || '|' || key) FROM calls")[0] == (total()[0],) * 2
+    led.close()
+
+
+# ---- the rules, on hand-made sessions ------------------------------------------------------------------
+
+
+def test_fork_counted_once_owned_by_the_earliest(ledger, empty):
+    parent, fork = "1796020000000_paren", "1796020500000_forkd"
+    shared = [assistant("msg_shared01", ms(T0), 1000, 10, cost=0.01), assistant("msg_shared02", ms(T0), 2000, 20)]
+    make_session(empty, fork, "2026-11-30T09:00:00.000Z", shared + [assistant("msg_forkonly", ms(T0), 300, 3)],
+                 metadata={"title": "fork", "fork": {"forkedFromSessionId": parent}})
+    ledger.refresh(empty)  # the fork first: its copies count for now
+    assert counted(ledger)[:2] == (3, 3300)
+    make_session(empty, parent, T0, shared)
+    ledger.refresh(empty)  # the parent appears: it owns what it had first
+    assert counted(ledger)[:2] == (3, 3300)
+    owners = dict(ledger.query("SELECT key, session_id FROM calls WHERE counted=1"))
+    assert owners == {"msg_shared01": parent, "msg_shared02": parent, "msg_forkonly": fork}
+    assert ledger.query("SELECT forked_from FROM sessions WHERE id=?", (fork,)) == [(parent,)]
+
+
+def test_copied_folder_counted_once(ledger, empty):
+    a, b = "1796020000000_orign", "1796020000000_copyy"
+    msgs = [assistant("msg_copied01", ms(T0), 1000, 10, cost=0.01), assistant("msg_copied02", ms(T0), 500, 5)]
+    make_session(empty, a, T0, msgs)
+    make_session(empty, b, T0, msgs, session_id=a)  # same start: a tie, still once
+    ledger.refresh(empty)
+    assert counted(ledger)[:2] == (2, 1500)
+    assert len({s for (s,) in ledger.query("SELECT session_id FROM calls WHERE counted=1")}) == 1
+
+
+def test_subagents_and_teammates_count_once_for_their_session(ledger, empty):
+    sid = "1796020000000_teams"
+    make_session(empty, sid, T0, [assistant("msg_lead0001", ms(T0), 1000, 10, tools=("spawn_agent",))], agents={
+        "agent_1796020000100_abcdef.messages.json": ("subagent", [assistant("msg_sub00001", ms(T0), 200, 2)]),
+        "worker__Ab12Cd.messages.json": ("teammate", [assistant("msg_team0001", ms(T0), 30, 3)]),
+    })
+    ledger.refresh(empty)
+    rows = sorted(ledger.query("SELECT key, session_id, agent FROM calls WHERE counted=1"))
+    assert rows == [("msg_lead0001", sid, "lead"), ("msg_sub00001", sid, "subagent"),
+                    ("msg_team0001", sid, "teammate")]
+
+
+def test_messages_without_ids_in_different_files_do_not_collide(ledger, empty):
+    sid = "1796020000000_noids"
+    lead, sub = assistant(None, ms(T0), 100, 1), assistant(None, ms(T0), 20, 2)
+    del lead["id"], sub["id"]
+    make_session(empty, sid, T0, [lead], agents={"agent_1796020000100_abcdef.messages.json": ("subagent", [sub])})
+    ledger.refresh(empty)
+    assert counted(ledger)[:3] == (2, 120, 3)
+
+
+def test_tmp_files_ignored(ledger, empty):
+    sid = "1796020000000_tmpfl"
+    folder = make_session(empty, sid, T0, [assistant("msg_real0001", ms(T0), 100, 1)])
+    extra = dumps(messages_doc(sid, [assistant("msg_temp0001", ms(T0), 999, 9)]))
+    (folder / f"{sid}.messages.json.4242.0f8e2c1a.tmp").write_bytes(extra)
+    (folder / f"{sid}.json.4242.0f8e2c1a.tmp").write_bytes(b"{")
+    (folder / f"{sid}.compaction.json.1.2.tmp").write_bytes(extra)
+    stats = ledger.refresh(empty)
+    assert stats.files_read == 2 and stats.errors == {}
+    assert counted(ledger)[:2] == (1, 100)
+
+
+@pytest.mark.parametrize("content", [None, b"", b"[1, 2]", b"{\"session_id\": ", b"\"text\""],
+                         ids=["missing", "empty", "array", "cut", "string"])
+def test_folder_without_a_parseable_manifest_is_not_a_session(ledger, empty, content):
+    sid = "1796020000000_nomnf"
+    folder = empty / sid
+    write_json(folder / f"{sid}.messages.json", messages_doc(sid, [assistant("msg_orphan01", ms(T0), 100, 1)]))
+    write_json(folder / "other.json", manifest(sid, T0))  # not <id>.json
+    if content is not None:
+        (folder / f"{sid}.json").write_bytes(content)
+    ledger.refresh(empty)
+    assert ledger.query("SELECT COUNT(*) FROM sessions")[0][0] == 0
+    assert counted(ledger)[0] == 0
+    if content is not None:  # a broken file that just changed is retried for a while (it may be mid-write)
+        age(folder / f"{sid}.json")
+        ledger.refresh(empty)
+    assert_no_write_needed(ledger, empty)
+    write_json(folder / f"{sid}.json", manifest(sid, T0))  # now it is one
+    ledger.refresh(empty)
+    assert ledger.query("SELECT id FROM sessions") == [(sid,)]
+    assert counted(ledger)[:2] == (1, 100)
+
+
+def test_rollup_from_usage_only_when_no_message_has_metrics(ledger, empty):
+    sid = "1796020000000_rollu"
+    raw = json.loads((QUIRKS / "manifests" / "rollup.json").read_text())
+    usage = raw["metadata"]["usage"]
+    make_session(empty, sid, T0, None, metadata=raw["metadata"])
+    ledger.refresh(empty)
+    assert_sums(counted(ledger), (1, usage["inputTokens"], usage["outputTokens"], usage["cacheReadTokens"],
+                                  usage["cacheWriteTokens"], usage["totalCost"]))
+    assert ledger.query("SELECT ts_ms FROM calls") == [(ms(T0),)]
+    path = empty / sid / f"{sid}.messages.json"
+    write_json(path, messages_doc(sid, [user("u1", ms(T0))]))  # a file with no metrics yet
+    ledger.refresh(empty)
+    assert counted(ledger)[0] == 1
+    write_json(path, messages_doc(sid, [user("u1", ms(T0)), assistant("msg_first001", ms(T0), 10, 1, cost=0.5)]))
+    ledger.refresh(empty)
+    assert_sums(counted(ledger), (1, 10, 1, 0, 0, 0.5))  # the messages replace the rollup, never add to it
+
+
+def test_rollups_of_manifests_without_session_id_stay_apart(ledger, empty):
+    raw = json.loads((QUIRKS / "manifests" / "rollup.json").read_text())
+    for sid in ("1796020000000_anon1", "1796020000001_anon2"):
+        make_session(empty, sid, T0, None, metadata=raw["metadata"], session_id=None)
+    ledger.refresh(empty)
+    assert counted(ledger)[0] == 2
+
+
+def test_aggregate_usage_alone_counts_nothing(ledger, empty):
+    raw = json.loads((QUIRKS / "manifests" / "aggregate_only.json").read_text())
+    make_session(empty, "1796020000000_aggro", T0, None, metadata=raw["metadata"])
+    ledger.refresh(empty)
+    assert counted(ledger)[0] == 0
+
+
+def test_co_located_messages_preferred_over_messages_path(ledger, empty, tmp_path):
+    sid = "1796020000000_coloc"
+    elsewhere = tmp_path / "elsewhere" / f"{sid}.messages.json"
+    write_json(elsewhere, messages_doc(sid, [assistant("msg_stale001", ms(T0), 999, 9)]))
+    make_session(empty, sid, T0, [assistant("msg_here0001", ms(T0), 100, 1)], messages_path=str(elsewhere))
+    stats = ledger.refresh(empty)
+    assert stats.files_read == 2  # manifest and the co-located file; never the other
+    assert ledger.query("SELECT key FROM calls WHERE counted=1") == [("msg_here0001",)]
+
+
+def test_messages_path_used_when_co_located_is_missing(ledger, empty, tmp_path):
+    sid = "1796020000000_remot"
+    elsewhere = tmp_path / "elsewhere" / f"{sid}.messages.json"
+    write_json(elsewhere, messages_doc(sid, [assistant("msg_remote01", ms(T0), 100, 1)]))
+    make_session(empty, sid, T0, None, messages_path=str(elsewhere))
+    ledger.refresh(empty)
+    assert ledger.query("SELECT key, session_id FROM calls WHERE counted=1") == [("msg_remote01", sid)]
+    assert_no_write_needed(ledger, empty)
+    append_call(elsewhere, assistant("msg_remote02", ms(T0), 200, 2))
+    assert ledger.refresh(empty).files_read == 1
+    assert counted(ledger)[:2] == (2, 300)
+    # the co-located file appears (with both calls): used from now on, nothing doubled
+    shutil.copy(elsewhere, empty / sid / f"{sid}.messages.json")
+    ledger.refresh(empty)
+    assert counted(ledger)[:2] == (2, 300)
+    assert_no_write_needed(ledger, empty)
+
+
+def test_messages_path_used_when_co_located_never_parsed(ledger, empty, tmp_path):
+    sid = "1796020000000_brokn"
+    elsewhere = tmp_path / "elsewhere" / f"{sid}.messages.json"
+    write_json(elsewhere, messages_doc(sid, [assistant("msg_remote01", ms(T0), 100, 1)]))
+    make_session(empty, sid, T0, None, messages_path=str(elsewhere))
+    (empty / sid / f"{sid}.messages.json").write_bytes(b"\x00\x01")
+    ledger.refresh(empty)
+    assert counted(ledger)[:2] == (1, 100)
+
+
+def test_messages_path_into_another_session_is_not_borrowed(ledger, empty):
+    a, b = "1796020000000_owner", "1796020000001_stale"
+    make_session(empty, a, T0, [assistant("msg_owned001", ms(T0), 100, 1)])
+    make_session(empty, b, "2026-11-30T07:00:00.000Z", None,
+                 messages_path=str(empty / a / f"{a}.messages.json"))  # b would own it: it started earlier
+    ledger.refresh(empty)
+    assert ledger.query("SELECT session_id FROM calls WHERE counted=1") == [(a,)]
+
+
+def test_missing_time_is_the_session_start_and_missing_model_the_manifests(ledger, empty):
+    sid = "1796020000000_notsm"
+    msg = assistant("msg_nots0001", 0, 100, 1, model=None)
+    make_session(empty, sid, "2026-11-29T23:59:00.000Z", [msg], model="deepseek-chat")
+    ledger.refresh(empty)
+    assert ledger.query("SELECT ts_ms, model FROM calls") == [(ms("2026-11-29T23:59:00Z"), "deepseek-chat")]
+
+
+def test_quirk_files_in_sessions(ledger, empty):
+    """The hand-made messages files, as the lead files of sessions: parsed and counted like the parser says."""
+    from trayburn.cline.parse import parse_messages
+
+    want = 0
+    for i, path in enumerate(sorted((QUIRKS / "messages").glob("*.json"))):
+        sid = f"17960200000{i:02d}_quirk"
+        (empty / sid).mkdir()
+        write_json(empty / sid / f"{sid}.json", manifest(sid, T0))
+        shutil.copy(path, empty / sid / f"{sid}.messages.json")
+        want += len(parse_messages(path.read_bytes(), sid).calls)
+    stats = ledger.refresh(empty)
+    assert stats.errors == {}
+    assert counted(ledger)[0] == want
+    zero = ledger.query("SELECT cost FROM calls WHERE key='msg_zero'")
+    assert zero == [(0.0,)]  # a reported 0 is kept as 0, not as "no cost"
+
+
+def copies_of_the_corpus(dest: Path, n: int) -> None:
+    """n renamed copies of every recorded session (as if copied between machines): same messages."""
+    for i in range(n):
+        for folder in REAL.iterdir():
+            sid = f"{folder.name}{i}"
+            (dest / sid).mkdir()
+            for f in folder.iterdir():
+                (dest / sid / f.name.replace(folder.name, sid)).write_bytes(f.read_bytes())
+
+
+def test_threads_sharing_one_ledger_refresh_safely(ledger, empty):
+    import threading
+
+    copies_of_the_corpus(empty, 5)
+    barrier, errors = threading.Barrier(4), []
+
+    def refresh():
+        barrier.wait(30)
+        try:
+            ledger.refresh(empty)
+            counted(ledger)  # a read from another thread, maybe during someone's refresh
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=refresh) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    assert_sums(counted(ledger), total())  # five copies of everything: still each call once
+    owners = {s for (s,) in ledger.query("SELECT DISTINCT session_id FROM calls WHERE counted=1")}
+    assert owners == {f"{sid}0" for sid in expected_sessions()}  # same starts: the first name wins, always
+
+
+def test_a_file_replaced_with_the_same_size_and_time_is_seen_by_its_inode(ledger, empty):
+    sid = "1796020000000_inode"
+    make_session(empty, sid, T0, [assistant("m1", ms(T0), 100, 1, cost=0.5)])
+    ledger.refresh(empty)
+    path = empty / sid / f"{sid}.messages.json"
+    st = path.stat()
+    new = path.with_name("new")
+    new.write_bytes(path.read_bytes().replace(b'"cost": 0.5', b'"cost": 0.7'))
+    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(new, path)
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert ledger.refresh(empty).files_read == 1
+    assert counted(ledger)[5] == pytest.approx(0.7)

@@ -1,0 +1,310 @@
+"""The parser, rule by rule (cline-format.md "Rules a correct reader follows"), on the real
+corpus and on the hand-made files in tests/data/quirks/. Bytes in, facts out: no files opened
+by the code under test."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from corpus import CORPUS, QUIRKS, TOKEN_FIELDS, assistant, dumps, expected_sessions, manifest, messages_doc, ms
+from trayburn.cline.parse import ParseError, parse_manifest, parse_messages, to_ms
+
+T = 1796026733527  # the timestamp the quirk files are built around
+
+
+def quirk(name: str) -> bytes:
+    return (QUIRKS / name).read_bytes()
+
+
+def by_key(data: bytes, sid: str = "S") -> dict:
+    return {c.key: c for c in parse_messages(data, sid).calls}
+
+
+# ---- the real corpus ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sid", sorted(expected_sessions()))
+def test_every_recorded_messages_file_matches_expected(sid):
+    """Calls and token sums per file equal EXPECTED.json (which adds tokens as stored)."""
+    for wanted in expected_sessions()[sid]["message_files"]:
+        data = (CORPUS / "data" / "sessions" / sid / wanted["file"]).read_bytes()
+        got = parse_messages(data, sid)
+        assert got.agent == wanted["agent"]
+        assert len(got.calls) == wanted["calls"]
+        sums = [sum(getattr(c, f) for c in got.calls) for f in ("input", "output", "cache_read", "cache_write")]
+        assert sums == [wanted[f] for f in TOKEN_FIELDS]
+        assert sum(c.cost or 0 for c in got.calls) == pytest.approx(wanted["cost"], abs=1e-9)
+
+
+def test_recorded_manifest_fields():
+    sid = "1796026750424_j6crs"
+    m = parse_manifest((CORPUS / "data" / "sessions" / sid / f"{sid}.json").read_bytes())
+    raw = json.loads((CORPUS / "data" / "sessions" / sid / f"{sid}.json").read_text())
+    assert m.session_id == sid
+    assert m.started_ms == ms(raw["started_at"]) and m.ended_ms == ms(raw["ended_at"])
+    assert (m.status, m.model, m.provider, m.source) == (raw["status"], raw["model"], raw["provider"], "cli")
+    assert m.messages_path == raw["messages_path"]
+    usage = raw["metadata"]["usage"]
+    assert (m.rollup.input, m.rollup.output, m.rollup.cost) == (usage["inputTokens"], usage["outputTokens"],
+                                                                 usage["totalCost"])
+
+
+def test_killed_session_manifest_has_no_rollup():
+    """SIGKILL leaves no metadata.usage: nothing to fall back on."""
+    sid = "1796026882505_9kqtu"
+    m = parse_manifest((CORPUS / "data" / "sessions" / sid / f"{sid}.json").read_bytes())
+    assert m.rollup is None and m.ended_ms is not None and m.status == "failed"
+
+
+# ---- rule 1: which messages are calls; token fields -------------------------------------------------
+
+
+def test_rule1_one_call_per_assistant_message_with_nonzero_metrics():
+    calls = by_key(quirk("messages/rule1_calls.messages.json"))
+    assert sorted(calls) == ["msg_A", "msg_D", "msg_E", "msg_F", "msg_G", "msg_H"]
+
+
+def test_rule1_token_fields_that_are_not_nonnegative_numbers_count_zero():
+    calls = by_key(quirk("messages/rule1_calls.messages.json"))
+    assert (calls["msg_D"].input, calls["msg_D"].output, calls["msg_D"].cache_read) == (0, 20, 0)  # strings
+    assert (calls["msg_F"].input, calls["msg_F"].output, calls["msg_F"].cache_read, calls["msg_F"].cache_write) == (
+        0, 7, 0, 0)  # negative, null, boolean
+    assert (calls["msg_G"].input, calls["msg_G"].output) == (12, 3)
+    assert (calls["msg_H"].input, calls["msg_H"].cache_read, calls["msg_H"].output) == (0, 0, 3)  # absurd sizes
+
+
+def test_rule1_a_cost_alone_makes_a_call():
+    call = by_key(quirk("messages/rule1_calls.messages.json"))["msg_E"]
+    assert (call.input, call.output, call.cost) == (0, 0, 0.01)
+
+
+# ---- rule 2: identity --------------------------------------------------------------------------------
+
+
+def test_rule2_key_is_the_message_id():
+    sid = "1796026733097_tvgzu"
+    data = (CORPUS / "data" / "sessions" / sid / f"{sid}.messages.json").read_bytes()
+    assert [c.key for c in parse_messages(data, sid).calls] == ["msg_hXZrvnEW"]
+    assert [c.key for c in parse_messages(data, "another-session").calls] == ["msg_hXZrvnEW"]
+
+
+def test_rule2_messages_without_id_keyed_by_session_and_original_index():
+    calls = parse_messages(quirk("messages/odd_shapes.messages.json"), "S").calls
+    assert [c.key for c in calls] == ["S:3", "S:4", "S:5"]  # stray entries 0-2 keep their places
+    assert [c.input for c in calls] == [100, 200, 300]
+
+
+def test_rule2_index_keys_do_not_depend_on_the_decoder_path():
+    """A document the fast decoder accepts and the same one with an odd entry (slow path) key alike."""
+    msgs = [assistant(None, T, 100, 1), assistant(None, T + 1, 200, 2)]
+    for m in msgs:
+        del m["id"]
+    plain = parse_messages(dumps(messages_doc("S", msgs)), "S").calls
+    odd = parse_messages(dumps(messages_doc("S", msgs + ["odd"])), "S").calls
+    assert [c.key for c in plain] == [c.key for c in odd] == ["S:0", "S:1"]
+
+
+# ---- rule 3: cost --------------------------------------------------------------------------------
+
+
+def test_rule3_reported_cost_used_as_is_zero_included():
+    calls = by_key(quirk("messages/rule3_costs.messages.json"))
+    assert calls["msg_zero"].cost == 0.0 and calls["msg_zero"].cost is not None
+    assert calls["msg_reported"].cost == 0.0123
+
+
+@pytest.mark.parametrize("key", ["msg_missing", "msg_negative", "msg_string", "msg_null", "msg_bool"])
+def test_rule3_unusable_cost_means_estimate(key):
+    assert by_key(quirk("messages/rule3_costs.messages.json"))[key].cost is None
+
+
+# ---- rule 4: model --------------------------------------------------------------------------------
+
+
+def test_rule4_model_from_model_info_else_left_for_the_manifest():
+    data = dumps(messages_doc("S", [assistant("a", T, model="z-ai/glm-5.2"), assistant("b", T, model=None),
+                                    assistant("c", T, model="  ")]))
+    calls = by_key(data)
+    assert (calls["a"].model, calls["b"].model, calls["c"].model) == ("z-ai/glm-5.2", None, None)
+
+
+# ---- rule 5: time --------------------------------------------------------------------------------
+
+
+def test_rule5_timestamps():
+    calls = by_key(quirk("messages/rule5_times.messages.json"))
+    for key in ("ts_ms", "ts_iso_z", "ts_iso_offset", "ts_iso_naive", "ts_seconds_float"):
+        assert calls[key].ts_ms == T, key
+    assert calls["ts_seconds"].ts_ms == T // 1000 * 1000
+    for key in ("ts_missing", "ts_zero", "ts_garbage", "ts_negative", "ts_null"):
+        assert calls[key].ts_ms is None, key  # the ledger uses the session's start
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e300, True, [], {}, ""])
+def test_rule5_unusable_times(value):
+    assert to_ms(value) is None
+
+
+# ---- rule 6: rollup ------------------------------------------------------------------------------
+
+
+def test_rule6_rollup_from_usage_never_aggregate_usage():
+    raw = json.loads(quirk("manifests/rollup.json"))
+    usage = raw["metadata"]["usage"]
+    r = parse_manifest(quirk("manifests/rollup.json")).rollup
+    assert (r.input, r.output, r.cache_read, r.cache_write, r.cost) == (
+        usage["inputTokens"], usage["outputTokens"], usage["cacheReadTokens"], usage["cacheWriteTokens"],
+        usage["totalCost"])
+    assert r.key.endswith(":rollup") and r.ts_ms is None and r.model is None
+
+
+def test_rule6_rollup_without_total_cost_is_estimated():
+    assert parse_manifest(quirk("manifests/rollup_no_cost.json")).rollup.cost is None
+
+
+def test_rule6_aggregate_usage_alone_is_no_rollup():
+    assert parse_manifest(quirk("manifests/aggregate_only.json")).rollup is None
+
+
+# ---- rule 9 and content shapes ----------------------------------------------------------------------
+
+
+def test_rule9_tool_names_in_order_and_odd_content():
+    calls = by_key(quirk("messages/tools.messages.json"))
+    assert calls["msg_tools"].tools == ("run_commands", "read_files", "team_run_task")
+    assert calls["msg_after"].tools == ("spawn_agent",)
+    assert calls["msg_odd_content"].tools == ()
+
+
+def test_recorded_parallel_tool_calls_are_one_call():
+    sid = "1796026905011_qfraa"
+    data = (CORPUS / "data" / "sessions" / sid / f"{sid}.messages.json").read_bytes()
+    first = parse_messages(data, sid).calls[0]
+    assert first.tools == ("run_commands", "run_commands")
+
+
+# ---- document shapes --------------------------------------------------------------------------------
+
+
+def test_bare_array_document():
+    got = parse_messages(quirk("messages/bare_array.messages.json"), "S")
+    assert got.agent == "lead"
+    assert [(c.key, c.input, c.output, c.cost) for c in got.calls] == [
+        ("msg_bare1", 300, 3, None), ("msg_bare2", 400, 4, 0.002)]
+
+
+def test_old_layout_usage_on_last_message_is_one_call():
+    calls = parse_messages(quirk("messages/old_layout.messages.json"), "S").calls
+    assert [(c.key, c.input, c.output, c.cache_read, c.cache_write, c.cost) for c in calls] == [
+        ("msg_old3", 9000, 300, 2000, 500, 0.042)]
+
+
+def test_subagent_and_teammate_kinds():
+    sid = "1796026755302_hw751"
+    data = (CORPUS / "data" / "sessions" / sid / "worker__XR6qTq.messages.json").read_bytes()
+    assert parse_messages(data, sid).agent == "teammate"
+    sid = "1796026750424_j6crs"
+    data = (CORPUS / "data" / "sessions" / sid / "agent_1796026750829_e5vdgr.messages.json").read_bytes()
+    assert parse_messages(data, sid).agent == "subagent"
+
+
+def test_fork_manifest():
+    m = parse_manifest(quirk("manifests/fork.json"))
+    assert m.forked_from == "1796026733097_tvgzu"
+    assert m.messages_path.startswith("/elsewhere/")
+
+
+# ---- broken input: ParseError, never anything else ----------------------------------------------------
+
+
+def _real_messages() -> bytes:
+    sid = "1796026740928_n4h5j"
+    return (CORPUS / "data" / "sessions" / sid / f"{sid}.messages.json").read_bytes()
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"   \n", b"\x00\x01\x02binary\xff", b"\xff\xfe{", b"[" * 100_000, b"{\"messages\": " + b"[" * 100_000,
+    b"null", b"42", b"\"text\"", b"{\"messages\": null}", b"{\"messages\": {}}",
+], ids=["empty", "blank", "binary", "bad-utf8", "deep", "deep-in-messages", "null", "number", "string",
+        "messages-null", "messages-object"])
+def test_broken_messages_raise_parse_error(data):
+    with pytest.raises(ParseError):
+        parse_messages(data, "S")
+
+
+@pytest.mark.parametrize("cut", [1, 4096, 0.5, -2])
+def test_messages_cut_mid_write_raise_parse_error(cut):
+    data = _real_messages()
+    n = cut if isinstance(cut, int) and cut > 0 else int(len(data) * cut) if cut > 0 else len(data) + cut
+    with pytest.raises(ParseError):
+        parse_messages(data[:n], "S")
+
+
+def test_old_content_with_new_tail_is_not_valid():
+    """A shorter rewrite caught before its truncate: new content followed by the old tail."""
+    old = _real_messages()
+    new = dumps(messages_doc("S", [assistant("only", T)]))
+    assert len(new) < len(old)
+    with pytest.raises(ParseError):
+        parse_messages(new + old[len(new):], "S")
+
+
+@pytest.mark.parametrize("data", [b"", b"[]", b"[1, 2]", b"\"x\"", b"{", b"{" * 100_000, b"{\"a\": 1e400}"],
+                         ids=["empty", "array", "list", "string", "cut", "deep", "huge-number"])
+def test_broken_manifest(data):
+    if data == b"{\"a\": 1e400}":
+        assert parse_manifest(data).session_id == ""  # valid enough: an object
+        return
+    with pytest.raises(ParseError):
+        parse_manifest(data)
+
+
+def test_manifest_with_odd_values():
+    doc = manifest("S", "not a date", status=7, model=["x"], metadata="nope", messages_path=3)
+    m = parse_manifest(dumps(doc))
+    assert (m.started_ms, m.status, m.model, m.messages_path, m.rollup) == (None, "unknown", None, None, None)
+
+
+def test_describes_the_problem():
+    with pytest.raises(ParseError, match="empty"):
+        parse_messages(b"", "S")
+    with pytest.raises(ParseError, match="binary"):
+        parse_messages(b"\x00\x00garbage", "S")
+    with pytest.raises(ParseError, match="mid-write"):
+        parse_messages(_real_messages()[:100], "S")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_any_bytes_parse_or_raise_parse_error(data):
+    for parse in (lambda d: parse_messages(d, "S"), parse_manifest):
+        try:
+            parse(data)
+        except ParseError:
+            pass
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats(allow_nan=False)
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+        ["id", "role", "ts", "metrics", "modelInfo", "content", "inputTokens", "outputTokens", "cost", "type",
+         "name", "messages", "agent"]), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_any_json_shape_parses_or_raises_parse_error(doc):
+    for wrapped in (doc, {"messages": doc}, {"messages": [doc]}, {"messages": [{"role": "assistant", "metrics": doc}]}):
+        try:
+            got = parse_messages(json.dumps(wrapped).encode(), "S")
+        except ParseError:
+            continue
+        for c in got.calls:
+            assert all(0 <= v <= 2**53 for v in (c.input, c.output, c.cache_read, c.cache_write))
+            assert c.cost is None or c.cost >= 0

@@ -1,0 +1,278 @@
+"""The settings file: tolerant load, validation, atomic save, and `trayburn config`."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+
+import pytest
+
+from trayburn import cli, settings as st
+
+GOOD = """\
+cline_dir = "~/cl"
+refresh_seconds = 60
+daily_budget = 5
+theme = "dark"
+
+[aliases]
+"my-proxy" = "gpt-4o"
+
+[prices."acme-1"]
+input = 1.5
+output = 6
+"""
+
+
+@pytest.fixture
+def conf(tmp_path, monkeypatch):
+    path = tmp_path / "settings.toml"
+    monkeypatch.setenv("TRAYBURN_CONFIG", str(path))
+    return path
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---- load ---------------------------------------------------------------------------------------
+
+
+def test_missing_file_means_defaults(tmp_path):
+    loaded = st.load(tmp_path / "none.toml")
+    assert (loaded.exists, loaded.error, loaded.warnings) == (False, None, [])
+    assert loaded.settings == st.Settings()
+
+
+def test_good_file(conf):
+    conf.write_text(GOOD)
+    loaded = st.load(conf)
+    s = loaded.settings
+    assert (loaded.error, loaded.warnings) == (None, [])
+    assert (s.cline_dir, s.refresh_seconds, s.daily_budget, s.theme) == ("~/cl", 60, 5.0, "dark")
+    assert s.aliases == {"my-proxy": "gpt-4o"}
+    assert s.prices == {"acme-1": {"input": 1.5, "output": 6.0}}
+
+
+def test_broken_toml_reported_with_its_line(conf):
+    conf.write_text('theme = "dark"\nrefresh_seconds = 60\nthis is not toml\n')
+    loaded = st.load(conf)
+    assert loaded.exists and loaded.settings == st.Settings()
+    assert "line 3" in loaded.error and str(conf) in loaded.error
+
+
+def test_not_utf8_is_reported(conf):
+    conf.write_bytes(b'theme = "\xff\xfe"\n')
+    assert "UTF-8" in st.load(conf).error
+
+
+def test_a_folder_where_the_file_should_be(conf):
+    conf.mkdir()
+    loaded = st.load(conf)
+    assert loaded.error and "cannot read" in loaded.error
+
+
+@pytest.mark.parametrize("line, key", [
+    ("refresh_seconds = 2", "refresh_seconds"),
+    ("refresh_seconds = true", "refresh_seconds"),
+    ("refresh_seconds = 30.5", "refresh_seconds"),
+    ('theme = "purple"', "theme"),
+    ("daily_budget = -1", "daily_budget"),
+    ("daily_budget = nan", "daily_budget"),
+    ('max_file_mb = "big"', "max_file_mb"),
+    ("max_file_mb = 0", "max_file_mb"),
+    ("cline_dir = 3", "cline_dir"),
+    ('aliases = "x"', "aliases"),
+    ("aliases = { a = 1 }", "aliases"),
+    ('prices = { m = { input = -1 } }', "prices"),
+    ('prices = { m = { input = nan } }', "prices"),
+    ('prices = { m = { input = inf } }', "prices"),
+    ('prices = { m = { inptu = 1 } }', "prices"),
+    ('prices = { m = 3 }', "prices"),
+])
+def test_bad_value_falls_back_with_a_warning(conf, line, key):
+    conf.write_text(line + '\ntheme_ok = 1\n')
+    loaded = st.load(conf)
+    assert loaded.error is None
+    assert getattr(loaded.settings, key) == getattr(st.Settings(), key)
+    assert any(f"'{key}'" in w and "default" in w for w in loaded.warnings)
+
+
+def test_unknown_keys_warned(conf):
+    conf.write_text('colour = "red"\n')
+    loaded = st.load(conf)
+    assert loaded.settings.extra == {"colour": "red"}
+    assert any("colour" in w for w in loaded.warnings)
+
+
+def test_zero_budget_turns_it_off(conf):
+    conf.write_text("daily_budget = 0\n")
+    assert st.load(conf).settings.daily_budget is None
+
+
+# ---- update and save ------------------------------------------------------------------------------
+
+
+def test_set_and_unset_scalars(conf):
+    st.update(conf, "refresh_seconds", "60")
+    st.update(conf, "daily_budget", "$2.50")
+    st.update(conf, "cline_dir", "~/x")
+    s = st.load(conf).settings
+    assert (s.refresh_seconds, s.daily_budget, s.cline_dir) == (60, 2.5, "~/x")
+    st.update(conf, "refresh_seconds", None)
+    st.update(conf, "cline_dir", None)
+    s = st.load(conf).settings
+    assert (s.refresh_seconds, s.cline_dir) == (st.Settings().refresh_seconds, None)
+    assert "refresh_seconds" not in tomllib.loads(conf.read_text())
+
+
+def test_set_and_unset_tables(conf):
+    st.update(conf, "aliases.z-ai/glm-5.2", "glm-5.2")
+    st.update(conf, "prices.gpt-4.1.input", "2")
+    st.update(conf, "prices.gpt-4.1.output", "8")
+    s = st.load(conf).settings
+    assert s.aliases == {"z-ai/glm-5.2": "glm-5.2"}
+    assert s.prices == {"gpt-4.1": {"input": 2.0, "output": 8.0}}
+    st.update(conf, "prices.gpt-4.1.input", None)
+    st.update(conf, "prices.gpt-4.1.output", None)
+    st.update(conf, "aliases.z-ai/glm-5.2", None)
+    s = st.load(conf).settings
+    assert (s.prices, s.aliases) == ({}, {})
+
+
+@pytest.mark.parametrize("key, value", [
+    ("refresh_seconds", "2"), ("refresh_seconds", "soon"), ("theme", "purple"), ("daily_budget", "-3"),
+    ("colour", "red"), ("prices.m.inptu", "1"), ("prices.m.input", "-1"), ("prices.m.input", "nan"),
+    ("prices.m.output", "inf"), ("prices.m.input", "cheap"), ("theme.x", "dark"), ("aliases", "x"),
+])
+def test_bad_updates_refused_and_file_untouched(conf, key, value):
+    conf.write_text(GOOD)
+    with pytest.raises(st.SettingsError):
+        st.update(conf, key, value)
+    assert conf.read_text() == GOOD
+    assert st.load(conf).warnings == []
+
+
+def test_broken_file_never_overwritten(conf):
+    broken = 'theme = "dark"\n[prices\n'
+    conf.write_text(broken)
+    with pytest.raises(st.SettingsError, match="line 2"):
+        st.update(conf, "theme", "light")
+    assert conf.read_text() == broken
+
+
+def test_unknown_keys_kept_on_save(conf):
+    conf.write_text('colour = "red"\n[window]\nwidth = 800\n')
+    st.update(conf, "theme", "light")
+    data = tomllib.loads(conf.read_text())
+    assert data == {"theme": "light", "colour": "red", "window": {"width": 800}}
+
+
+def test_bad_values_kept_on_save_until_replaced(conf):
+    conf.write_text('refresh_seconds = 2\nprices = { m = { input = -1 } }\n')
+    st.update(conf, "theme", "dark")
+    data = tomllib.loads(conf.read_text())
+    assert data == {"theme": "dark", "refresh_seconds": 2, "prices": {"m": {"input": -1}}}
+    st.update(conf, "refresh_seconds", "15")
+    assert tomllib.loads(conf.read_text())["refresh_seconds"] == 15
+    assert st.load(conf).settings.refresh_seconds == 15
+
+
+def test_no_dotted_edit_inside_an_invalid_table(conf):
+    text = 'prices = { m = { input = -1 }, n = { input = 2, output = 3 } }\n'
+    conf.write_text(text)
+    with pytest.raises(st.SettingsError, match="fix it by hand"):
+        st.update(conf, "prices.o.input", "1")
+    assert conf.read_text() == text
+
+
+def test_save_is_atomic(conf, monkeypatch):
+    conf.write_text(GOOD)
+    inode = conf.stat().st_ino
+    st.update(conf, "theme", "light")
+    assert conf.stat().st_ino != inode  # replaced, not rewritten in place
+    assert sorted(p.name for p in conf.parent.iterdir()) == ["settings.toml"]  # no temp file left
+
+    def fail(*args):
+        raise OSError("disk full")
+
+    before = conf.read_text()
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError):
+        st.update(conf, "theme", "dark")
+    assert conf.read_text() == before
+    assert sorted(p.name for p in conf.parent.iterdir()) == ["settings.toml"]
+
+
+def test_save_creates_the_folder(tmp_path):
+    path = tmp_path / "a" / "b" / "settings.toml"
+    st.update(path, "theme", "dark")
+    assert st.load(path).settings.theme == "dark"
+
+
+# ---- trayburn config --------------------------------------------------------------------------------
+
+
+def test_config_path(conf, capsys):
+    code, out, err = run(capsys, "config", "path")
+    assert (code, out.strip(), err) == (0, str(conf), "")
+    code, out, _ = run(capsys, "config", "path", "--json")
+    assert json.loads(out) == {"path": str(conf)}
+
+
+def test_config_path_option_wins(conf, tmp_path, capsys):
+    other = tmp_path / "other.toml"
+    for argv in (["config", "path", "--config", str(other)], ["--config", str(other), "config", "path"]):
+        assert run(capsys, *argv)[1].strip() == str(other)
+
+
+def test_config_set_show_unset(conf, capsys):
+    assert run(capsys, "config", "set", "theme", "dark")[0] == 0
+    assert run(capsys, "config", "set", "prices.acme-1.input", "1.5")[0] == 0
+    code, out, _ = run(capsys, "config", "show", "--json")
+    shown = json.loads(out)
+    assert code == 0 and shown["path"] == str(conf)
+    assert shown["settings"]["theme"] == "dark"
+    assert shown["settings"]["prices"] == {"acme-1": {"input": 1.5}}
+    assert set(shown["settings"]) == set(st.KEYS)
+    code, out, _ = run(capsys, "config", "show")
+    assert 'theme = "dark"' in out
+    assert run(capsys, "config", "unset", "theme")[0] == 0
+    assert json.loads(run(capsys, "config", "show", "--json")[1])["settings"]["theme"] == "auto"
+
+
+def test_config_show_lists_warnings(conf, capsys):
+    conf.write_text('theme = "purple"\n')
+    code, out, _ = run(capsys, "config", "show", "--json")
+    assert code == 0 and any("theme" in w for w in json.loads(out)["warnings"])
+
+
+@pytest.mark.parametrize("argv", [
+    ["config", "set", "theme", "purple"], ["config", "set", "colour", "red"], ["config", "set", "theme"],
+    ["config", "unset"],
+])
+def test_config_errors_are_one_line(conf, capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code != 0 and out == ""
+    assert err.startswith("trayburn: ") and err.count("\n") == 1
+
+
+def test_config_set_on_broken_file_refused(conf, capsys):
+    broken = "theme = \n"
+    conf.write_text(broken)
+    code, out, err = run(capsys, "config", "set", "theme", "dark")
+    assert code == 1 and err.count("\n") == 1 and "line 1" in err
+    assert conf.read_text() == broken
+    code, _, err = run(capsys, "config", "show")
+    assert code == 1 and "line 1" in err
+
+
+def test_save_keeps_the_files_permissions(conf):
+    st.update(conf, "theme", "dark")
+    assert conf.stat().st_mode & 0o777 == 0o644
+    conf.chmod(0o640)
+    st.update(conf, "theme", "light")
+    assert conf.stat().st_mode & 0o777 == 0o640
