@@ -11,19 +11,22 @@ cd "$(dirname "$0")/.."
 extras=""
 [ "${1:-}" = "--gtk" ] && extras="[gtk]"
 py=${PYTHON:-python3}
-venv=build/pyinstaller-venv
+# TRAYBURN_BUILD_DIR / TRAYBURN_DIST_DIR move the work and output folders (tests use temp dirs).
+work=${TRAYBURN_BUILD_DIR:-build}
+dist=${TRAYBURN_DIST_DIR:-dist}
+venv=$work/pyinstaller-venv
 bin="$venv/bin"
 
 start=$(date +%s)
-rm -rf "$venv" build/pyinstaller dist/trayburn dist/trayburn.app
+rm -rf "$venv" "$work/pyinstaller" "$dist/trayburn" "$dist/trayburn.app"
 "$py" -m venv "$venv"
 [ -d "$venv/Scripts" ] && bin="$venv/Scripts"  # Windows (Git Bash)
 "$bin/python" -m pip install -q --upgrade pip
 "$bin/python" -m pip install -q ".$extras" "pyinstaller>=6.10"
 # The pyinstaller script, not `python -m`, so the source tree is not on sys.path.
 "$bin/pyinstaller" --noconfirm --clean --log-level WARN \
-  --distpath dist --workpath build/pyinstaller packaging/trayburn.spec
+  --distpath "$dist" --workpath "$work/pyinstaller" packaging/trayburn.spec
 
-out=dist/trayburn
-[ -d dist/trayburn.app ] && out=dist/trayburn.app
-echo "built in $(( $(date +%s) - start ))s: $(pwd)/$out ($(du -sh "$out" | cut -f1))"
+out=$dist/trayburn
+[ -d "$dist/trayburn.app" ] && out=$dist/trayburn.app
+echo "built in $(( $(date +%s) - start ))s: $out ($(du -sh "$out" | cut -f1))"

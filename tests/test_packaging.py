@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGING = ROOT / "packaging"
 CORPUS = ROOT / "tests" / "data" / "real-cline-v1"
-BUILT = ROOT / "dist" / "trayburn" / ("trayburn.exe" if sys.platform == "win32" else "trayburn")
+EXE = "trayburn.exe" if sys.platform == "win32" else "trayburn"
 
 needs_build = pytest.mark.skipif(
     os.environ.get("TRAYBURN_SKIP_PYINSTALLER") == "1",
@@ -43,13 +43,16 @@ def test_spec_and_entry_are_python() -> None:
 
 
 @pytest.fixture(scope="module")
-def built_app() -> Path:
+def built_app(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("pyinstaller")
+    env = dict(os.environ, TRAYBURN_BUILD_DIR=str(out / "build"), TRAYBURN_DIST_DIR=str(out / "dist"))
     result = subprocess.run(
-        ["bash", str(PACKAGING / "build.sh")], cwd=ROOT, capture_output=True, text=True, timeout=1800
+        ["bash", str(PACKAGING / "build.sh")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    assert BUILT.is_file()
-    return BUILT
+    built = out / "dist" / "trayburn" / EXE
+    assert built.is_file()
+    return built
 
 
 @needs_build

@@ -47,11 +47,16 @@ def _model_cost(m: ModelCost) -> str:
     return cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls)
 
 
-def cost_cell(cost: float, estimated: float, unpriced: int, calls: int) -> str:
-    """A cost with its marks; calls none of which has a price are "unpriced", never $0."""
-    if calls and unpriced == calls:
+UNPRICED_MARK = "?"
+
+
+def cost_cell(cost: float, estimated: float, unpriced: int, calls: int, compact: bool = False) -> str:
+    """A cost with its marks (* estimated; unpriced calls, as '?' when compact); calls none of
+    which has a price are "unpriced", never $0."""
+    if calls and unpriced >= calls:
         return "unpriced"
-    return usd(cost, bool(estimated)) + (f" (+{unpriced} unpriced)" if unpriced else "")
+    tail = (UNPRICED_MARK if compact else f" (+{unpriced} unpriced)") if unpriced else ""
+    return usd(cost, bool(estimated)) + tail
 
 
 def sessions(items: list[SessionSummary]) -> str:

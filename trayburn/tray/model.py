@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..render import shorten, usd
+from ..render import cost_cell, shorten, usd
 from ..report import DayReport, SessionSummary
 from ..settings import REFRESH_CHOICES
 from .icon import IconState, format_cost
@@ -73,7 +73,8 @@ def tilde(path: str | Path) -> str:
 
 def session_text(s: SessionSummary) -> str:
     mark = "● " if s.running else ""
-    return f"{mark}{shorten(s.title, 48)} — {usd(s.cost_usd, bool(s.estimated_cost_usd))}"
+    cost = cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, compact=True)
+    return f"{mark}{shorten(s.title, 48)} — {cost}"
 
 
 def budget_level(cost: float, budget: float | None) -> int:
@@ -177,7 +178,9 @@ def build_view(engine, day: DayReport, sessions: list[SessionSummary], problem: 
         tooltip=tooltip(day, first_run, problem),
         today=f"Today: {usd(day.cost_usd)} · {day.calls} calls" + (
             f" · {day.unpriced_calls} unpriced" if day.unpriced_calls else ""),
-        top_model=f"Top model: {day.top_model.name} — {usd(day.top_model.cost_usd)}" if day.top_model else None,
+        top_model=(f"Top model: {day.top_model.name} — " + cost_cell(
+            day.top_model.cost_usd, day.top_model.estimated_cost_usd, day.top_model.unpriced_calls,
+            day.top_model.calls, compact=True)) if day.top_model else None,
         week=f"This week: {usd(week.cost_usd)}",
         month=f"This month: {usd(month.cost_usd)}",
         rate=f"Last hour: {usd(hour.cost_usd)}/h",

@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Sequence
 
-from ..render import tokens, usd
+from ..render import UNPRICED_MARK, cost_cell, tokens, usd
 from ..report import CallRow, DayReport, ModelCost, SessionDetail, SessionSummary, Subagent
 
 TITLE_CHARS = 90  # in a table cell
 HEADING_CHARS = 240  # a session's title above its figures
 PATH_CHARS = 72
 ESTIMATE_MARK = "*"
-UNPRICED_MARK = "?"
 LEGEND = {
     ESTIMATE_MARK: "* includes an estimate from token counts (Cline reported no cost)",
     UNPRICED_MARK: "? some calls have no known price and are not counted",
@@ -105,9 +104,7 @@ def short_path(path: object, width: int = PATH_CHARS) -> str:
 
 def cost_text(cost: float, estimated: float = 0.0, unpriced: int = 0, calls: int = 0) -> str:
     """A cost with its marks; when none of the calls has a price it is "unpriced", never $0."""
-    if calls and unpriced >= calls:
-        return "unpriced"
-    return usd(cost, bool(estimated)) + (UNPRICED_MARK if unpriced else "")
+    return cost_cell(cost, estimated, unpriced, calls, compact=True)
 
 
 def clock(iso: str | None, seconds: bool = False) -> str:
