@@ -55,8 +55,10 @@ def launch_command() -> list[str]:
 
 def _console_script() -> str | None:
     # Not resolved: a venv's python is a symlink, and the script sits beside the link.
+    # On Windows the gui-script (trayburn-tray.exe) first: a console script opens a console window.
     bin_dir = Path(sys.executable).parent
-    for name in (APP_NAME, f"{APP_NAME}.exe"):
+    names = (f"{APP_NAME}-tray.exe",) if sys.platform == "win32" else ()
+    for name in (*names, APP_NAME, f"{APP_NAME}.exe"):
         candidate = bin_dir / name
         if candidate.is_file():
             return str(candidate)

@@ -261,6 +261,11 @@ def cmd_tray(args) -> int:
     return app.main(args)
 
 
+def tray_main() -> int:
+    """The gui-script entry point: the tray, with whatever options were given."""
+    return main(["tray", *sys.argv[1:]])
+
+
 COMMANDS = {
     "today": cmd_today, "sessions": cmd_sessions, "session": cmd_session, "doctor": cmd_doctor,
     "config": cmd_config, "summary": cmd_summary, "autostart": cmd_autostart, "demo": cmd_demo, "tray": cmd_tray,
