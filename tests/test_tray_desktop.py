@@ -125,3 +125,32 @@ def test_left_click_opens_the_summary_window(desktop, tray, artifacts):
     desktop.screenshot(artifacts / "tray-summary-window.png")
     assert window.rect.height > 200
     subprocess.run(["pkill", "-f", "trayburn summary"], check=False)
+
+
+def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_path, monkeypatch):
+    """Settings ▸ Sessions folder: the real Tk folder picker (a child process) writes the setting."""
+    from trayburn.tray import backend
+    from trayburn.tray.app import TrayApp
+
+    for key, value in desktop.env.items():
+        monkeypatch.setenv(key, value)
+    target = tmp_path / "picked sessions"
+    target.mkdir()
+    config = tmp_path / "settings.toml"
+    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app.tick()
+    item = next(i for i in next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu.items
+                if str(i.text).startswith("Sessions folder: "))
+    item(app.icon)
+    dialog = desktop.wait_for(
+        lambda: next(iter(desktop.find_windows(name="trayburn: choose the sessions folder", viewable=True)), None),
+        30, what="the folder dialog")
+    subprocess.run(["xdotool", "windowfocus", str(dialog.id)], env=desktop.env, check=True)
+    desktop.key("ctrl+a", "ctrl+k")  # Tk's entry: line start, then delete to the end
+    subprocess.run(["xdotool", "type", "--delay", "20", str(target)], env=desktop.env, check=True)
+    desktop.key("Return", "alt+o")  # Tk's picker: Return enters the folder, OK (Alt+O) chooses it
+    desktop.wait_for(lambda: config.exists() and "sessions_dir" in config.read_text(), 30,
+                     what="the settings file to name the chosen folder")
+    assert tomllib.loads(config.read_text())["sessions_dir"] == str(target)
+    app.tick()
+    assert app.engine.levels.sessions.path == target and app.engine.levels.sessions.origin == "settings"
