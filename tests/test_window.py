@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+import desktop
 from trayburn import render
 from trayburn.engine import Engine
 from trayburn.window import model
@@ -37,14 +38,7 @@ DEADLINE_S = 20
 
 def wait_for(condition, what: str, timeout: float = DEADLINE_S, every: float = 0.05):
     """Poll a real condition until it holds (returning its value) or fail saying what was awaited."""
-    end = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > end:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(every)
+    return desktop.wait_for(condition, timeout, interval=every, what=what)
 
 
 # ---- the rows, without a display -----------------------------------------------------------------
