@@ -217,3 +217,13 @@ def test_second_tray_process_exits_with_its_own_code(replay):
     finally:
         first.terminate()
         first.wait(10)
+
+
+def test_cline_installed_but_no_session_yet_is_a_first_run_not_a_problem(env):
+    (env / "home" / ".cline" / "data").mkdir(parents=True)
+    app, _ = make_app(env / "settings.toml", env / "state")
+    app.tick()
+    items = texts(app.icon.menu)
+    assert items[0] == "No Cline CLI data found yet"
+    assert not any("could not be read" in t for t in items)
+    assert app.engine.health().problems == []
