@@ -13,10 +13,12 @@ import os
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 from .. import paths, report
+from .. import settings as st
 from ..engine import Engine
 from . import backend as backends
 from . import model
@@ -79,13 +81,15 @@ class TrayApp:
         return model.build_view(engine, day, sessions, model.problem_line(health), first_run)
 
     def _error_view(self, message: str) -> model.TrayView:
-        base = self.view
-        if base is None:
-            return model.TrayView("!", model.IconState.PROBLEM, "trayburn · needs attention", "Today: unknown",
-                                  None, "", "", "", (), message, False, (), 30, None, "auto", 0)
-        from dataclasses import replace
-
-        return replace(base, problem=message, state=model.IconState.PROBLEM)
+        """The last good view with the failure on top; a bare one if there was none yet."""
+        if self.view is not None:
+            return replace(self.view, problem=message, state=model.IconState.PROBLEM)
+        return model.TrayView(
+            label="!", state=model.IconState.PROBLEM, tooltip="trayburn · needs attention",
+            today="Today: unknown", top_model=None, week="", month="", rate="", sessions=(),
+            problem=message, first_run=False, roots=(), refresh_seconds=30, budget=None, theme="auto",
+            budget_level=0,
+        )
 
     def poll_forever(self) -> None:
         while not self._stop.is_set():
@@ -195,8 +199,9 @@ class TrayApp:
         self.icon.stop()
 
     def _set(self, key: str, value: str | None) -> None:
-        self.engine.update_setting(key, value)
-        self.theme = resolve_theme(self.engine.settings.theme)
+        """Write the settings file only; the poller's next tick reloads it (the engine is the
+        poller's alone, so a menu click never waits for a refresh)."""
+        st.update(self.engine.config_path, key, value)
         self._wake.set()
 
     def do_set_refresh(self, seconds: int) -> None:
@@ -207,8 +212,7 @@ class TrayApp:
 
     def do_reset_roots(self, _=None) -> None:
         for key in ("cline_dir", "data_dir", "sessions_dir"):
-            self.engine.update_setting(key, None)
-        self._set("sessions_dir", None)
+            self._set(key, None)
 
     def do_choose_root(self, level: str) -> None:
         threading.Thread(target=self._ask, args=(level,), daemon=True).start()
@@ -221,18 +225,19 @@ class TrayApp:
         start = current.path if current.path.is_dir() else paths.home(os.environ)
         chosen = _dialog("folder", f"trayburn: choose the {current.label.lower()}", str(start))
         if chosen:
-            self.invoke("_set_root", (level, chosen))
-
-    def do__set_root(self, pair) -> None:
-        self._set(*pair)
+            self._set_safely(level, chosen)
 
     def _ask_budget(self) -> None:
         value = _dialog("budget", str(self.engine.settings.daily_budget or 0))
         if value:
-            self.invoke("_set_budget", value)
+            self._set_safely("daily_budget", value)
 
-    def do__set_budget(self, value: str) -> None:
-        self._set("daily_budget", value)
+    def _set_safely(self, key: str, value: str) -> None:
+        """From a dialog's thread: a failure is logged, never raised."""
+        try:
+            self._set(key, value)
+        except Exception:
+            log.exception("could not set %s", key)
 
     def do_toggle_autostart(self, _=None) -> None:
         if self.autostart.status().enabled:
