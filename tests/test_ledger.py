@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import shutil
 import sqlite3
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -19,13 +20,14 @@ from corpus import (
 )
 from trayburn import report
 from trayburn.engine import Engine
-from trayburn.ledger import SCHEMA_VERSION, Ledger, LedgerError
+from trayburn.ledger import SCHEMA_VERSION, Ledger, LedgerBusy, LedgerError
 from trayburn.pricing import PriceBook
 
 REAL = sessions_of(CORPUS)
 LONG = "1796026909249_y8q37"  # i_long: 51 calls
 PLAIN = "1796026733097_tvgzu"  # a_plain: 1 call
 T0 = "2026-11-30T08:00:00.000Z"
+FILE_IS = "file_id=(SELECT id FROM files WHERE path=?)"  # calls of the file at a path
 
 
 @pytest.fixture
@@ -104,11 +106,11 @@ def test_file_totals_and_agents_equal_expected(ledger):
     for sid, s in expected_sessions().items():
         for f in s["message_files"]:
             path = str(REAL / sid / f["file"])
-            assert_sums(counted(ledger, "file=?", (path,)), (f["calls"], *(f[k] for k in (
+            assert_sums(counted(ledger, FILE_IS, (path,)), (f["calls"], *(f[k] for k in (
                 "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")), f["cost"]))
-            agents = {a for (a,) in ledger.query("SELECT DISTINCT agent FROM calls WHERE file=?", (path,))}
+            agents = {a for (a,) in ledger.query(f"SELECT DISTINCT agent FROM calls WHERE {FILE_IS}", (path,))}
             assert agents <= {f["agent"]}
-            owners = {o for (o,) in ledger.query("SELECT DISTINCT session_id FROM calls WHERE file=?", (path,))}
+            owners = {o for (o,) in ledger.query(f"SELECT DISTINCT session_id FROM calls WHERE {FILE_IS}", (path,))}
             assert owners <= {sid}
 
 
@@ -296,6 +298,32 @@ def test_raising_the_size_limit_reads_a_file_that_was_too_large(tmp_path, empty)
     assert counted(ledger)[0] == 1 and ledger.problems() == []
 
 
+@pytest.mark.parametrize("size_at_fstat", [0, 4, 10, 64])
+def test_a_file_that_changed_size_since_fstat_is_read_to_its_end(size_at_fstat):
+    from trayburn.cline import files
+
+    r, w = os.pipe()  # what the reader finds after fstat: 10 bytes, whatever fstat said
+    os.write(w, b"0123456789")
+    os.close(w)
+    try:
+        assert files._read_all(r, size_at_fstat, 100) == b"0123456789"
+    finally:
+        os.close(r)
+
+
+def test_a_file_that_grew_past_the_limit_since_fstat_is_refused():
+    from trayburn.cline import files
+
+    r, w = os.pipe()
+    os.write(w, b"x" * 5000)
+    os.close(w)
+    try:
+        with pytest.raises(files.FileProblem, match="too large"):
+            files._read_all(r, 10, 1000)
+    finally:
+        os.close(r)
+
+
 def test_unlistable_sessions_folder_changes_nothing(ledger, sessions):
     ledger.refresh(sessions)
     aside = sessions.with_name("sessions.real")
@@ -401,6 +429,117 @@ def test_older_schema_is_rebuilt(tmp_path):
     led.close()
 
 
+# Schema 1 as trayburn 0.x created it: calls name their file by its path.
+V1_SCHEMA = """
+CREATE TABLE sessions(
+  id TEXT PRIMARY KEY, folder TEXT, started_ms INTEGER, ended_ms INTEGER, status TEXT, title TEXT,
+  prompt TEXT, cwd TEXT, workspace_root TEXT, model TEXT, provider TEXT, source TEXT, forked_from TEXT,
+  removed INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE files(
+  path TEXT PRIMARY KEY, session_id TEXT NOT NULL, kind TEXT NOT NULL, agent TEXT,
+  size INTEGER, mtime_ns INTEGER, inode INTEGER,
+  bad_size INTEGER, bad_mtime_ns INTEGER, bad_inode INTEGER, error TEXT,
+  gone INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE calls(
+  id INTEGER PRIMARY KEY, key TEXT NOT NULL, session_id TEXT NOT NULL, file TEXT NOT NULL, agent TEXT,
+  seq INTEGER, ts_ms INTEGER NOT NULL, model TEXT, input INTEGER NOT NULL, output INTEGER NOT NULL,
+  cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, cost REAL, tools TEXT,
+  counted INTEGER NOT NULL DEFAULT 0, UNIQUE(file, key));
+CREATE INDEX calls_key ON calls(key);
+CREATE INDEX calls_day ON calls(counted, ts_ms);
+CREATE INDEX calls_session ON calls(session_id);
+PRAGMA user_version=1;
+"""
+V1_CALLS = ("key, session_id, {file}, agent, seq, ts_ms, model, input, output, cache_read, cache_write, cost, tools,"
+            " counted")
+V1_FILES = "path, session_id, kind, agent, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, error, gone"
+
+
+def write_v1_ledger(source: Ledger, path: Path) -> None:
+    """A schema 1 ledger holding what `source` holds (calls in the same order, files by path)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.executescript(V1_SCHEMA)
+    db.executemany("INSERT INTO sessions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", source.query("SELECT * FROM sessions"))
+    db.executemany(f"INSERT INTO files({V1_FILES}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                   source.query(f"SELECT {V1_FILES} FROM files"))
+    db.executemany(
+        f"INSERT INTO calls({V1_CALLS.format(file='file')}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        source.query(f"SELECT {V1_CALLS.format(file='(SELECT path FROM files f WHERE f.id=file_id)')} FROM calls"
+                     " ORDER BY id"),
+    )
+    db.commit()
+    db.close()
+
+
+def calls_by_path(ledger: Ledger) -> list[tuple]:
+    return sorted(ledger.query(f"SELECT {V1_CALLS.format(file='(SELECT path FROM files f WHERE f.id=file_id)')}"
+                               " FROM calls"))
+
+
+def test_v1_ledger_migrates_keeping_every_call_and_removed_sessions(tmp_path, sessions):
+    fresh = Ledger(tmp_path / "fresh" / "ledger.db")
+    fresh.refresh(sessions)
+    shutil.move(sessions / LONG, tmp_path / "moved-away")  # its calls now live only in the ledger
+    fresh.refresh(sessions)
+    path = tmp_path / "state" / "ledger.db"
+    write_v1_ledger(fresh, path)
+
+    led = Ledger(path)
+    assert led.notice is None  # migrated, not rebuilt
+    assert led.query("PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert calls_by_path(led) == calls_by_path(fresh)  # every call, its file and its `counted`, as they were
+    assert_sums(counted(led), total())
+    assert led.query("SELECT id FROM sessions WHERE removed=1") == [(LONG,)]
+    assert_sums(counted(led, "session_id=?", (LONG,)), as_sums(expected_sessions()[LONG]["totals"]))
+    day, before = (report.day_report(x, PriceBook(), date(2026, 11, 30)) for x in (led, fresh))
+    assert (day.calls, day.sessions, day.cost_usd) == (before.calls, before.sessions, before.cost_usd)
+    assert_no_write_needed(led, sessions)  # checkpoints came along: nothing is read again
+    shutil.move(tmp_path / "moved-away", sessions / LONG)
+    led.refresh(sessions)
+    assert_sums(counted(led), total())
+    led.close()
+    fresh.close()
+    assert Ledger(path).notice is None  # opened again: already schema 2
+
+
+def test_v1_calls_of_a_file_without_a_row_survive_the_migration(tmp_path):
+    path = tmp_path / "state" / "ledger.db"
+    path.parent.mkdir()
+    db = sqlite3.connect(path)
+    db.executescript(V1_SCHEMA)
+    db.execute(f"INSERT INTO calls({V1_CALLS.format(file='file')}) VALUES"
+               "('m1', 's1', '/gone/s1.messages.json', 'lead', 1, 1, 'gpt-4o', 10, 1, 0, 0, 0.5, '', 1)")
+    db.commit()
+    db.close()
+    led = Ledger(path)
+    assert led.notice is None
+    assert calls_by_path(led) == [("m1", "s1", "/gone/s1.messages.json", "lead", 1, 1, "gpt-4o", 10, 1, 0, 0, 0.5,
+                                   "", 1)]
+    assert led.query("SELECT gone FROM files") == [(1,)]
+    led.close()
+
+
+def test_report_queries_find_calls_by_index(ledger):
+    """No figure scans every call: a session's by the session index, a day's by the day index (schema 1's
+    (counted, ts_ms) index made SQLite pick it for a session's calls: 70 s for 5,000 sessions)."""
+    ledger.refresh(REAL)
+    statements = []
+    ledger.db.set_trace_callback(statements.append)
+    try:
+        report.sessions_report(ledger, PriceBook(), None, None)
+        report.session_detail(ledger, PriceBook(), LONG)
+        report.day_report(ledger, PriceBook(), date(2026, 11, 30))
+        report.hourly_costs(ledger, PriceBook(), date(2026, 11, 30))
+    finally:
+        ledger.db.set_trace_callback(None)
+    plans = {sql: " | ".join(row[3] for row in ledger.query("EXPLAIN QUERY PLAN " + sql))
+             for sql in statements if "FROM calls" in sql}
+    for sql, plan in plans.items():
+        assert "SCAN calls" not in plan, sql
+        assert ("calls_session" if "session_id=" in sql else "calls_day") in plan, (sql, plan)
+
+
 def test_two_processes_refreshing_at_once_count_exactly(tmp_path):
     ctx = multiprocessing.get_context("spawn")
     start, out = ctx.Event(), ctx.Queue()
@@ -418,8 +557,32 @@ def test_two_processes_refreshing_at_once_count_exactly(tmp_path):
     led = Ledger(state / "ledger.db")
     assert led.notice is None
     assert_sums(counted(led), total())
-    assert led.query("SELECT COUNT(*), COUNT(DISTINCT file || '|' || key) FROM calls")[0] == (total()[0],) * 2
+    assert led.query("SELECT COUNT(*), COUNT(DISTINCT file_id || '|' || key) FROM calls")[0] == (total()[0],) * 2
     led.close()
+
+
+def test_a_refresh_blocked_by_another_writer_raises_ledger_busy_then_catches_up(tmp_path, sessions):
+    led = Ledger(tmp_path / "state" / "ledger.db", busy_timeout_s=0.05)
+    other = sqlite3.connect(led.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process is writing, for longer than we wait
+    try:
+        with pytest.raises(LedgerBusy, match="locked by another process") as raised:
+            led.refresh(sessions)
+        assert isinstance(raised.value, LedgerError)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert counted(led)[0] == 0  # nothing half-done
+    assert led.refresh(sessions).files_read == len(corpus_files())  # the next poll does it all
+    assert_sums(counted(led), total())
+    led.close()
+
+
+def test_engine_passes_its_busy_timeout_to_the_ledger(tmp_path):
+    engine = Engine(tmp_path / "settings.toml", tmp_path / "state", isolated_env(tmp_path), busy_timeout_s=0.25)
+    assert engine.ledger.busy_timeout_s == 0.25
+    assert engine.ledger.query("PRAGMA busy_timeout") == [(250,)]
+    engine.close()
 
 
 # ---- the rules, on hand-made sessions ------------------------------------------------------------------
@@ -591,6 +754,26 @@ def test_missing_time_is_the_session_start_and_missing_model_the_manifests(ledge
     make_session(empty, sid, "2026-11-29T23:59:00.000Z", [msg], model="deepseek-chat")
     ledger.refresh(empty)
     assert ledger.query("SELECT ts_ms, model FROM calls") == [(ms("2026-11-29T23:59:00Z"), "deepseek-chat")]
+
+
+def test_missing_time_without_a_start_is_the_time_in_the_session_id(ledger, empty):
+    sid = "1796020000000_nostr"
+    make_session(empty, sid, None, [assistant("msg_nost0001", 0, 100, 1), assistant("msg_nost0002", None, 200, 2)])
+    ledger.refresh(empty)
+    assert ledger.query("SELECT ts_ms FROM calls") == [(1796020000000,)] * 2
+    assert ledger.query("SELECT started_ms FROM sessions") == [(None,)]  # the start itself stays unknown
+
+
+def test_missing_time_without_a_start_or_a_time_in_the_id_is_the_manifests_mtime(ledger, empty):
+    folder = make_session(empty, "imported-session", None, [assistant("msg_nost0001", 0, 100, 1)],
+                          metadata={"usage": {"inputTokens": 5, "outputTokens": 1}})
+    make_session(empty, "99_abcde", None, None, metadata={"usage": {"inputTokens": 7, "outputTokens": 1}})
+    when_ns = ms("2026-11-30T06:00:00Z") * 10**6
+    for path in (folder / "imported-session.json", empty / "99_abcde" / "99_abcde.json"):
+        os.utime(path, ns=(when_ns, when_ns))
+    ledger.refresh(empty)
+    assert ledger.query("SELECT key, ts_ms FROM calls ORDER BY key") == [
+        ("99_abcde:rollup", when_ns // 10**6), ("msg_nost0001", when_ns // 10**6)]
 
 
 def test_quirk_files_in_sessions(ledger, empty):

@@ -60,14 +60,17 @@ class Engine:
         config: str | os.PathLike | None = None,
         state_dir: str | os.PathLike | None = None,
         env: Mapping[str, str] | None = None,
+        busy_timeout_s: float = 30,
     ):
+        """`busy_timeout_s`: how long a refresh waits for another process's lock on the ledger before it
+        raises LedgerBusy (the summary window uses a short one and retries at its next refresh)."""
         self.env = os.environ if env is None else env
         self.config_path = paths.config_file(config, self.env)
         self.state_dir = paths.state_dir(state_dir, self.env)
         self._config_stamp: tuple | None = None
         self.last_refresh: RefreshStats | None = None
         self.load_settings()
-        self.ledger = Ledger(self.state_dir / "ledger.db", self.settings.max_file_mb * 10**6)
+        self.ledger = Ledger(self.state_dir / "ledger.db", self.settings.max_file_mb * 10**6, busy_timeout_s)
 
     # ---- settings and folders ------------------------------------------------------------------
 
@@ -105,7 +108,7 @@ class Engine:
         if sessions.is_dir():
             self.last_refresh = self.ledger.refresh(sessions)
         else:
-            self.last_refresh = RefreshStats(errors={str(sessions): "folder does not exist"})
+            self.last_refresh = RefreshStats()  # the verdict says so; it is not an unreadable file
         return self.last_refresh
 
     # ---- figures --------------------------------------------------------------------------------
@@ -152,6 +155,8 @@ class Engine:
         )
 
     def _verdict(self, sessions: int) -> tuple[str, bool]:
+        if self.loaded.error:
+            return f"The settings file is broken, defaults are in use: {self.loaded.error.removesuffix('; using defaults')}", False
         level = self._missing_override()
         if level is not None:
             who = (f"The setting {level.name} in {self.config_path}" if level.origin == "settings"

@@ -12,42 +12,79 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
 from .cline import files as cf
-from .cline.parse import Call, Manifest, ParseError, parse_manifest, parse_messages
+from .cline.parse import Call, Manifest, ParseError, id_ms, parse_manifest, parse_messages
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-TOUCHED_BATCH = 20_000  # call keys held in memory before they are written to the `touched` table
+SCHEMA_VERSION = 2
 RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retried even if its stat looks the same
 
-SCHEMA = """
+SESSIONS_TABLE = """
 CREATE TABLE sessions(
   id TEXT PRIMARY KEY, folder TEXT, started_ms INTEGER, ended_ms INTEGER, status TEXT, title TEXT,
   prompt TEXT, cwd TEXT, workspace_root TEXT, model TEXT, provider TEXT, source TEXT, forked_from TEXT,
   removed INTEGER NOT NULL DEFAULT 0);
+"""
+# A call refers to its file by id (not by path: most of a call's row would be its path). Its identity
+# is (key, file_id); that index also finds a key's copies. The day index holds counted calls only.
+FILES_AND_CALLS_TABLES = """
 CREATE TABLE files(
-  path TEXT PRIMARY KEY, session_id TEXT NOT NULL, kind TEXT NOT NULL, agent TEXT,
+  id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, kind TEXT NOT NULL, agent TEXT,
   size INTEGER, mtime_ns INTEGER, inode INTEGER,
   bad_size INTEGER, bad_mtime_ns INTEGER, bad_inode INTEGER, error TEXT,
   gone INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE calls(
-  id INTEGER PRIMARY KEY, key TEXT NOT NULL, session_id TEXT NOT NULL, file TEXT NOT NULL, agent TEXT,
+  id INTEGER PRIMARY KEY, key TEXT NOT NULL, session_id TEXT NOT NULL, file_id INTEGER NOT NULL, agent TEXT,
   seq INTEGER, ts_ms INTEGER NOT NULL, model TEXT, input INTEGER NOT NULL, output INTEGER NOT NULL,
   cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, cost REAL, tools TEXT,
-  counted INTEGER NOT NULL DEFAULT 0, UNIQUE(file, key));
-CREATE INDEX calls_key ON calls(key);
-CREATE INDEX calls_day ON calls(counted, ts_ms);
-CREATE INDEX calls_session ON calls(session_id);
+  counted INTEGER NOT NULL DEFAULT 0, UNIQUE(key, file_id));
 """
+CALLS_INDEXES = """
+CREATE INDEX calls_session ON calls(session_id);
+CREATE INDEX calls_day ON calls(ts_ms) WHERE counted=1;
+"""
+SCHEMA = SESSIONS_TABLE + FILES_AND_CALLS_TABLES + CALLS_INDEXES
+
+# Schema 1 → 2: `calls.file` (the path) becomes `calls.file_id`; calls and their ownership are kept as they
+# are (a rebuild would lose the calls of sessions whose folders were removed since).
+MIGRATE_1_TO_2 = f"""
+DROP INDEX IF EXISTS calls_key;
+DROP INDEX IF EXISTS calls_day;
+DROP INDEX IF EXISTS calls_session;
+ALTER TABLE calls RENAME TO calls_v1;
+ALTER TABLE files RENAME TO files_v1;
+{FILES_AND_CALLS_TABLES}
+INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode,
+  error, gone)
+  SELECT path, session_id, kind, agent, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, error, gone
+  FROM files_v1 ORDER BY path;
+INSERT OR IGNORE INTO files(path, session_id, kind, gone)
+  SELECT file, MIN(session_id), 'messages', 1 FROM calls_v1 GROUP BY file;
+INSERT INTO calls(id, key, session_id, file_id, agent, seq, ts_ms, model, input, output, cache_read, cache_write,
+  cost, tools, counted)
+  SELECT c.id, c.key, c.session_id, f.id, c.agent, c.seq, c.ts_ms, c.model, c.input, c.output, c.cache_read,
+  c.cache_write, c.cost, c.tools, c.counted FROM calls_v1 c JOIN files f ON f.path = c.file ORDER BY c.id;
+DROP TABLE calls_v1;
+DROP TABLE files_v1;
+{CALLS_INDEXES}
+"""
+MIGRATIONS = {1: MIGRATE_1_TO_2}  # from version → the statements that bring it to the next
 
 
 class LedgerError(Exception):
     """The ledger cannot be used; the message says why and what to do."""
+
+
+class LedgerBusy(LedgerError):
+    """Another process held the ledger's lock for longer than `busy_timeout_s`: nothing was changed;
+    try again later (the next poll)."""
 
 
 @dataclass
@@ -66,19 +103,22 @@ class RefreshStats:
         return bool(self.files_read or self.removed_sessions)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Known:
     good: cf.Checkpoint | None
     bad: cf.Checkpoint | None
     gone: bool
     kind: str
     session_id: str = ""
+    id: int | None = None  # the files row
 
 
 class Ledger:
-    def __init__(self, path: Path, max_file_bytes: int = 256 * 10**6):
+    def __init__(self, path: Path, max_file_bytes: int = 256 * 10**6, busy_timeout_s: float = 30):
+        """`busy_timeout_s`: how long to wait for another process's lock before raising LedgerBusy."""
         self.path = Path(path)
         self.max_file_bytes = max_file_bytes
+        self.busy_timeout_s = busy_timeout_s
         self.notice: str | None = None  # set when the ledger had to be rebuilt
         self.db = self._open()
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
@@ -92,12 +132,18 @@ class Ledger:
         try:
             return self._connect_checked()
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-                raise LedgerError(f"the ledger {self.path} is locked by another process: {exc}") from None
+            if _is_busy(exc):
+                raise self._busy(exc) from None
             return self._rebuild(f"the ledger {self.path} was unreadable ({exc})")
 
+    def _busy(self, exc: sqlite3.Error) -> LedgerBusy:
+        return LedgerBusy(
+            f"the ledger {self.path} is locked by another process (waited {self.busy_timeout_s:g} s: {exc}); "
+            "try again later"
+        )
+
     def _connect_checked(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
@@ -110,8 +156,10 @@ class Ledger:
                     f"{SCHEMA_VERSION}); upgrade trayburn or use another --state-dir"
                 )
             elif version < SCHEMA_VERSION:
-                db.close()
-                return self._rebuild(f"the ledger {self.path} had an older schema ({version})")
+                if version not in MIGRATIONS:
+                    db.close()
+                    return self._rebuild(f"the ledger {self.path} had an older schema ({version})")
+                self._migrate(db)
             if db.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("it failed SQLite's integrity check")
             return db
@@ -124,13 +172,27 @@ class Ledger:
         db.execute("BEGIN IMMEDIATE")
         try:
             if db.execute("PRAGMA user_version").fetchone()[0] == 0:  # another process may have won the race
-                for statement in filter(str.strip, SCHEMA.split(";")):
-                    db.execute(statement)
+                _run_script(db, SCHEMA)
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        """Bring an older schema forward, keeping every call, in one transaction (like `_create`)."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated it
+            while version < SCHEMA_VERSION:
+                _run_script(db, MIGRATIONS[version])
+                version += 1
+                db.execute(f"PRAGMA user_version={version}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        log.info("migrated the ledger %s to schema %d", self.path, SCHEMA_VERSION)
 
     def _rebuild(self, why: str) -> sqlite3.Connection:
         aside = self.path.with_name(f"{self.path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -150,9 +212,18 @@ class Ledger:
 
     def refresh(self, sessions_dir: Path | str) -> RefreshStats:
         """Bring the ledger up to date with the files under `sessions_dir`. Thread-safe; other
-        processes wait for the write lock (SQLite's)."""
-        with self._lock:
+        processes wait for the write lock (SQLite's) up to `busy_timeout_s`, then LedgerBusy."""
+        with self._lock, self._busy_raises():
             return self._refresh(sessions_dir)
+
+    @contextmanager
+    def _busy_raises(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise self._busy(exc) from exc
+            raise
 
     def _refresh(self, sessions_dir: Path | str) -> RefreshStats:
         started = time.perf_counter()
@@ -167,12 +238,16 @@ class Ledger:
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
-                self._known_memo = None  # this refresh changes what the ledger knows
-                _Refresh(self, scan, known, stats).run()
+                version, self._known_memo = self._known_memo[0], None  # this refresh changes what it knows
+                refresh = _Refresh(self, scan, known, stats)
+                refresh.run()
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
+            if len(refresh.written) < len(known) // 4:  # the usual poll: a few files changed
+                known.update(self._known(refresh.written))  # our own commit leaves data_version as it was
+                self._known_memo = (version, known)
         stats.seconds = time.perf_counter() - started
         return stats
 
@@ -184,10 +259,14 @@ class Ledger:
             self._known_memo = (version, self._known())
         return self._known_memo[1]
 
-    def _known(self) -> dict[str, _Known]:
-        rows = self.db.execute(
-            "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id FROM files"
-        )
+    def _known(self, paths: set[str] | None = None) -> dict[str, _Known]:
+        """What the ledger knows of every file (or of these paths)."""
+        sql = ("SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id"
+               " FROM files")
+        if paths is None:
+            rows = self.db.execute(sql)
+        else:
+            rows = [row for path in paths for row in self.db.execute(sql + " WHERE path=?", (path,))]
         return {
             r[0]: _Known(
                 cf.Checkpoint(r[1], r[2], r[3]) if r[1] is not None else None,
@@ -195,6 +274,7 @@ class Ledger:
                 bool(r[7]),
                 r[8],
                 r[9],
+                r[10],
             )
             for r in rows
         }
@@ -209,7 +289,8 @@ class Ledger:
             if m.good is None:
                 continue  # not a session: its manifest never parsed and has not changed since
             for f in folder.messages:
-                if _changed(f, known.get(f.path)):
+                k = known.get(f.path)
+                if (k is None or k.good != f.checkpoint or k.gone) and _changed(f, k):  # the first test, inline
                     return True
                 seen += 1
         live = sum(1 for k in known.values() if not k.gone and k.kind != "external")
@@ -228,12 +309,26 @@ class Ledger:
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[tuple]:
         """Rows of a read; never in the middle of a refresh (its figures would be half-settled)."""
-        with self._lock:
+        with self._lock, self._busy_raises():
             return self.db.execute(sql, params).fetchall()
 
     def problems(self) -> list[tuple[str, str]]:
         """Files whose latest read failed: (path, reason)."""
         return self.query("SELECT path, error FROM files WHERE error IS NOT NULL AND gone=0 ORDER BY path")
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED ("database is locked"): another connection holds the lock."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc)
+
+
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    """Statement by statement: `executescript` would commit the open transaction first."""
+    for statement in filter(str.strip, script.split(";")):
+        db.execute(statement)
 
 
 def _changed(f: cf.FileStat, known: _Known | None) -> bool:
@@ -267,26 +362,50 @@ def _should_read(current: cf.Checkpoint, known: _Known) -> bool:
 
 
 class _Refresh:
-    """One refresh inside a write transaction."""
+    """One refresh inside a write transaction.
+
+    Each call is counted by exactly one of the rows holding its key: the row of the session that started
+    first. A row inserted with a key no other row has is its own owner, so it is counted as it is inserted;
+    ownership is settled at the end only for keys that have copies (forks, copied folders), for the calls of
+    sessions whose start moved and for rollups that came or went.
+    """
 
     def __init__(self, ledger: Ledger, scan: cf.Scan, known: dict[str, _Known], stats: RefreshStats):
         self.ledger, self.db, self.scan, self.known, self.stats = ledger, ledger.db, scan, known, stats
-        self.touched_sessions: set[str] = set()
-        self.touched_keys: set[str] = set()  # keys of the calls upserted, not yet in the `touched` table
-        self.reordered: set[str] = set()  # sessions whose start changed: ownership of their calls may move
-        self.manifests: dict[str, tuple[Manifest, str]] = {}  # manifests parsed in this refresh
+        self.touched_sessions: dict[str, cf.Folder] = {}
+        self.reordered: set[str] = set()  # sessions whose start (or whose files' session) changed
+        self.manifests: dict[str, tuple[Manifest, int]] = {}  # manifests parsed in this refresh, with their file id
+        self.with_metrics: set[str] = set()  # sessions given calls from messages in this refresh
+        self.new_ids: dict[str, int] = {}  # files rows added in this refresh
         self.live: set[str] = set()
         self.ok: dict[str, cf.Checkpoint] = {}  # files read and parsed in this refresh: their new checkpoint
+        self.written: set[str] = set()  # paths whose files row this refresh wrote
+        self.first_new_call = 0  # calls rows from this id on were inserted in this refresh
 
     def run(self) -> None:
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS touched(key TEXT PRIMARY KEY)")
         self.db.execute("DELETE FROM touched")
+        self.first_new_call = (self.db.execute("SELECT max(id) FROM calls").fetchone()[0] or 0) + 1
         sessions = {r[0]: r[1] for r in self.db.execute("SELECT id, started_ms FROM sessions")}
         seen_files: set[str] = set()
         for folder in self.scan.folders:
-            self._folder(folder, sessions, seen_files)
+            if self._as_last_read(folder):  # the usual folder: nothing to do but note that it is there
+                seen_files.add(folder.manifest.path)
+                seen_files.update(f.path for f in folder.messages)
+                self.live.add(folder.session_id)
+            else:
+                self._folder(folder, sessions, seen_files)
         self._mark_gone(seen_files)
-        self._settle()
+        self._settle(sessions)
+
+    def _as_last_read(self, folder: cf.Folder) -> bool:
+        """Every file as it was when last read and parsed, the lead's among them (so no `messages_path`)."""
+        known = self.known
+        for f in (folder.manifest, *folder.messages):
+            k = known.get(f.path)
+            if k is None or k.gone or k.good != f.checkpoint:
+                return False
+        return bool(folder.messages) and folder.messages[0].path == _lead_path(folder)
 
     def _folder(self, folder: cf.Folder, sessions: dict, seen: set[str]) -> None:
         sid = folder.session_id
@@ -299,11 +418,11 @@ class _Refresh:
         self.live.add(sid)
         for f in folder.messages:
             seen.add(f.path)
-            self._messages(sid, f, "messages")
+            self._messages(folder, f, "messages")
         external = self._external(folder, manifest)
         if external:
             seen.add(external.path)
-            self._messages(sid, external, "external")
+            self._messages(folder, external, "external")
 
     @cached_property
     def scanned(self) -> set[str]:  # built on first use: only a session without its lead file needs it
@@ -342,7 +461,7 @@ class _Refresh:
         try:
             data, ckpt = cf.read(f.path, self.ledger.max_file_bytes)
         except cf.FileProblem as exc:  # not remembered as bad: retried at every refresh (no bytes read)
-            self._ensure_row(f, sid, kind)
+            self._file_id(f.path, sid, kind)
             self._failed(f, str(exc), remember=False)
             return None
         self.stats.files_read += 1
@@ -351,26 +470,45 @@ class _Refresh:
 
     def _failed(self, f: cf.FileStat, why: str, remember: bool = True) -> None:
         self.stats.errors[f.path] = why
+        self.written.add(f.path)
         c = f.checkpoint if remember else cf.Checkpoint(None, None, None)
         self.db.execute(
             "UPDATE files SET bad_size=?, bad_mtime_ns=?, bad_inode=?, error=?, gone=0 WHERE path=?",
             (c.size, c.mtime_ns, c.inode, why, f.path),
         )
 
-    def _ok(self, path: str, sid: str, kind: str, agent: str | None, c: cf.Checkpoint) -> None:
-        self.ok[path] = c
-        self.db.execute(
-            "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode) VALUES(?,?,?,?,?,?,?) "
-            "ON CONFLICT(path) DO UPDATE SET session_id=excluded.session_id, kind=excluded.kind, "
-            "agent=excluded.agent, size=excluded.size, mtime_ns=excluded.mtime_ns, inode=excluded.inode, "
-            "bad_size=NULL, bad_mtime_ns=NULL, bad_inode=NULL, error=NULL, gone=0",
+    def _file_id(self, path: str, sid: str, kind: str) -> int:
+        """The file's row; added, without a checkpoint, if it has none."""
+        known = self.known.get(path)
+        if known is not None:
+            return known.id
+        return self.new_ids.get(path) or self._add_file(path, sid, kind, None, cf.Checkpoint(None, None, None))
+
+    def _add_file(self, path: str, sid: str, kind: str, agent: str | None, c: cf.Checkpoint) -> int:
+        self.written.add(path)
+        cursor = self.db.execute(
+            "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode) VALUES(?,?,?,?,?,?,?)",
             (path, sid, kind, agent, *c),
         )
+        self.new_ids[path] = cursor.lastrowid
+        return cursor.lastrowid
 
-    def _ensure_row(self, f: cf.FileStat, sid: str, kind: str) -> None:
+    def _ok(self, path: str, sid: str, kind: str, agent: str | None, c: cf.Checkpoint) -> int:
+        """Record a good read; the file's row id."""
+        self.ok[path] = c
+        known = self.known.get(path)
+        if known is None and path not in self.new_ids:  # the usual first sight: one statement
+            return self._add_file(path, sid, kind, agent, c)
+        if known is not None and known.session_id != sid:
+            self.reordered.add(sid)  # a `messages_path` another session had: its calls change session
+        file_id = self._file_id(path, sid, kind)
+        self.written.add(path)
         self.db.execute(
-            "INSERT OR IGNORE INTO files(path, session_id, kind) VALUES(?,?,?)", (f.path, sid, kind)
+            "UPDATE files SET session_id=?, kind=?, agent=?, size=?, mtime_ns=?, inode=?,"
+            " bad_size=NULL, bad_mtime_ns=NULL, bad_inode=NULL, error=NULL, gone=0 WHERE id=?",
+            (sid, kind, agent, *c, file_id),
         )
+        return file_id
 
     def _read_manifest(self, folder: cf.Folder) -> Manifest | None:
         f = folder.manifest
@@ -381,10 +519,11 @@ class _Refresh:
         try:
             manifest = parse_manifest(data)
         except ParseError as exc:
-            self._ensure_row(f, folder.session_id, "manifest")
+            self._file_id(f.path, folder.session_id, "manifest")
             self._failed(f, str(exc))
             return None
-        self._ok(f.path, folder.session_id, "manifest", None, ckpt)
+        file_id = self._ok(f.path, folder.session_id, "manifest", None, ckpt)
+        self.manifests[folder.session_id] = (manifest, file_id)
         return manifest
 
     def _upsert_session(self, folder: cf.Folder, m: Manifest, known: bool, started_before: int | None) -> None:
@@ -399,12 +538,12 @@ class _Refresh:
             (sid, folder.path, m.started_ms, m.ended_ms, m.status, m.title, m.prompt, m.cwd, m.workspace_root,
              m.model, m.provider, m.source, m.forked_from),
         )
-        if not known or started_before != m.started_ms:
+        if known and started_before != m.started_ms:  # a new session's calls are settled as they are inserted
             self.reordered.add(sid)
-        self.manifests[sid] = (m, folder.manifest.path)
-        self.touched_sessions.add(sid)
+        self.touched_sessions[sid] = folder
 
-    def _messages(self, sid: str, f: cf.FileStat, kind: str) -> None:
+    def _messages(self, folder: cf.Folder, f: cf.FileStat, kind: str) -> None:
+        sid = folder.session_id
         got = self._read(f, sid, kind)
         if got is None:
             return
@@ -412,62 +551,67 @@ class _Refresh:
         try:
             parsed = parse_messages(data, _scope(sid, f.path, kind))
         except ParseError as exc:
-            self._ensure_row(f, sid, kind)
+            self._file_id(f.path, sid, kind)
             self._failed(f, str(exc))
             return
-        self._ok(f.path, sid, kind, parsed.agent, ckpt)
-        self._upsert_calls(sid, f.path, parsed.agent, parsed.calls)
-        self.touched_sessions.add(sid)
+        file_id = self._ok(f.path, sid, kind, parsed.agent, ckpt)
+        self._upsert_calls(folder, file_id, parsed.agent, parsed.calls)
+        if parsed.calls:
+            self.with_metrics.add(sid)
+        self.touched_sessions[sid] = folder
 
-    def _session_defaults(self, sid: str) -> tuple[int, str | None]:
+    def _session_defaults(self, folder: cf.Folder) -> tuple[int, str | None]:
+        """Time and model for calls that carry none: the session's start and model. A session without a
+        start: the time its id begins with, else its manifest's mtime (never 1970)."""
+        sid = folder.session_id
         if sid in self.manifests:  # upserted in this refresh: the row holds exactly these values
             m = self.manifests[sid][0]
-            return m.started_ms or 0, m.model
-        row = self.db.execute("SELECT started_ms, model FROM sessions WHERE id=?", (sid,)).fetchone()
-        return (row[0] or 0, row[1]) if row else (0, None)
+            started, model = m.started_ms, m.model
+        else:
+            row = self.db.execute("SELECT started_ms, model FROM sessions WHERE id=?", (sid,)).fetchone()
+            started, model = row if row else (None, None)
+        return started or id_ms(sid) or folder.manifest.checkpoint.mtime_ns // 10**6, model
 
-    def _upsert_calls(self, sid: str, path: str, agent: str, calls: list[Call]) -> None:
+    def _upsert_calls(self, folder: cf.Folder, file_id: int, agent: str, calls: list[Call]) -> None:
+        """A row whose key is new is inserted counted; copies of a key are settled later (see the class)."""
         if not calls:
             return
-        start, model = self._session_defaults(sid)
-        rows = [
-            (c.key, sid, path, agent, c.index, c.ts_ms or start, c.model or model,
-             c.input, c.output, c.cache_read, c.cache_write, c.cost, ",".join(c.tools))
-            for c in calls
-        ]
+        sid = folder.session_id
+        start, model = self._session_defaults(folder)
         self.db.executemany(
-            "INSERT INTO calls(key, session_id, file, agent, seq, ts_ms, model, input, output, cache_read,"
-            " cache_write, cost, tools) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?) "
-            "ON CONFLICT(file, key) DO UPDATE SET session_id=excluded.session_id, agent=excluded.agent,"
+            "INSERT INTO calls(key, session_id, file_id, agent, seq, ts_ms, model, input, output, cache_read,"
+            " cache_write, cost, tools, counted) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
+            " NOT EXISTS(SELECT 1 FROM calls WHERE key=?1)) "
+            "ON CONFLICT(key, file_id) DO UPDATE SET session_id=excluded.session_id, agent=excluded.agent,"
             " seq=excluded.seq, ts_ms=excluded.ts_ms, model=excluded.model, input=excluded.input,"
             " output=excluded.output, cache_read=excluded.cache_read, cache_write=excluded.cache_write,"
             " cost=excluded.cost, tools=excluded.tools",
-            rows,
+            [
+                (c.key, sid, file_id, agent, c.index, c.ts_ms or start, c.model or model,
+                 c.input, c.output, c.cache_read, c.cache_write, c.cost, ",".join(c.tools))
+                for c in calls
+            ],
         )
-        self.touched_keys.update(r[0] for r in rows)  # written to `touched` sorted, in batches: faster
-        if len(self.touched_keys) >= TOUCHED_BATCH:
-            self._flush_touched()
-        self.stats.calls_upserted += len(rows)
+        self.stats.calls_upserted += len(calls)
 
     def _mark_gone(self, seen_files: set[str]) -> None:
-        gone = [p for (p,) in self.db.execute("SELECT path FROM files WHERE gone=0") if p not in seen_files]
+        gone = [p for p, k in self.known.items() if not k.gone and p not in seen_files]  # files added here were seen
         self.db.executemany("UPDATE files SET gone=1 WHERE path=?", [(p,) for p in gone])
+        self.written.update(gone)
         removed = [
             s for (s,) in self.db.execute("SELECT id FROM sessions WHERE removed=0") if s not in self.live
         ]
         self.db.executemany("UPDATE sessions SET removed=1 WHERE id=?", [(s,) for s in removed])
         self.stats.removed_sessions = len(removed)
 
-    def _flush_touched(self) -> None:
-        self.db.executemany("INSERT OR IGNORE INTO touched(key) VALUES(?)", ((k,) for k in sorted(self.touched_keys)))
-        self.touched_keys.clear()
-
-    def _settle(self) -> None:
-        """Rollups for sessions without per-message metrics; then who owns each touched call."""
-        for sid in self.touched_sessions:
-            manifest, path = self.manifests.get(sid, (None, ""))
-            self._rollup(sid, manifest, path)
-        self._flush_touched()  # first: the keys below are then mostly there already
+    def _settle(self, sessions_before: dict) -> None:
+        """Rollups for sessions without per-message metrics; then who owns each call whose key has copies."""
+        self.db.execute(  # rows new in this refresh that found their key already there
+            "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE id>=? AND counted=0",
+            (self.first_new_call,),
+        )
+        for sid, folder in self.touched_sessions.items():
+            self._rollup(folder, sid in sessions_before)
         self.db.executemany(
             "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=?", ((s,) for s in self.reordered)
         )
@@ -478,21 +622,29 @@ class _Refresh:
         )
 
     def _key_access(self) -> str:
-        """'+' (scan calls in table order: no index) when many keys were touched, as in a first ingest:
-        a lookup per key by the calls_key index is then 2-3x slower. '' (use the index) otherwise."""
+        """'+' (scan calls in table order: no index) when many keys were touched (a copied sessions folder):
+        a lookup per key by the (key, file_id) index is then 2-3x slower. '' (use the index) otherwise."""
         touched = self.db.execute("SELECT count(*) FROM touched").fetchone()[0]
         rows = self.db.execute("SELECT max(id) FROM calls").fetchone()[0] or 0
         return "+" if touched * 4 > rows else ""
 
-    def _rollup(self, sid: str, manifest: Manifest | None, path: str) -> None:
+    def _rollup(self, folder: cf.Folder, known: bool) -> None:
         """One call from `metadata.usage` while no message of the session has metrics (rollup rows: seq -1)."""
-        has_metrics = self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
+        sid = folder.session_id
+        has_metrics = sid in self.with_metrics or self.db.execute(
+            "SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)
+        ).fetchone()
+        manifest, file_id = self.manifests.get(sid, (None, 0))
         if has_metrics:
-            self.db.execute("INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=? AND seq<0", (sid,))
-            self.db.execute("DELETE FROM calls WHERE session_id=? AND seq<0", (sid,))
+            if known:  # only a session known before this refresh can have a rollup row
+                self.db.execute(
+                    "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=? AND seq<0", (sid,)
+                )
+                self.db.execute("DELETE FROM calls WHERE session_id=? AND seq<0", (sid,))
         elif manifest is not None and manifest.rollup is not None:
             rollup = replace(manifest.rollup, key=f"{manifest.session_id or sid}:rollup")
-            self._upsert_calls(sid, path, "lead", [rollup])
+            self._upsert_calls(folder, file_id, "lead", [rollup])
+            self.db.execute("INSERT OR IGNORE INTO touched(key) VALUES(?)", (rollup.key,))
 
 
 def _scope(sid: str, path: str, kind: str) -> str:

@@ -292,7 +292,7 @@ def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None
         return None
     rows = ledger.query(
         "SELECT ts_ms, model, agent, input, output, cache_read, cache_write, cost, tools FROM calls"
-        " WHERE counted=1 AND session_id=? ORDER BY ts_ms, file, seq",
+        " WHERE counted=1 AND session_id=? ORDER BY ts_ms, (SELECT path FROM files WHERE id=file_id), seq",
         (sid,),
     )
     calls = []
@@ -334,8 +334,8 @@ def _summary(ledger: Ledger, book: PriceBook, sid: str, start: int, end: int, no
         return None
     started, ended, status, title, prompt, cwd, root, model, removed, folder = meta[0]
     rows = ledger.query(
-        f"SELECT file, agent, model, {_SUMS}, MAX(ts_ms) FROM calls WHERE counted=1 AND session_id=?"
-        " AND ts_ms>=? AND ts_ms<? GROUP BY file, agent, model",
+        f"SELECT (SELECT path FROM files WHERE id=file_id), agent, model, {_SUMS}, MAX(ts_ms) FROM calls"
+        " WHERE counted=1 AND session_id=? AND ts_ms>=? AND ts_ms<? GROUP BY file_id, agent, model",
         (sid, start, end),
     )
     totals, models, subs, last = Totals(), [], {}, started

@@ -129,11 +129,12 @@ def _scan_folder(sid: str, path: str, problems: dict[str, str], cache: ScanCache
         problems[path] = _why(exc)
         return None
     manifest, lead, others = None, None, []
-    prefix = os.path.join(path, "x")[:-1]
+    prefix = path + os.sep  # == os.path.join(path, name) minus its cost: `path` ends with a folder's name
     for name in names:
         file_path = prefix + name
         try:  # os.stat, not DirEntry.stat: on Windows only os.stat gives the inode a checkpoint holds
-            stat = FileStat(file_path, checkpoint(os.stat(file_path)))
+            st = os.stat(file_path)
+            stat = FileStat(file_path, Checkpoint(st.st_size, st.st_mtime_ns, st.st_ino))
         except OSError as exc:
             problems[file_path] = _why(exc)
             continue
@@ -161,14 +162,27 @@ def read(path: str, limit_bytes: int) -> tuple[bytes, Checkpoint]:
         if not stat.S_ISREG(st.st_mode):
             raise FileProblem("is a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file")
         _check_size(st.st_size, limit_bytes)
-        with open(fd, "rb", closefd=False) as fh:
-            data = fh.read()
+        data = _read_all(fd, st.st_size, limit_bytes)
     except OSError as exc:
         raise FileProblem(_why(exc)) from None
     finally:
         os.close(fd)
-    _check_size(len(data), limit_bytes)  # it may have grown since fstat
     return data, checkpoint(st)
+
+
+def _read_all(fd: int, size: int, limit_bytes: int) -> bytes:
+    """Usually one read of the size fstat gave; read on to the end when the file changed size
+    since (or the read came back short), never past the limit."""
+    data = os.read(fd, size + 1)
+    if len(data) == size:
+        return data
+    parts, total = [data], len(data)
+    while chunk := os.read(fd, 1 << 20):
+        parts.append(chunk)
+        total += len(chunk)
+        _check_size(total, limit_bytes)  # it may have grown since fstat
+    _check_size(total, limit_bytes)
+    return b"".join(parts)
 
 
 def _check_size(size: int, limit_bytes: int) -> None:

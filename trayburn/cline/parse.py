@@ -10,7 +10,7 @@ import json
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -19,7 +19,16 @@ class ParseError(ValueError):
     """The bytes are not the document we expected (often a file caught mid-write)."""
 
 
+MAX_TOKENS = 2**53  # above this a token count is garbage (and would not fit SQLite's INTEGER)
+MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+
 # ---- typed fast path: only the fields we use are decoded; the rest is skipped -------------------
+# The decoder also checks the values the rules care about. A document that does not fit (a message with
+# another role, metrics that are not an object, a token count that is not a sane integer, a negative
+# cost, …) goes whole to the generic path, which applies the same rules to any valid JSON.
+
+_Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKENS)]
+_Cost = Annotated[float, msgspec.Meta(ge=0)]
 
 
 class _Block(msgspec.Struct):
@@ -27,25 +36,36 @@ class _Block(msgspec.Struct):
     name: Any = None
 
 
-class _Message(msgspec.Struct):
-    role: Any = None
+class _Metrics(msgspec.Struct):
+    inputTokens: _Count | None = None
+    outputTokens: _Count | None = None
+    cacheReadTokens: _Count | None = None
+    cacheWriteTokens: _Count | None = None
+    cost: _Cost | None = None
+
+
+class _ModelInfo(msgspec.Struct):
+    id: Any = None
+
+
+class _Assistant(msgspec.Struct, tag_field="role", tag="assistant"):
     id: Any = None
     ts: Any = None
-    modelInfo: Any = None
-    metrics: Any = None
+    modelInfo: _ModelInfo | None = None
+    metrics: _Metrics | None = None
     content: str | list[_Block] | None = None
+
+
+class _User(msgspec.Struct, tag_field="role", tag="user"):
+    """Never a call: its content (tool results, often most of the file) is skipped unread."""
 
 
 class _MessagesDoc(msgspec.Struct):
     agent: Any = None
-    sessionId: Any = None
-    messages: list[_Message] = []
+    messages: list[_Assistant | _User] = []
 
 
-_fast = msgspec.json.Decoder(_MessagesDoc | list[_Message])
-
-MAX_TOKENS = 2**53  # above this a token count is garbage (and would not fit SQLite's INTEGER)
-MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+_fast = msgspec.json.Decoder(_MessagesDoc | list[_Assistant | _User])
 
 
 @dataclass(slots=True)
@@ -117,6 +137,15 @@ def to_ms(value: Any) -> int | None:
     return None
 
 
+def id_ms(session_id: str) -> int | None:
+    """The epoch ms a session id begins with (`1796023651231_hi7ti` → 1796023651231), if plausible."""
+    head = session_id.partition("_")[0]
+    if not (head.isascii() and head.isdigit()):
+        return None
+    value = int(head)
+    return value if 1e12 <= value <= MAX_MS else None
+
+
 def _iso_ms(text: str) -> int | None:
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -143,38 +172,41 @@ def _tool_names(content: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _call(metrics: dict, key: str, index: int, ts: Any, model: Any, tools: tuple[str, ...]) -> Call | None:
-    get = metrics.get
+def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float | None]:
+    """Tokens and cost from a plain dict's `get` (the generic path and the manifest's rollup)."""
     tokens = (_tokens(get("inputTokens")), _tokens(get("outputTokens")), _tokens(get("cacheReadTokens")),
               _tokens(get("cacheWriteTokens")))
-    cost = _cost(get("cost"))
-    if not any(tokens) and not cost:
-        return None
-    model = model if isinstance(model, str) and model.strip() else None
-    return Call(key, index, to_ms(ts), model, *tokens, cost, tools)
+    return tokens, _cost(get(cost_field))
 
 
 def _calls(messages: list, session_id: str) -> list[Call]:
     calls = []
     for index, m in enumerate(messages):
-        if type(m) is _Message:  # the typed fast path: plain attributes
-            metrics = m.metrics
-            if m.role != "assistant" or not isinstance(metrics, dict):
+        if type(m) is _Assistant:  # the typed fast path: values already checked by the decoder
+            metrics, info = m.metrics, m.modelInfo
+            if metrics is None:
                 continue
-            mid, info, ts, content = m.id, m.modelInfo, m.ts, m.content
-        elif isinstance(m, dict):
-            metrics = m.get("metrics")
+            tokens = (metrics.inputTokens or 0, metrics.outputTokens or 0, metrics.cacheReadTokens or 0,
+                      metrics.cacheWriteTokens or 0)
+            cost, model = metrics.cost, info.id if info is not None else None
+            mid, ts, content = m.id, m.ts, m.content
+        elif isinstance(m, dict):  # the generic path
+            metrics, info = m.get("metrics"), m.get("modelInfo")
             if m.get("role") != "assistant" or not isinstance(metrics, dict):
                 continue
-            mid, info, ts, content = m.get("id"), m.get("modelInfo"), m.get("ts"), m.get("content")
+            tokens, cost = _usage(metrics.get, "cost")
+            model = info.get("id") if isinstance(info, dict) else None
+            mid, ts, content = m.get("id"), m.get("ts"), m.get("content")
         else:
-            continue  # not an object: no call, but it keeps its index
-        key = mid if isinstance(mid, str) and mid else f"{session_id}:{index}"
-        model = info.get("id") if isinstance(info, dict) else None
-        call = _call(metrics, key, index, ts, model, _tool_names(content))
-        if call:
-            calls.append(call)
+            continue  # a user message, or not an object: no call, but it keeps its index
+        if any(tokens) or cost:
+            key = mid if isinstance(mid, str) and mid else f"{session_id}:{index}"
+            calls.append(Call(key, index, to_ms(ts), _model(model), *tokens, cost, _tool_names(content)))
     return calls
+
+
+def _model(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def parse_messages(data: bytes, session_id: str) -> Messages:
@@ -245,8 +277,8 @@ def parse_manifest(data: bytes) -> Manifest:
 def _rollup(usage: Any, session_id: str) -> Call | None:
     if not isinstance(usage, dict):
         return None
-    metrics = dict(usage, cost=usage.get("totalCost"))
-    return _call(metrics, f"{session_id}:rollup", -1, None, None, ())
+    tokens, cost = _usage(usage.get, "totalCost")
+    return Call(f"{session_id}:rollup", -1, None, None, *tokens, cost, ()) if any(tokens) or cost else None
 
 
 def _str(value: Any) -> str | None:
