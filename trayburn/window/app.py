@@ -237,9 +237,14 @@ class SummaryWindow:
         """Bring the ledger up to date and update what is shown in place."""
         if self.engine is None:
             return
+        from ..ledger import LedgerBusy
+
         try:
             self.unreadable = len(self.engine.refresh().errors)
             self.updated_at = datetime.now()
+        except LedgerBusy:  # the tray is writing: show what we have, try again next time
+            log.info("ledger busy; refresh skipped")
+            return
         except Exception as exc:  # keep showing the last figures
             log.exception("refresh failed")
             self.say(f"Could not refresh: {exc}")

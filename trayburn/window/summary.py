@@ -14,6 +14,7 @@ from ..engine import Engine
 from .app import APP_TITLE, SummaryWindow
 
 log = logging.getLogger(__name__)
+BUSY_TIMEOUT_S = 2.0
 
 
 def open_engine(config: str | None, state_dir: str | None) -> tuple[Engine | None, str | None]:
@@ -21,7 +22,9 @@ def open_engine(config: str | None, state_dir: str | None) -> tuple[Engine | Non
     from ..ledger import LedgerError
 
     try:
-        return Engine(config, state_dir), None
+        # A short wait for the ledger: the tray may be writing a big ingest; the window shows what
+        # it has and tries again at its next refresh rather than freezing for SQLite's 30 s.
+        return Engine(config, state_dir, busy_timeout_s=BUSY_TIMEOUT_S), None
     except LedgerError as exc:
         problem = str(exc)
     except OSError as exc:
