@@ -1,3 +1,4 @@
+import os
 import shutil
 import subprocess
 import sys
@@ -59,3 +60,15 @@ def desktop_app(desktop):
     desktop.wait_for(lambda: not desktop.tray_icons() and not desktop.popup_menus(), 10,
                      what="the tray and menus to be empty after the test")
     desktop.park_pointer()
+
+
+# -- no silent skips where everything was installed -----------------------------
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under ./scripts/test (TRAYBURN_REQUIRE_ALL=1), which installs every tool the tests use, a
+    test skipped for a missing install is a failure: a green run must not hide an empty desktop."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("TRAYBURN_REQUIRE_ALL") == "1" and report.skipped and "install" in str(report.longrepr):
+        report.outcome = "failed"
+        report.longrepr = f"required (TRAYBURN_REQUIRE_ALL=1) but skipped: {report.longrepr}"

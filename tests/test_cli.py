@@ -4,6 +4,8 @@ codes, and doctor's verdicts. The environment points only inside tmp_path."""
 from __future__ import annotations
 
 import json
+import time
+import os
 import sqlite3
 
 import pytest
@@ -205,10 +207,14 @@ def test_doctor_no_sessions_yet(env, capsys, monkeypatch, tmp_path):
 def test_doctor_lists_problems_and_stays_ok(cline, capsys):
     bad = sessions_of(cline) / SUBAGENTS / "agent_1796026750900_broken.messages.json"
     bad.write_bytes(b'{"messages": [')
+    code, out, _ = run_json(capsys, "doctor")  # just written: listed as being written, not a problem
+    assert code == 0 and out["ok"] and out["problems"] == []
+    assert [p["path"] for p in out["being_written"]] == [str(bad)]
+    assert "mid-write" in out["being_written"][0]["reason"]
+    old = time.time() - 120
+    os.utime(bad, (old, old))  # broken for two minutes: an unreadable file
     code, out, _ = run_json(capsys, "doctor")
-    assert code == 0 and out["ok"]
-    assert [p["path"] for p in out["problems"]] == [str(bad)]
-    assert "mid-write" in out["problems"][0]["reason"]
+    assert [p["path"] for p in out["problems"]] == [str(bad)] and out["being_written"] == []
     code, text, _ = run(capsys, "doctor")
     assert "Unreadable files (1)" in text and str(bad) in text
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import time
 import shutil
 import sqlite3
 from datetime import date
@@ -185,6 +186,11 @@ def test_half_written_messages_keep_previous_parse_until_fixed(tmp_path, cline, 
     stats = engine.refresh()
     assert str(path) in stats.errors
     assert_sums(counted(engine.ledger), total())
+    health = engine.health()  # just changed: most likely caught mid-write, not (yet) a problem
+    assert [p for p, _ in health.settling] == [str(path)] and health.problems == []
+    old = time.time() - 120
+    os.utime(path, (old, old))  # still broken a while later: now it is one
+    engine.refresh()
     assert [p for p, _ in engine.health().problems] == [str(path)]
     engine.refresh()  # still broken: still the previous parse, still listed
     assert_sums(counted(engine.ledger), total())
@@ -218,7 +224,7 @@ def test_half_written_manifest_keeps_the_session(tmp_path, cline, sessions):
     engine.refresh()
     h = engine.health()
     assert (h.sessions, h.removed_sessions) == (expected()["session_count"], 0)
-    assert [p for p, _ in h.problems] == [str(path)]
+    assert [p for p, _ in h.problems + h.settling] == [str(path)]
     assert_sums(counted(engine.ledger), total())
     engine.close()
 
@@ -266,7 +272,8 @@ def test_bad_files_never_crash_and_are_listed(tmp_path, cline, sessions, kind):
     for _ in range(2):
         engine.refresh()
         assert_sums(counted(engine.ledger), total())
-        listed = {p for p, _ in engine.health().problems}
+        health = engine.health()  # freshly written bad files are "being written" first
+        listed = {p for p, _ in health.problems + health.settling}
         assert {str(p) for p in bad} <= listed
     assert "1796026999998_badmf" not in {r[0] for r in engine.ledger.query("SELECT id FROM sessions")}
     engine.close()

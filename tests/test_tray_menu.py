@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import desktop
+
 from trayburn import demo
 from trayburn.engine import Engine
 from trayburn.singleton import AlreadyRunning, InstanceLock
@@ -205,12 +207,8 @@ def test_second_tray_process_exits_with_its_own_code(replay):
     first = subprocess.Popen(cmd, env=env)
     try:
         lock = state / "tray.lock"
-        import select  # wait for the first tray's lock by polling the file's content, bounded
-        deadline = 200
-        while deadline and not (lock.exists() and lock.read_text().strip() == str(first.pid)):
-            select.select([], [], [], 0.05)
-            deadline -= 1
-        assert lock.read_text().strip() == str(first.pid)
+        desktop.wait_for(lambda: lock.exists() and lock.read_text().strip() == str(first.pid), 20,
+                         what="the first tray to hold the lock")
         second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
         assert second.returncode == 3
         assert "already running" in second.stderr
@@ -227,3 +225,48 @@ def test_cline_installed_but_no_session_yet_is_a_first_run_not_a_problem(env):
     assert items[0] == "No Cline CLI data found yet"
     assert not any("could not be read" in t for t in items)
     assert app.engine.health().problems == []
+
+
+def test_a_file_caught_mid_write_is_not_a_problem_until_it_stays_broken(replay):
+    config, state = replay
+    app, _ = make_app(config, state)
+    app.tick()
+    sessions = Path(tomllib.loads(config.read_text())["cline_dir"]) / "data" / "sessions"
+    folder = next(p for p in sessions.iterdir() if p.name.endswith("_y8q37"))
+    lead = folder / f"{folder.name}.messages.json"
+    lead.write_bytes(lead.read_bytes()[:5000])  # as Cline's in-place rewrite can be caught
+    app.tick()
+    assert app.view.state is IconState.OK and app.view.problem is None
+    old = os.stat(lead).st_mtime - 300
+    os.utime(lead, (old, old))
+    app.tick()
+    assert app.view.state is IconState.PROBLEM
+    assert texts(app.icon.menu)[0] == "⚠ 1 file could not be read (see trayburn doctor)"
+
+
+def test_a_failing_notification_never_stops_the_tray(replay):
+    config, state = replay
+    app, _ = make_app(config, state)
+    app.tick()
+    (state / "notified.json").mkdir()  # cannot be written
+    app.engine.update_setting("daily_budget", str(app.engine.day().cost_usd / 2))
+    assert app.tick() is True
+    assert app.view.state is IconState.OVER
+
+
+def test_a_day_of_unpriced_calls_is_never_shown_as_zero(env, monkeypatch):
+    sessions = env / "cline" / "data" / "sessions"
+    src = Path(__file__).parent / "data" / "real-cline-v1" / "data" / "sessions" / "1796026733097_tvgzu"
+    dst = sessions / src.name
+    dst.mkdir(parents=True)
+    config = demo.prepare(env / "demo")  # a day of replayed calls: take one, rename its model
+    replayed = Path(tomllib.loads(config.read_text())["sessions_dir"]) / src.name
+    for f in replayed.iterdir():
+        (dst / f.name).write_text(f.read_text().replace('"gpt-4o"', '"no-such-model-9"'))
+    monkeypatch.setenv("CLINE_DIR", str(env / "cline"))
+    app, _ = make_app(env / "settings.toml", env / "state")
+    app.tick()
+    day = app.engine.day()
+    assert day.calls == 1 and day.unpriced_calls == 1
+    assert app.view.label == "?" and app.view.today.startswith("Today: unpriced · 1 call")
+    assert "$0" not in app.icon.title

@@ -14,6 +14,7 @@ from datetime import date, datetime
 
 from . import __version__, render
 from . import settings as st
+from .ledger import LedgerError
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -34,9 +35,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _date(text: str) -> date:
     try:
-        return date.fromisoformat(text)
+        day = date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a date (use YYYY-MM-DD)") from None
+    if not 1970 <= day.year <= 9998:
+        raise argparse.ArgumentTypeError(f"'{text}' is out of range (years 1970 to 9998)")
+    return day
 
 
 def _common(suppress: bool) -> argparse.ArgumentParser:
@@ -93,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["_dialog"]:  # the tray's dialogs, in a child process (the frozen app has no -m)
+        from .tray import dialogs
+
+        return dialogs.main(argv[1:])
     try:
         args = build_parser().parse_args(argv)
     except UsageError as exc:
@@ -113,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except (OSError, sqlite3.Error) as exc:  # a state folder we cannot write, a ledger locked for too long
+    except (OSError, sqlite3.Error, LedgerError) as exc:  # an unwritable state folder, a ledger locked too long
         print(f"trayburn: {exc}", file=sys.stderr)
         return EXIT_ERROR
 
@@ -150,11 +159,14 @@ def cmd_today(args) -> int:
 
 def cmd_sessions(args) -> int:
     engine = _engine(args)
+    today = datetime.now().date()
+    if args.all and (args.since or args.until):
+        raise CliError("--all lists every session; leave out --since and --until, or --all")
     if args.all:
         since = until = None
     else:
-        since = args.since or args.until or datetime.now().date()
-        until = args.until or (args.since and datetime.now().date()) or since
+        since = args.since or args.until or today
+        until = args.until or max(since, today)
         if until < since:
             raise CliError(f"--until {until} is before --since {since}")
     items = engine.sessions(since, until)
@@ -188,6 +200,9 @@ def cmd_doctor(args) -> int:
     if h.problems:
         lines.append(f"Unreadable files ({len(h.problems)}):")
         lines += [f"  {p}: {r}" for p, r in h.problems]
+    if h.settling:
+        lines.append(f"Changed in the last minute and not readable yet ({len(h.settling)}; retried at each refresh):")
+        lines += [f"  {p}: {r}" for p, r in h.settling]
     lines.append("")
     lines.append(h.verdict)
     _emit(args, h.to_json(), "\n".join(lines))
@@ -216,13 +231,26 @@ def cmd_config(args) -> int:
         if loaded.error:
             raise CliError(loaded.error.removesuffix("; using defaults"))
         data = {k: getattr(loaded.settings, k) for k in st.KEYS}
-        text = "\n".join(f"{k} = {json.dumps(v)}" for k, v in data.items())
+        text = _as_toml(data)
         text += "".join(f"\nwarning: {w}" for w in loaded.warnings)
         return _emit(args, {"path": str(path), "settings": data, "warnings": loaded.warnings}, f"# {path}\n{text}")
     if not args.key or (args.action == "set" and args.value is None):
         raise CliError(f"usage: trayburn config {args.action} KEY{' VALUE' if args.action == 'set' else ''}")
     st.update(path, args.key, args.value if args.action == "set" else None)
     return _emit(args, {"path": str(path), "ok": True}, f"{args.action} {args.key} in {path}")
+
+
+def _as_toml(data: dict) -> str:
+    """Settings as TOML a person could paste back; unset keys as comments (tables come last)."""
+    import tomli_w
+
+    lines = []
+    for key, value in data.items():
+        if value is None or value == {}:
+            lines.append(f"# {key} is unset")
+        else:
+            lines.append(tomli_w.dumps({key: value}).strip())
+    return "\n".join(lines)
 
 
 def cmd_summary(args) -> int:

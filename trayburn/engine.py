@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Mapping
 
 from . import paths, report, settings as st
-from .ledger import Ledger, RefreshStats
+from .ledger import RETRY_RECENT_NS, Ledger, RefreshStats
 from .pricing import PriceBook
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,7 @@ class Health:
     ok: bool
     ledger_path: Path
     ledger_notice: str | None = None
+    settling: list[tuple[str, str]] = field(default_factory=list)  # failed within the last minute
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -49,6 +50,7 @@ class Health:
             "sessions": self.sessions,
             "removed_sessions": self.removed_sessions,
             "problems": [{"path": p, "reason": r} for p, r in self.problems],
+            "being_written": [{"path": p, "reason": r} for p, r in self.settling],
             "ledger": {"path": str(self.ledger_path), "notice": self.ledger_notice},
             **self.extra,
         }
@@ -144,14 +146,19 @@ class Engine:
     def health(self) -> Health:
         counts = self.ledger.query("SELECT SUM(removed=0), SUM(removed=1) FROM sessions")[0]
         live, removed = counts[0] or 0, counts[1] or 0
-        problems = self.ledger.problems()
+        # A file that failed within the last minute was most likely caught mid-write (normal: Cline
+        # rewrites in place); it is retried at every refresh and reported only if it stays broken.
+        settling = time.time_ns() - RETRY_RECENT_NS
+        rows = self.ledger.problems()
+        problems = [(p, r) for p, r, mtime in rows if mtime is None or mtime < settling]
+        recent = [(p, r) for p, r, mtime in rows if mtime is not None and mtime >= settling]
         if self.last_refresh:
-            known = {p for p, _ in problems}
+            known = {p for p, _, _ in rows}
             problems += [(p, r) for p, r in self.last_refresh.errors.items() if p not in known]
         verdict, ok = self._verdict(live)
         return Health(
             self.levels, self.config_path, self.loaded.error, self.loaded.warnings, live, removed,
-            sorted(problems), verdict, ok, self.ledger.path, self.ledger.notice,
+            sorted(problems), verdict, ok, self.ledger.path, self.ledger.notice, settling=recent,
         )
 
     def _verdict(self, sessions: int) -> tuple[str, bool]:

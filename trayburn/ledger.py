@@ -312,9 +312,11 @@ class Ledger:
         with self._lock, self._busy_raises():
             return self.db.execute(sql, params).fetchall()
 
-    def problems(self) -> list[tuple[str, str]]:
-        """Files whose latest read failed: (path, reason)."""
-        return self.query("SELECT path, error FROM files WHERE error IS NOT NULL AND gone=0 ORDER BY path")
+    def problems(self) -> list[tuple[str, str, int | None]]:
+        """Files whose latest read failed: (path, reason, mtime_ns of the failed version)."""
+        return self.query(
+            "SELECT path, error, bad_mtime_ns FROM files WHERE error IS NOT NULL AND gone=0 ORDER BY path"
+        )
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

@@ -14,7 +14,7 @@ def setup(level: int = logging.INFO, log_dir: Path | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "trayburn.log"
     handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -27,7 +27,8 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset
 
 
 def day(r: DayReport) -> str:
-    head = f"{r.date} ({r.timezone}): {usd(r.cost_usd)} over {r.calls} calls in {r.sessions} sessions"
+    cost = cost_cell(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls, compact=True)
+    head = f"{r.date} ({r.timezone}): {cost} over {plural(r.calls, 'call')} in {plural(r.sessions, 'session')}"
     lines = [head]
     if r.estimated_cost_usd:
         lines.append(f"  of which {usd(r.estimated_cost_usd)} estimated from tokens (no cost reported)")
@@ -87,6 +88,10 @@ def session(d: SessionDetail) -> str:
     if rows:
         lines += ["", table(["time", "model", "agent", "in", "out", "cost", "tools"], rows, right={3, 4, 5})]
     return "\n".join(lines)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def shorten(text: str, width: int) -> str:

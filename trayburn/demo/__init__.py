@@ -70,7 +70,8 @@ def prepare(root: Path, now_ms: int | None = None) -> Path:
         doc = _shift(json.loads(src.read_text()), delta)
         dst.write_text(json.dumps(doc, indent=2) + "\n")
     config = root / "settings.toml"
-    st.save(config, st.Settings(cline_dir=str(root / "cline")))
+    cline = root / "cline"  # all three levels, so CLINE_DATA_DIR / CLINE_SESSION_DATA_DIR cannot leak in
+    st.save(config, st.Settings(cline_dir=str(cline), data_dir=str(cline / "data"), sessions_dir=str(target)))
     return config
 
 

@@ -64,7 +64,11 @@ class TrayApp:
                 view = self._error_view(self.last_error)
             if view == self.view:
                 return False
-            self._ui(lambda: self._apply(view))
+            try:
+                self._ui(lambda: self._apply(view))
+            except Exception:  # a drawing or notification failure must not end the poller
+                log.exception("could not update the tray")
+                return False
             self.view = view
             return True
 
@@ -161,13 +165,13 @@ class TrayApp:
             return
         message = ("Today's spend has passed your daily budget" if view.budget_level == 100
                    else "Today's spend has reached 80% of your daily budget")
-        if self.caps.can_notify:
-            try:
+        try:
+            if self.caps.can_notify:
                 self.icon.notify(f"{message}: {view.today.removeprefix('Today: ')}", "trayburn")
-            except Exception:
-                log.exception("notification failed")
+            path.write_text(json.dumps({today: done + [view.budget_level]}))
+        except Exception:
+            log.exception("budget notification failed")
         log.info("budget: %s", message)
-        path.write_text(json.dumps({today: done + [view.budget_level]}))
 
     # ---- actions (menu handlers; each is safe to fail) ---------------------------------------------
 

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..render import cost_cell, shorten, usd
+from ..render import cost_cell, plural, shorten, usd
 from ..report import DayReport, SessionSummary
 from ..settings import REFRESH_CHOICES
 from .icon import IconState, format_cost
@@ -91,11 +91,28 @@ def icon_state(first_run: bool, problem: str | None, level: int) -> IconState:
     return {100: IconState.OVER, 80: IconState.WARN}.get(level, IconState.OK)
 
 
+def day_cost(day: DayReport) -> str:
+    """Plain dollars for the menu and tooltip (no marks to explain); "unpriced", never $0."""
+    return "unpriced" if day.calls and day.unpriced_calls >= day.calls else usd(day.cost_usd)
+
+
+def totals_cost(t) -> str:
+    return "unpriced" if t.calls and t.unpriced_calls >= t.calls else usd(t.cost_usd)
+
+
+def icon_label(day: DayReport, first_run: bool) -> str:
+    if first_run:
+        return format_cost(None)
+    if day.calls and day.unpriced_calls >= day.calls:
+        return "?"  # tokens but no price known: never "$0"
+    return format_cost(day.cost_usd)
+
+
 def tooltip(day: DayReport, first_run: bool, problem: str | None) -> str:
     if first_run:
         text = "trayburn · no Cline CLI data yet"
     else:
-        text = f"trayburn · {usd(day.cost_usd)} today"
+        text = f"trayburn · {day_cost(day)} today"
         if day.top_model:
             text += f" · {day.top_model.name}"
     if problem:
@@ -173,17 +190,17 @@ def build_view(engine, day: DayReport, sessions: list[SessionSummary], problem: 
     week, month, hour = engine.period(), engine.period(month=True), engine.last_hour()
     roots = tuple(Root(lv.name, lv.label, str(lv.path), lv.source(), lv.exists) for lv in engine.levels)
     return TrayView(
-        label=format_cost(None if first_run else day.cost_usd),
+        label=icon_label(day, first_run),
         state=icon_state(first_run, problem, level),
         tooltip=tooltip(day, first_run, problem),
-        today=f"Today: {usd(day.cost_usd)} · {day.calls} calls" + (
+        today=f"Today: {day_cost(day)} · {plural(day.calls, 'call')}" + (
             f" · {day.unpriced_calls} unpriced" if day.unpriced_calls else ""),
         top_model=(f"Top model: {day.top_model.name} — " + cost_cell(
             day.top_model.cost_usd, day.top_model.estimated_cost_usd, day.top_model.unpriced_calls,
             day.top_model.calls, compact=True)) if day.top_model else None,
-        week=f"This week: {usd(week.cost_usd)}",
-        month=f"This month: {usd(month.cost_usd)}",
-        rate=f"Last hour: {usd(hour.cost_usd)}/h",
+        week=f"This week: {totals_cost(week)}",
+        month=f"This month: {totals_cost(month)}",
+        rate=f"Last hour: {totals_cost(hour)}/h",
         sessions=tuple((s.id, session_text(s)) for s in sessions[:MAX_SESSIONS]),
         problem=problem,
         first_run=first_run,

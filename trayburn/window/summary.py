@@ -37,6 +37,9 @@ def open_engine(config: str | None, state_dir: str | None) -> tuple[Engine | Non
 
 def main(args) -> int:
     """`trayburn summary`: open the window and run until it is closed."""
+    from .. import logs
+
+    logs.setup()
     try:
         root = tk.Tk(className=APP_TITLE)
     except tk.TclError as exc:
