@@ -14,7 +14,7 @@ import pytest
 
 import desktop
 
-from trayburn import demo
+from trayburn import demo, settings
 from trayburn.engine import Engine
 from trayburn.singleton import AlreadyRunning, InstanceLock
 from trayburn.tray import backend
@@ -170,11 +170,11 @@ def test_budget_thresholds_notify_once_per_day(replay):
     app, _ = make_app(config, state)
     app.tick()
     cost = app.engine.day().cost_usd
-    app.engine.update_setting("daily_budget", str(cost / 0.9))  # 90 %: past 80 %, below 100 %
+    settings.update(config, "daily_budget", str(cost / 0.9))  # as by hand or by the budget dialog  # 90 %: past 80 %, below 100 %
     app.tick()
     assert app.view.state is IconState.WARN
     assert len(app.icon.notifications) == 1 and "80%" in app.icon.notifications[0][0]
-    app.engine.update_setting("daily_budget", str(cost / 2))
+    settings.update(config, "daily_budget", str(cost / 2))
     app.tick()
     app.tick()
     assert app.view.state is IconState.OVER
@@ -249,7 +249,7 @@ def test_a_failing_notification_never_stops_the_tray(replay):
     app, _ = make_app(config, state)
     app.tick()
     (state / "notified.json").mkdir()  # cannot be written
-    app.engine.update_setting("daily_budget", str(app.engine.day().cost_usd / 2))
+    settings.update(config, "daily_budget", str(app.engine.day().cost_usd / 2))
     assert app.tick() is True
     assert app.view.state is IconState.OVER
 

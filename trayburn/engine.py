@@ -99,7 +99,7 @@ class Engine:
 
     def update_setting(self, key: str, value: str | None) -> None:
         st.update(self.config_path, key, value)
-        self.load_settings()
+        self.reload_if_changed()
 
     # ---- refresh --------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import replace
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 from .. import paths, report
@@ -47,6 +47,8 @@ class TrayApp:
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
         self.last_error: str | None = None
+        self._dirty = False  # something outside the ledger changed (e.g. start at login): rebuild
+        self._built_at = ""
         self.icon = backends.icon_class(pystray)("trayburn", render_icon("–", model.IconState.NO_DATA, self.theme, ICON_SIZE),
                                  "trayburn", menu=None)
 
@@ -74,9 +76,16 @@ class TrayApp:
 
     def _build(self) -> model.TrayView:
         engine = self.engine
-        if engine.reload_if_changed():
+        settings_changed = engine.reload_if_changed()
+        if settings_changed:
             self.theme = resolve_theme(engine.settings.theme)
-        engine.refresh()
+        stats = engine.refresh()
+        # Nothing read, nothing set, same minute: the figures cannot have changed (the hot path).
+        stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
+        if (self.view is not None and not self._dirty and not settings_changed and not stats.changed
+                and not stats.errors and stamp == self._built_at):
+            return self.view
+        self._dirty, self._built_at = False, stamp
         day = engine.day()
         today = report.now_date()
         sessions = engine.sessions(today, today)
@@ -248,7 +257,7 @@ class TrayApp:
             self.autostart.disable()
         else:
             self.autostart.enable()
-        self.view = None  # redraw the menu's check mark
+        self._dirty = True  # redraw the menu's check mark
         self._wake.set()
 
     def do_open_settings(self, _=None) -> None:
