@@ -20,6 +20,7 @@ from corpus import (
     user, write_in_place, write_json,
 )
 from trayburn import report
+from trayburn.cline.files import FULL_SWEEP_S
 from trayburn.engine import Engine
 from trayburn.ledger import SCHEMA_VERSION, Ledger, LedgerBusy, LedgerError
 from trayburn.pricing import PriceBook
@@ -148,10 +149,14 @@ def test_appending_a_call_to_the_messages_file_only_is_seen(ledger, sessions):
     assert ledger.refresh(sessions).files_read == 0
 
 
-def test_a_new_subagent_file_in_a_known_session_is_seen(ledger, sessions):
+def test_a_new_subagent_file_in_a_known_session_is_seen(tmp_path, sessions):
+    clock = [0.0]  # a completed session whose other files stay as they were: found by the next full sweep
+    ledger = Ledger(tmp_path / "state" / "ledger.db", clock=lambda: clock[0])
     ledger.refresh(sessions)
+    ledger.refresh(sessions)  # a first refresh keeps no listing: the second does
     agent = sessions / PLAIN / "agent_1796026733999_abcdef.messages.json"
     write_json(agent, messages_doc(f"{PLAIN}__x", [assistant("msg_sub00001", ms(T0), 500, 5)], agent="subagent"))
+    clock[0] += FULL_SWEEP_S
     stats = ledger.refresh(sessions)
     assert stats.files_read == 1
     assert counted(ledger)[0] == total()[0] + 1
@@ -269,6 +274,7 @@ def test_bad_files_never_crash_and_are_listed(tmp_path, cline, sessions, kind):
     write_json(sessions / sid2 / f"{sid2}.messages.json", messages_doc(sid2, [assistant("msg_nocount1", ms(T0))]))
     for path in bad:
         _make_bad(kind, path)
+    bump_mtime(sessions / PLAIN / f"{PLAIN}.messages.json")  # as Cline does when a subagent's file appears
     for _ in range(2):
         engine.refresh()
         assert_sums(counted(engine.ledger), total())
@@ -849,3 +855,98 @@ def test_a_file_replaced_with_the_same_size_and_time_is_seen_by_its_inode(ledger
     assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
     assert ledger.refresh(empty).files_read == 1
     assert counted(ledger)[5] == pytest.approx(0.7)
+
+
+# ---- which session folders a refresh lists again (files.scan) -------------------------------------------
+
+
+def sub_file(folder: Path, mid: str, tokens: int) -> Path:
+    """A subagent's messages file in a session folder, with one call of `tokens` input tokens."""
+    path = folder / f"agent_{mid}.messages.json"
+    write_json(path, messages_doc(f"{folder.name}__{mid}", [assistant(mid, ms(T0), tokens, 1)], agent="subagent"))
+    return path
+
+
+@pytest.fixture
+def clock():
+    return [0.0]  # seconds; a refresh sweeps every folder when FULL_SWEEP_S have passed since the last sweep
+
+
+@pytest.fixture
+def timed(tmp_path, clock):
+    led = Ledger(tmp_path / "state" / "ledger.db", clock=lambda: clock[0])
+    yield led
+    led.close()
+
+
+def test_a_subagent_file_added_to_a_running_session_is_found_at_the_next_refresh(timed, empty):
+    sid = "1796020000000_runng"
+    folder = make_session(empty, sid, T0, [assistant("msg_lead0001", ms(T0), 100, 1)], status="running")
+    timed.refresh(empty)
+    timed.refresh(empty)  # its listing is now the cached one (a first refresh keeps none)
+    sub_file(folder, "msg_sub00001", 20)  # during a tool call: the lead's files stay as they were
+    assert timed.refresh(empty).files_read == 1
+    assert counted(timed)[:2] == (2, 120)
+    assert timed.refresh(empty).files_read == 0
+
+
+def test_a_subagent_file_added_to_a_completed_session_whose_lead_changes_is_found_at_once(timed, empty):
+    sid = "1796020000000_compl"
+    folder = make_session(empty, sid, T0, [assistant("msg_lead0001", ms(T0), 100, 1)])
+    timed.refresh(empty)
+    timed.refresh(empty)
+    assert counted(timed)[:2] == (1, 100)
+    sub_file(folder, "msg_sub00001", 20)
+    lead = folder / f"{sid}.messages.json"
+    append_call(lead, assistant("msg_lead0002", ms(T0), 300, 3))
+    bump_mtime(lead)
+    assert timed.refresh(empty).files_read == 2
+    assert counted(timed)[:2] == (3, 420)
+
+
+def test_a_subagent_file_added_to_a_quiet_completed_session_is_found_by_the_sweep(timed, clock, empty):
+    sid = "1796020000000_quiet"
+    folder = make_session(empty, sid, T0, [assistant("msg_lead0001", ms(T0), 100, 1)])
+    other = make_session(empty, "1796020000001_other", T0, [assistant("msg_othr0001", ms(T0), 1000, 1)])
+    timed.refresh(empty)
+    sub_file(folder, "msg_sub00001", 20)
+    for _ in range(3):  # maybe found before the sweep, maybe not; the totals are exact either way
+        clock[0] += FULL_SWEEP_S / 4
+        timed.refresh(empty)
+        assert counted(timed)[:2] in ((2, 1100), (3, 1120))
+    sub_file(other, "msg_sub00002", 5)
+    clock[0] += FULL_SWEEP_S / 4  # a full sweep is due
+    timed.refresh(empty)
+    assert counted(timed)[:2] == (4, 1125)
+    assert timed.refresh(empty).files_read == 0
+
+
+def test_a_file_another_process_found_is_not_marked_gone(timed, tmp_path, empty):
+    sid = "1796020000000_twopr"
+    folder = make_session(empty, sid, T0, [assistant("msg_lead0001", ms(T0), 100, 1)])
+    timed.refresh(empty)
+    timed.refresh(empty)  # its listing is now the cached one
+    path = sub_file(folder, "msg_sub00001", 20)
+    other = Ledger(timed.path)  # a new process lists every folder
+    assert other.refresh(empty).files_read == 1
+    other.close()
+    assert timed.refresh(empty).files_read == 0  # its cached listing lacks the file: listed again, not "gone"
+    assert timed.query("SELECT gone FROM files WHERE path=?", (str(path),)) == [(0,)]
+    assert counted(timed)[:2] == (2, 120)
+
+
+def test_a_file_removed_from_a_completed_session_is_gone_at_the_next_refresh(timed, empty):
+    sid = "1796020000000_rmsub"
+    folder = make_session(empty, sid, T0, [assistant("msg_lead0001", ms(T0), 100, 1)])
+    path = sub_file(folder, "msg_sub00001", 20)
+    timed.refresh(empty)
+    timed.refresh(empty)
+    path.unlink()
+    timed.refresh(empty)
+    assert timed.query("SELECT gone FROM files WHERE path=?", (str(path),)) == [(1,)]
+    assert counted(timed)[:2] == (2, 120)  # the money was spent
+    path.with_name(f"{sid}.messages.json").unlink()  # the lead's file too: its folder is listed at every refresh
+    timed.refresh(empty)
+    sub_file(folder, "msg_sub00003", 7)
+    timed.refresh(empty)
+    assert counted(timed)[:2] == (3, 127)

@@ -12,7 +12,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
 RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retried even if its stat looks the same
+ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
 
 SESSIONS_TABLE = """
 CREATE TABLE sessions(
@@ -114,16 +115,22 @@ class _Known:
 
 
 class Ledger:
-    def __init__(self, path: Path, max_file_bytes: int = 256 * 10**6, busy_timeout_s: float = 30):
-        """`busy_timeout_s`: how long to wait for another process's lock before raising LedgerBusy."""
+    def __init__(self, path: Path, max_file_bytes: int = 256 * 10**6, busy_timeout_s: float = 30,
+                 clock: Callable[[], float] = time.monotonic):
+        """`busy_timeout_s`: how long to wait for another process's lock before raising LedgerBusy.
+        `clock` (seconds): times the full sweeps of the session folders (`files.scan`)."""
         self.path = Path(path)
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_s = busy_timeout_s
         self.notice: str | None = None  # set when the ledger had to be rebuilt
         self.db = self._open()
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
-        self._listings = cf.ScanCache()  # folder listings: a folder whose stamp is unchanged is not listed again
+        self._listings = cf.ScanCache(clock)  # folder listings: see `files.scan` for when one is listed again
+        self._listings.settled = self._ended
         self._known_memo: tuple[int, dict[str, _Known]] | None = None  # (data_version, files) between refreshes
+        self._ended_memo: tuple[int, set[str]] | None = None  # (data_version, ids of ended sessions)
+        # folders (the very objects the scan gave) found as last read against this `known` dict; its live files
+        self._checked: tuple[dict | None, dict[str, tuple[cf.Folder, int]], int, bool] = (None, {}, 0, False)
 
     # ---- opening, versions, recovery ------------------------------------------------------------
 
@@ -229,16 +236,15 @@ class Ledger:
         started = time.perf_counter()
         stats = RefreshStats()
         scan = cf.scan(str(sessions_dir), self._listings)
-        stats.folders = len(scan.folders)
-        stats.files_stat = sum(1 + len(f.messages) for f in scan.folders)
-        stats.errors.update(scan.problems)
         known = self._known_unless_unchanged()
         listed = str(sessions_dir) not in scan.problems  # unlisted: change nothing (not "all removed")
         if listed and self._needs_work(scan, known):
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
-                version, self._known_memo = self._known_memo[0], None  # this refresh changes what it knows
+                version, self._known_memo, self._ended_memo = self._known_memo[0], None, None
+                self._checked = (None, {}, 0, False)  # `known` is updated in place below
+                self._relist_unseen(scan, known)
                 refresh = _Refresh(self, scan, known, stats)
                 refresh.run()
                 self.db.execute("COMMIT")
@@ -248,8 +254,33 @@ class Ledger:
             if len(refresh.written) < len(known) // 4:  # the usual poll: a few files changed
                 known.update(self._known(refresh.written))  # our own commit leaves data_version as it was
                 self._known_memo = (version, known)
+        stats.folders = len(scan.folders)
+        stats.files_stat = sum(1 + len(f.messages) for f in scan.folders)
+        stats.errors = {**scan.problems, **stats.errors}
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _ended(self) -> set[str]:
+        """Ids of the sessions whose status is ended (their folders are not listed at every refresh)."""
+        version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        if self._ended_memo is None or self._ended_memo[0] != version:
+            marks = ",".join("?" * len(ENDED))
+            ids = {r[0] for r in self.db.execute(f"SELECT id FROM sessions WHERE status IN ({marks})", ENDED)}
+            self._ended_memo = (version, ids)
+        return self._ended_memo[1]
+
+    def _relist_unseen(self, scan: cf.Scan, known: dict[str, _Known]) -> None:
+        """List again the folders holding files the ledger knows and the scan did not see (another process
+        found them since this one listed the folder), rather than mark those files gone."""
+        if scan.swept:
+            return
+        seen = {f.path for d in scan.folders for f in (d.manifest, *d.messages)}
+        folders = {d.path for d in scan.folders}
+        unseen = {
+            os.path.dirname(p) for p, k in known.items() if not k.gone and k.kind != "external" and p not in seen
+        }
+        if unseen & folders:
+            cf.relist(scan, unseen & folders, self._listings)
 
     def _known_unless_unchanged(self) -> dict[str, _Known]:
         """`_known()`, reused while no connection has written the ledger since (PRAGMA data_version
@@ -280,26 +311,34 @@ class Ledger:
         }
 
     def _needs_work(self, scan: cf.Scan, known: dict[str, _Known]) -> bool:
+        """Whether some file changed (or came, or went) since the ledger last read it. A folder the scan
+        gave as the same object as at the last check against this same `known` is not checked again."""
+        if self._checked[0] is not known:
+            live = sum(1 for k in known.values() if not k.gone and k.kind != "external")
+            self._checked = (known, {}, live, any(k.kind == "external" for k in known.values()))
+        _, checked, live, externals = self._checked
         seen = 0
         for folder in scan.folders:
+            hit = checked.get(folder.path)
+            if hit is not None and hit[0] is folder:
+                seen += hit[1]
+                continue
             m = known.get(folder.manifest.path)
             if _changed(folder.manifest, m):
                 return True
-            seen += 1
-            if m.good is None:
-                continue  # not a session: its manifest never parsed and has not changed since
-            for f in folder.messages:
-                k = known.get(f.path)
-                if (k is None or k.good != f.checkpoint or k.gone) and _changed(f, k):  # the first test, inline
-                    return True
-                seen += 1
-        live = sum(1 for k in known.values() if not k.gone and k.kind != "external")
-        return live != seen or self._externals_changed(scan, known)
+            n = 1
+            if m.good is not None:  # else not a session: its manifest never parsed and has not changed since
+                for f in folder.messages:
+                    k = known.get(f.path)
+                    if (k is None or k.good != f.checkpoint or k.gone) and _changed(f, k):  # the first test, inline
+                        return True
+                    n += 1
+            checked[folder.path] = (folder, n)
+            seen += n
+        return live != seen or (externals and self._externals_changed(scan, known))
 
     def _externals_changed(self, scan: cf.Scan, known: dict[str, _Known]) -> bool:
         """A `messages_path` file matters only while its session has no usable co-located file."""
-        if not any(k.kind == "external" for k in known.values()):
-            return False  # the usual case: no session ever needed one
         leadless = {f.session_id for f in scan.folders if not _lead_usable(f, known.get(_lead_path(f)))}
         return any(
             _external_changed(p, k) for p, k in known.items() if k.kind == "external" and k.session_id in leadless

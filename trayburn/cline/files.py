@@ -6,10 +6,12 @@ import os
 import stat
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable, Container
 from typing import NamedTuple
 
 MESSAGES_SUFFIX = ".messages.json"
-RACY_NS = 2 * 10**9  # a folder changed this recently is listed again at the next scan
+RACY_NS = 2 * 10**9  # the sessions folder changed this recently is listed again at the next scan
+FULL_SWEEP_S = 300.0  # every session folder is listed again at least this often (a running process's scans)
 
 
 class Checkpoint(NamedTuple):
@@ -36,6 +38,7 @@ class Folder:
 class Scan:
     folders: list[Folder] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)  # path -> what is wrong
+    swept: bool = True  # every session folder was listed (not taken from a cache)
 
 
 class FileProblem(Exception):
@@ -51,12 +54,22 @@ def stat_file(path: str) -> Checkpoint:
 
 
 class ScanCache:
-    """What each folder held when it was last listed, by its stamp (mtime, ctime, inode). Cline rewrites
-    its files in place, which leaves the folder's stamp alone; adding, removing or renaming a file
-    changes it. So a folder with the same stamp has its files stat-ed without being listed again."""
+    """What a scan learnt, for the next one in this process.
 
-    def __init__(self) -> None:
+    The sessions folder's listing is kept by its stamp (mtime, ctime, inode): adding or removing a session
+    folder changes it. A session folder's stamp says nothing useful (Cline rewrites files in place), and
+    stat-ing 5,000 of them costs as much as stat-ing their files, so a session folder is listed again only
+    when something may have been added to it (see `scan`). Each folder's last `Folder` is kept; when every
+    one of its files stats as before, that same object is returned again."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, sweep_s: float = FULL_SWEEP_S) -> None:
         self._listings: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+        self._dir: str | None = None
+        # id -> its last listing, and its files as ("<id>/<file name>", checkpoint) pairs
+        self._folders: dict[str, tuple[Folder, list[tuple[str, Checkpoint]]]] = {}
+        self.settled: Callable[[], Container[str]] = frozenset  # the ids of sessions that cannot grow (see `scan`)
+        self.clock, self.sweep_s = clock, sweep_s
+        self._swept_at: float | None = None
         self.used = False  # set by the first scan
 
     def names(self, path: str, stamp: tuple[int, int, int]) -> list[str] | None:
@@ -69,6 +82,13 @@ class ScanCache:
         else:  # changed a moment ago: it may change again within the same timestamp tick
             self._listings.pop(path, None)
 
+    def _sweep_due(self) -> bool:
+        now = self.clock()
+        if self._swept_at is None or now - self._swept_at >= self.sweep_s:
+            self._swept_at = now
+            return True
+        return False
+
 
 def _stamp(path: str) -> tuple[int, int, int]:
     st = os.stat(path)
@@ -76,32 +96,96 @@ def _stamp(path: str) -> tuple[int, int, int]:
 
 
 def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
-    """Every session folder with the stats of its manifest and messages files. Folders whose stamp
-    is the one in `cache` are not listed again (a refresh with nothing new then only stats)."""
+    """Every session folder with the stats of its manifest and messages files.
+
+    The sessions folder is stat-ed (listed when its stamp changed), so new session folders are found at
+    every scan. A session folder is listed (scandir) when (a) `cache` has no listing of it (a first scan
+keeps none), (b) a file of
+    its last listing is gone or stats differently (an active session rewrites its lead messages file or
+    manifest after every model call and status change, and its subagents' files appear only meanwhile),
+    (c) its id is not in `cache.settled` (idle, running, pending, or not a session yet: it may be in the
+    middle of a tool call), (d) its last listing had no lead messages file or a file it could not stat,
+    or (e) this scan is a full sweep (the first, then one every `sweep_s`), which bounds the delay for
+    anything else (a file copied by hand into an old folder). Otherwise only the files of its last
+    listing are stat-ed."""
     out = Scan()
     cache = ScanCache() if cache is None else cache
     now = time.time_ns()
-    stamping = cache.used  # a first scan lists every folder anyway: stamping them pays from the second
-    cache.used = True
+    out.swept = sweep = cache._sweep_due()
+    memo = cache._folders if cache.used else None  # a first scan lists every folder anyway: keeping them pays
+    cache.used = True  # from the second (a process doing one refresh never does)
+    if cache._dir != sessions_dir:
+        cache._folders.clear()
+        cache._dir = sessions_dir
     prefix = os.path.join(sessions_dir, "x")[:-1]  # + name == os.path.join(sessions_dir, name), minus its cost
-    for name in _folder_names(sessions_dir, cache, now, out.problems) or ():
-        folder = _scan_folder(name, prefix + name, out.problems, cache, now if stamping else None)
-        if folder:
-            out.folders.append(folder)
+    names, fresh = _folder_names(sessions_dir, cache, now, out.problems, sweep)
+    folders, stat_ = out.folders, os.stat
+    settled = () if sweep or not names or not memo else cache.settled()
+    base = _open_dir(sessions_dir) if settled else None  # stat "<id>/<file>" from it: a shorter path walk
+    above = "" if base is not None else prefix
+    try:
+        for name in names or ():
+            hit = None if name not in settled else memo.get(name)
+            if hit is not None:  # the hot path: stat the files it had, nothing else
+                for path, known in hit[1]:
+                    try:
+                        st = stat_(above + path, dir_fd=base)
+                    except OSError:  # gone (or unreadable): listing it again tells which
+                        break
+                    if (st.st_size, st.st_mtime_ns, st.st_ino) != known:
+                        break
+                else:
+                    folders.append(hit[0])
+                    continue
+            folder = _list_folder(name, prefix + name, out.problems, memo)
+            if folder is not None:
+                folders.append(folder)
+    finally:
+        if base is not None:
+            os.close(base)
+    if fresh and memo and len(memo) > len(folders):  # forget folders that were removed
+        keep = {f.session_id for f in folders}
+        for name in [n for n in memo if n not in keep]:
+            del memo[name]
     return out
 
 
-def _folder_names(sessions_dir: str, cache: ScanCache, now: int, problems: dict[str, str]) -> list[str] | None:
-    """The sub-folders' names, oldest sessions first (the ledger's inserts then mostly append)."""
+def relist(scan: Scan, paths: set[str], cache: ScanCache) -> None:
+    """List these folders of `scan` again (the ledger knows files in them that the scan did not see:
+    another process found them)."""
+    folders = []
+    for folder in scan.folders:
+        if folder.path in paths:
+            folder = _list_folder(folder.session_id, folder.path, scan.problems, cache._folders)
+        if folder is not None:
+            folders.append(folder)
+    scan.folders = folders
+
+
+def _open_dir(path: str) -> int | None:
+    """A descriptor of the folder for `os.stat(..., dir_fd=)`, where the platform has it (not Windows)."""
+    if os.stat not in os.supports_dir_fd:
+        return None
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
+
+
+def _folder_names(
+    sessions_dir: str, cache: ScanCache, now: int, problems: dict[str, str], sweep: bool
+) -> tuple[list[str] | None, bool]:
+    """The sub-folders' names, oldest sessions first (the ledger's inserts then mostly append), and
+    whether they were listed now (not taken from the cache)."""
     try:
         stamp = _stamp(sessions_dir)
-        names = cache.names(sessions_dir, stamp)
+        names = None if sweep else cache.names(sessions_dir, stamp)
         if names is not None:
-            return names
+            return names, False
         entries = sorted(os.scandir(sessions_dir), key=lambda e: e.name)
     except OSError as exc:
         problems[sessions_dir] = _why(exc)
-        return None
+        return None, False
     names, clean = [], True
     for entry in entries:
         try:
@@ -112,32 +196,45 @@ def _folder_names(sessions_dir: str, cache: ScanCache, now: int, problems: dict[
             clean = False
     if clean:
         cache.remember(sessions_dir, stamp, names, now)
-    return names
+    return names, clean
 
 
-def _scan_folder(sid: str, path: str, problems: dict[str, str], cache: ScanCache, now: int | None) -> Folder | None:
-    """`now` None: list the folder without stamping it or using the cache."""
+def _list_folder(sid: str, path: str, problems: dict[str, str], memo: dict | None) -> Folder | None:
+    """`_scan_folder`, remembering the result in `memo` when it may be reused (see `scan`): not when it
+    lacks its lead messages file or has a file it could not stat (it is then listed at every scan)."""
+    if memo is None:
+        return _scan_folder(sid, path, problems, None)[0]
+    before = len(problems)
+    folder, files = _scan_folder(sid, path, problems, [])
+    if folder is None or len(problems) != before or not folder.messages or \
+            folder.messages[0].path != path + os.sep + sid + MESSAGES_SUFFIX:
+        memo.pop(sid, None)
+    else:
+        memo[sid] = (folder, files)
+    return folder
+
+
+def _scan_folder(sid: str, path: str, problems: dict[str, str], files: list | None) -> tuple[Folder | None, list]:
+    """The folder, and its files as ("<id>/<file name>", checkpoint) pairs added to `files` (if given)."""
     manifest_name, lead_name = sid + ".json", sid + MESSAGES_SUFFIX
     try:
-        stamp = None if now is None else _stamp(path)
-        names = None if stamp is None else cache.names(path, stamp)
-        if names is None:
-            names = [e.name for e in os.scandir(path) if e.name == manifest_name or e.name.endswith(MESSAGES_SUFFIX)]
-            if stamp is not None:
-                cache.remember(path, stamp, names, now)
+        names = [e.name for e in os.scandir(path) if e.name == manifest_name or e.name.endswith(MESSAGES_SUFFIX)]
     except OSError as exc:
         problems[path] = _why(exc)
-        return None
+        return None, files
     manifest, lead, others = None, None, []
-    prefix = path + os.sep  # == os.path.join(path, name) minus its cost: `path` ends with a folder's name
+    prefix, inside = path + os.sep, sid + os.sep  # == os.path.join(path, name) minus its cost
     for name in names:
         file_path = prefix + name
         try:  # os.stat, not DirEntry.stat: on Windows only os.stat gives the inode a checkpoint holds
             st = os.stat(file_path)
-            stat = FileStat(file_path, Checkpoint(st.st_size, st.st_mtime_ns, st.st_ino))
+            ckpt = Checkpoint(st.st_size, st.st_mtime_ns, st.st_ino)
         except OSError as exc:
             problems[file_path] = _why(exc)
             continue
+        stat = FileStat(file_path, ckpt)
+        if files is not None:
+            files.append((inside + name, ckpt))
         if name == manifest_name:
             manifest = stat
         elif name == lead_name:
@@ -145,9 +242,9 @@ def _scan_folder(sid: str, path: str, problems: dict[str, str], cache: ScanCache
         else:
             others.append(stat)
     if manifest is None:
-        return None
+        return None, files
     others.sort(key=lambda f: f.path)
-    return Folder(sid, path, manifest, ([lead] if lead else []) + others)
+    return Folder(sid, path, manifest, ([lead] if lead else []) + others), files
 
 
 def read(path: str, limit_bytes: int) -> tuple[bytes, Checkpoint]:
