@@ -276,3 +276,28 @@ def test_save_keeps_the_files_permissions(conf):
     conf.chmod(0o640)
     st.update(conf, "theme", "light")
     assert conf.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_change_from_the_menu_keeps_a_persons_comments_and_layout(tmp_path):
+    path = tmp_path / "settings.toml"
+    path.write_text(
+        "# my trayburn settings\n"
+        "refresh_seconds = 60  # a minute is plenty\n"
+        "\n"
+        "# theme = \"dark\"   (tried it, too dark)\n"
+        "\n"
+        "[aliases]\n"
+        "\"proxy/glm\" = \"glm-5.2\"\n"
+    )
+    st.update(path, "refresh_seconds", "15")
+    st.update(path, "daily_budget", "20")
+    text = path.read_text()
+    assert "# my trayburn settings\n" in text and '# theme = "dark"   (tried it, too dark)' in text
+    assert "refresh_seconds = 15\n" in text and "a minute is plenty" not in text  # the line is replaced
+    assert text.index("daily_budget = 20.0") < text.index("[aliases]")  # a new key goes above the tables
+    loaded = st.load(path)
+    assert (loaded.error, loaded.warnings) == (None, [])
+    assert loaded.settings.refresh_seconds == 15 and loaded.settings.daily_budget == 20.0
+    assert loaded.settings.aliases == {"proxy/glm": "glm-5.2"}
+    st.update(path, "refresh_seconds", None)  # back to the default: the line goes
+    assert "refresh_seconds" not in path.read_text() and "# my trayburn settings" in path.read_text()

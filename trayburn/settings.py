@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -147,9 +148,13 @@ def load(path: Path) -> Loaded:
 
 
 def save(path: Path, settings: Settings) -> None:
+    """Write the whole file from `settings`, atomically."""
+    _write(path, tomli_w.dumps(settings.to_toml_dict()).encode("utf-8"))
+
+
+def _write(path: Path, data: bytes) -> None:
     """Write atomically: a temp file beside the target, fsync, then replace."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = tomli_w.dumps(settings.to_toml_dict()).encode("utf-8")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         _keep_mode(path, fd)
@@ -205,8 +210,42 @@ def update(path: Path, key: str, text: str | None) -> Settings:
         raise SettingsError(f"'{head}' in {path} is not valid; fix it by hand (trayburn will not overwrite it)")
     settings.invalid.pop(head, None)
     _apply(settings, key, head, rest, text)
-    save(path, settings)
+    edited = None if head in ("aliases", "prices") else _edit_line(path, settings, head)
+    if edited is None:
+        save(path, settings)
+    else:
+        _write(path, edited.encode("utf-8"))
     return settings
+
+
+_TOP_KEY = re.compile(r"\s*([A-Za-z0-9_-]+)\s*=")
+
+
+def _edit_line(path: Path, settings: Settings, key: str) -> str | None:
+    """The file's text with only `key`'s line changed, so a person's comments and layout survive
+    a change made from the menu; None where only a whole rewrite is safe."""
+    try:
+        lines = path.read_text("utf-8").splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError):
+        return None
+    tables = next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))
+    hits = [i for i in range(tables) if (m := _TOP_KEY.match(lines[i])) and m.group(1) == key]
+    if len(hits) > 1:
+        return None
+    value = getattr(settings, key)
+    new = [] if value is None or value == getattr(DEFAULTS, key) else [tomli_w.dumps({key: value})]
+    if hits:
+        lines[hits[0]:hits[0] + 1] = new
+    else:
+        if tables and not lines[tables - 1].endswith("\n"):
+            lines[tables - 1] += "\n"
+        lines[tables:tables] = new
+    text = "".join(lines)
+    try:  # the edit must read back as exactly these settings
+        again, _ = from_dict(tomllib.loads(text))
+    except tomllib.TOMLDecodeError:
+        return None
+    return text if again.to_toml_dict() == settings.to_toml_dict() else None
 
 
 def _apply(settings: Settings, key: str, head: str, rest: str, text: str | None) -> None:
