@@ -161,7 +161,8 @@ def test_broken_settings_file_is_reported_and_kept(replay):
     app.tick()
     config.write_text(config.read_text() + "\nrefresh_seconds = = 3\n")
     app.tick()
-    assert texts(app.icon.menu)[0].startswith("⚠ Settings file is broken")
+    line = len(config.read_text().splitlines())
+    assert texts(app.icon.menu)[0].startswith(f"⚠ Settings file is broken at line {line}: ")
     assert "= = 3" in config.read_text()
 
 

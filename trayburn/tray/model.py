@@ -6,6 +6,7 @@ No pystray here, so the view and the menu's entries can be built and read in any
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -215,7 +216,9 @@ def build_view(engine, day: DayReport, sessions: list[SessionSummary], problem: 
 def problem_line(health) -> str | None:
     """The one plain sentence shown at the top of the menu, from the same checks as `doctor`."""
     if health.config_error:
-        return f"Settings file is broken: {tilde(health.config_path)} (using defaults)"
+        line = re.search(r"line (\d+)", health.config_error)
+        where = f" at line {line.group(1)}" if line else ""
+        return f"Settings file is broken{where}: {tilde(health.config_path)} (using defaults)"
     if not health.ok and health.sessions == 0 and "not installed" in health.verdict:
         return None  # first run: said by the first-run entries instead
     if not health.ok and "points to" in health.verdict:
