@@ -62,6 +62,16 @@ def desktop_app(desktop):
     desktop.park_pointer()
 
 
+# -- a fresh ledger in the test's temp dir ---------------------------------------
+@pytest.fixture
+def ledger(tmp_path):
+    from trayburn.ledger import Ledger
+
+    led = Ledger(tmp_path / "state" / "ledger.db")
+    yield led
+    led.close()
+
+
 # -- no silent skips where everything was installed -----------------------------
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):

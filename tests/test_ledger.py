@@ -33,13 +33,6 @@ FILE_IS = "file_id=(SELECT id FROM files WHERE path=?)"  # calls of the file at 
 
 
 @pytest.fixture
-def ledger(tmp_path):
-    led = Ledger(tmp_path / "state" / "ledger.db")
-    yield led
-    led.close()
-
-
-@pytest.fixture
 def cline(tmp_path):
     return copy_corpus(tmp_path / "cline")
 

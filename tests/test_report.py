@@ -22,13 +22,6 @@ DAY = date(2026, 11, 30)
 
 
 @pytest.fixture
-def ledger(tmp_path):
-    led = Ledger(tmp_path / "state" / "ledger.db")
-    yield led
-    led.close()
-
-
-@pytest.fixture
 def sessions(tmp_path):
     path = tmp_path / "sessions"
     path.mkdir()

@@ -10,7 +10,7 @@ from tkinter import ttk
 from ..report import DayReport, SessionSummary
 from . import model
 from .theme import Metrics, Palette
-from .widgets import Cards, HourChart, Table
+from .widgets import Cards, HourChart, Table, show_text
 
 
 class DayView(ttk.Frame):
@@ -126,11 +126,7 @@ class DayView(ttk.Frame):
         self.date_text.set(self.day.isoformat() if self.day else "")
 
     def _legend(self, text: str) -> None:
-        self.legend.configure(text=text)
-        if text:
-            self.legend.grid()
-        else:
-            self.legend.grid_remove()
+        show_text(self.legend, text)
 
     def recolor(self, p: Palette) -> None:
         self.sessions.recolor(p)

@@ -9,7 +9,7 @@ from tkinter import ttk
 from ..report import SessionDetail
 from . import model
 from .theme import Metrics, Palette
-from .widgets import Cards, Table
+from .widgets import Cards, Table, show_text
 
 
 class SessionView(ttk.Frame):
@@ -96,11 +96,7 @@ class SessionView(ttk.Frame):
         self.folder.state(["!disabled"] if s.folder and not s.removed else ["disabled"])
 
     def _legend(self, text: str) -> None:
-        self.legend.configure(text=text)
-        if text:
-            self.legend.grid()
-        else:
-            self.legend.grid_remove()
+        show_text(self.legend, text)
 
     def recolor(self, p: Palette) -> None:
         self.calls.recolor(p)

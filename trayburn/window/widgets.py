@@ -296,3 +296,12 @@ class Notice(ttk.Frame):
 
     def text(self) -> str:
         return f"{self.headline.cget('text')}\n{self.detail.cget('text')}"
+
+
+def show_text(label, text: str) -> None:
+    """Set a gridded label's text; hide it (keeping its grid place) when there is none."""
+    label.configure(text=text)
+    if text:
+        label.grid()
+    else:
+        label.grid_remove()
