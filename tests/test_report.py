@@ -14,7 +14,6 @@ from corpus import (
 )
 from trayburn import cli, render, report
 from trayburn.engine import Engine
-from trayburn.ledger import Ledger
 from trayburn.pricing import PriceBook
 
 REAL = sessions_of(CORPUS)
