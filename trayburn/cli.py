@@ -260,9 +260,7 @@ def cmd_summary(args) -> int:
 
 
 def cmd_autostart(args) -> int:
-    from .autostart import autostart_for
-
-    from .autostart import AutostartError
+    from .autostart import AutostartError, autostart_for
 
     a = autostart_for()
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Mapping
 
 from . import paths, report, settings as st
+from .cline.files import stat_file
 from .ledger import RETRY_RECENT_NS, Ledger, RefreshStats
 from .pricing import PriceBook
 
@@ -127,13 +128,13 @@ class Engine:
     def session(self, sid: str) -> report.SessionDetail | None:
         return report.session_detail(self.ledger, self.book, sid)
 
-    def period(self, days_back: int | None = None, month: bool = False) -> report.Totals:
-        """This week (Monday on), this month, or the last `days_back` days."""
+    def period(self, month: bool = False) -> report.Totals:
+        """This week (Monday on) or this month, to the end of today."""
         today = report.now_date()
         if month:
             first = today.replace(day=1)
         else:
-            first = today - timedelta(days=today.weekday() if days_back is None else days_back)
+            first = today - timedelta(days=today.weekday())
         start = report.local_midnight_ms(first)
         return report.totals_between(self.ledger, self.book, start, report.day_bounds(today)[1])
 
@@ -191,7 +192,6 @@ class Engine:
 
 def _stamp(path: Path) -> tuple | None:
     try:
-        s = path.stat()
-        return (s.st_size, s.st_mtime_ns, s.st_ino)
+        return stat_file(str(path))
     except OSError:
         return None

@@ -218,25 +218,25 @@ def _known_cost(m: dict) -> float | None:
 # ---- reports ---------------------------------------------------------------------------------------
 
 
-def totals_between(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int) -> Totals:
-    totals = Totals()
-    rows = ledger.query(
+def _per_model(ledger: Ledger, start_ms: int, end_ms: int) -> list[tuple]:
+    """(model, sums…) of the counted calls in [start, end)."""
+    return ledger.query(
         f"SELECT model, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<? GROUP BY model",
         (start_ms, end_ms),
     )
-    for model, *row in rows:
+
+
+def totals_between(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int) -> Totals:
+    totals = Totals()
+    for model, *row in _per_model(ledger, start_ms, end_ms):
         totals.add(model, tuple(row), book)
     return totals
 
 
 def day_report(ledger: Ledger, book: PriceBook, day: date) -> DayReport:
     start, end = day_bounds(day)
-    rows = ledger.query(
-        f"SELECT model, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<? GROUP BY model",
-        (start, end),
-    )
     totals, per_model = Totals(), {}
-    for model, *row in rows:
+    for model, *row in _per_model(ledger, start, end):
         totals.add(model, tuple(row), book)
         per_model.setdefault(book.key(model), (book.display(model), Totals()))[1].add(model, tuple(row), book)
     models = sorted(

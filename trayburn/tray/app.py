@@ -18,6 +18,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from .. import paths, report
+from ..opener import open_path
 from .. import settings as st
 from ..engine import Engine
 from . import backend as backends
@@ -318,13 +319,6 @@ def _dialog(*args: str) -> str:
         log.exception("dialog failed")
         return ""
     return done.stdout.strip()
-
-
-def open_path(path: Path) -> None:
-    if sys.platform == "win32":
-        os.startfile(path)  # noqa: S606
-    else:
-        subprocess.Popen(["open" if sys.platform == "darwin" else "xdg-open", str(path)])
 
 
 def main(args) -> int:

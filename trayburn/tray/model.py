@@ -66,10 +66,12 @@ class Entry:
 SEPARATOR = Entry("", separator=True)
 
 
-def tilde(path: str | Path) -> str:
-    home = os.path.expanduser("~")
-    text = str(path)
-    return "~" + text[len(home):] if home not in ("/", "") and text.startswith(home + os.sep) or text == home else text
+def tilde(text: str | Path) -> str:
+    """A path, or a sentence with paths in it, with the home folder written as ~."""
+    home, text = os.path.expanduser("~"), str(text)
+    if home in ("/", ""):
+        return text
+    return "~" if text == home else text.replace(home + os.sep, "~" + os.sep)
 
 
 def session_text(s: SessionSummary) -> str:
@@ -222,13 +224,8 @@ def problem_line(health) -> str | None:
     if not health.ok and health.sessions == 0 and "not installed" in health.verdict:
         return None  # first run: said by the first-run entries instead
     if not health.ok and "points to" in health.verdict:
-        return _tilde_paths(health.verdict)
+        return tilde(health.verdict)
     if health.problems:
         n = len(health.problems)
         return f"{n} file{'s' if n > 1 else ''} could not be read (see trayburn doctor)"
     return None
-
-
-def _tilde_paths(text: str) -> str:
-    home = os.path.expanduser("~")
-    return text.replace(home + os.sep, "~" + os.sep) if home not in ("/", "") else text

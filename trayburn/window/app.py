@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-import sys
 import tkinter as tk
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
@@ -18,6 +17,7 @@ from pathlib import Path
 from tkinter import ttk
 
 from .. import report
+from ..opener import open_path
 from ..engine import Engine
 from . import keys, model, theme
 from .day import DayView
@@ -32,22 +32,12 @@ STATUS_CLEAR_MS = 5000
 FIRST_REFRESH_MS = 100  # let the first frame (from the ledger as it is) paint before refreshing
 
 
-def open_folder(path: str) -> None:
-    """Show a folder in the desktop's file manager (a local program; nothing leaves the machine)."""
-    if sys.platform == "win32":
-        os.startfile(path)  # type: ignore[attr-defined]
-        return
-    opener = "open" if sys.platform == "darwin" else "xdg-open"
-    subprocess.Popen([opener, path], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True)
-
-
 class SummaryWindow:
     """Wires the engine to the views: what to show, when to refresh, which keys do what."""
 
     def __init__(self, root: tk.Tk, engine: Engine | None, *, day: object = None, session_id: str | None = None,
                  problem: str | None = None, today: Callable[[], date] = report.now_date,
-                 opener: Callable[[str], None] = open_folder, env: Mapping[str, str] | None = None):
+                 opener: Callable[[str], None] = open_path, env: Mapping[str, str] | None = None):
         self.root, self.engine, self.today, self.opener = root, engine, today, opener
         self.env = os.environ if env is None else env
         self.problem = problem
