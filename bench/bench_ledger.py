@@ -17,7 +17,6 @@ import cProfile
 import json
 import os
 import pstats
-import resource
 import shutil
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import gen_corpus  # noqa: E402
+
 from trayburn.cline import files, parse  # noqa: E402
 from trayburn.ledger import Ledger  # noqa: E402
 
@@ -70,8 +70,12 @@ class Sample:
         return min(self.seconds)
 
     def to_json(self) -> dict:
-        return {"best": round(self.best, 4), "median": round(statistics.median(self.seconds), 4),
-                "runs": [round(s, 4) for s in self.seconds], **self.extra}
+        return {
+            "best": round(self.best, 4),
+            "median": round(statistics.median(self.seconds), 4),
+            "runs": [round(s, 4) for s in self.seconds],
+            **self.extra,
+        }
 
 
 def timed(fn, repeat: int) -> Sample:
@@ -149,16 +153,21 @@ def peak_memory(sessions: Path, work: Path) -> dict:
 
     def child(db: Path, target: str) -> dict:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
-        out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(db), target], env=env,
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", MEMORY_CHILD, str(db), target], env=env, capture_output=True, text=True, check=True
+        ).stdout
         got = json.loads(out)
         got["mb"] = got["kib"] / 1024
         return got
 
     base = child(work / "mem-base.db", "")
     ingest = child(work / "mem-ingest.db", str(sessions))
-    return {"peak_mb": round(ingest["mb"], 1), "baseline_mb": round(base["mb"], 1),
-            "child_seconds": round(ingest["seconds"], 3), "files_read": ingest["files_read"]}
+    return {
+        "peak_mb": round(ingest["mb"], 1),
+        "baseline_mb": round(base["mb"], 1),
+        "child_seconds": round(ingest["seconds"], 3),
+        "files_read": ingest["files_read"],
+    }
 
 
 def profile(fn, path: Path, top: int = 25) -> str:
@@ -219,10 +228,16 @@ class Figure:
         return (self.ratio if self.floor else self.value) <= self.target
 
     def to_json(self) -> dict:
-        return {"name": self.name, "value": round(self.value, 4), "unit": self.unit, "floor": self.floor_name or None,
-                "floor_value": None if self.floor is None else round(self.floor, 4),
-                "ratio": None if self.ratio is None else round(self.ratio, 3), "target": self.target,
-                "pass": self.passed}
+        return {
+            "name": self.name,
+            "value": round(self.value, 4),
+            "unit": self.unit,
+            "floor": self.floor_name or None,
+            "floor_value": None if self.floor is None else round(self.floor, 4),
+            "ratio": None if self.ratio is None else round(self.ratio, 3),
+            "target": self.target,
+            "pass": self.passed,
+        }
 
 
 def run(args) -> dict:
@@ -333,8 +348,13 @@ def _measure(args, sessions: Path, corpus_root: Path, work: Path, expected: dict
         "repeat": args.repeat,
         "floors": {k: v.to_json() for k, v in floors.items()},
         "references": {k: v.to_json() for k, v in refs.items()},
-        "runs": {"cold": cold_s.to_json(), "no_change": same_s.to_json(), "no_change_reopened": same_new.to_json(),
-                 "grew": grown["sample"].to_json(), "memory": mem},
+        "runs": {
+            "cold": cold_s.to_json(),
+            "no_change": same_s.to_json(),
+            "no_change_reopened": same_new.to_json(),
+            "grew": grown["sample"].to_json(),
+            "memory": mem,
+        },
         "figures": [f.to_json() for f in figures],
         "profiles": profiles,
         "ok": all(f.passed is not False for f in figures),
@@ -355,8 +375,11 @@ def _grow_run(args, sessions: Path, ledger: Ledger, expected: dict) -> dict:
             started = time.perf_counter()
             stats = ledger.refresh(sessions)
             sample.seconds.append(time.perf_counter() - started)
-            sample.extra = {"files_read": stats.files_read, "bytes_read": stats.bytes_read,
-                            "calls_upserted": stats.calls_upserted}
+            sample.extra = {
+                "files_read": stats.files_read,
+                "bytes_read": stats.bytes_read,
+                "calls_upserted": stats.calls_upserted,
+            }
             t0 = time.perf_counter()
             floor_read([str(messages), str(manifest)])
             read = time.perf_counter() - t0
@@ -396,12 +419,17 @@ def render(result: dict) -> str:
         else:
             target = f"{'=' if f['name'].strip() == 'bytes read' else '<'} {f['target']:g}"
         verdict = {True: "PASS", False: "FAIL", None: "-"}[f["pass"]]
-        lines.append(f"{f['name']:<36} {value:>10} {f['floor'] or '':>11} {floor:>11} {ratio:>7} {target:>8}  {verdict}")
+        lines.append(
+            f"{f['name']:<36} {value:>10} {f['floor'] or '':>11} {floor:>11} {ratio:>7} {target:>8}  {verdict}"
+        )
     runs = result["runs"]
-    lines += ["", f"cold ingest: {runs['cold']['files_read']} files, {runs['cold']['bytes_read'] / 1e6:.0f} MB read; "
-              f"grew: {runs['grew']['files_read']} files, {runs['grew']['calls_upserted']} calls upserted; "
-              f"memory: {runs['memory']['baseline_mb']} MB before the ingest; "
-              f"opening the ledger: {runs['no_change_reopened']['open_seconds']:.3f} s"]
+    lines += [
+        "",
+        f"cold ingest: {runs['cold']['files_read']} files, {runs['cold']['bytes_read'] / 1e6:.0f} MB read; "
+        f"grew: {runs['grew']['files_read']} files, {runs['grew']['calls_upserted']} calls upserted; "
+        f"memory: {runs['memory']['baseline_mb']} MB before the ingest; "
+        f"opening the ledger: {runs['no_change_reopened']['open_seconds']:.3f} s",
+    ]
     for name, text in result["profiles"].items():
         lines += ["", f"---- profile: {name} ----", text]
     lines.append("ALL TARGETS MET" if result["ok"] else "SOME TARGETS MISSED")

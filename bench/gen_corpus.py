@@ -21,8 +21,8 @@ import shutil
 import sys
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
@@ -42,11 +42,52 @@ ROUTES = [
     ("cline-pass", "z-ai/glm-5.2", None, (0, 0, 0, 0), 10),
     ("openrouter", "anthropic/claude-sonnet-4.5", "claude-sonnet", (3e-6, 15e-6, 0.3e-6, 3.75e-6), 10),
 ]
-WORDS = (
-    "self request response payload config session ledger value result items index count total cache "
-    "token model price report folder path stats error reason handle parse read write update refresh "
-    "build render window menu icon state query rows calls files manifest messages agent cost usage"
-).split()
+WORDS = [
+    "self",
+    "request",
+    "response",
+    "payload",
+    "config",
+    "session",
+    "ledger",
+    "value",
+    "result",
+    "items",
+    "index",
+    "count",
+    "total",
+    "cache",
+    "token",
+    "model",
+    "price",
+    "report",
+    "folder",
+    "path",
+    "stats",
+    "error",
+    "reason",
+    "handle",
+    "parse",
+    "read",
+    "write",
+    "update",
+    "refresh",
+    "build",
+    "render",
+    "window",
+    "menu",
+    "icon",
+    "state",
+    "query",
+    "rows",
+    "calls",
+    "files",
+    "manifest",
+    "messages",
+    "agent",
+    "cost",
+    "usage",
+]
 SYSTEM_PROMPT_PARAS = [
     "You are Cline, an AI coding agent. Your primary goal is to assist users with various coding tasks by "
     "leveraging your knowledge and the tools at your disposal.",
@@ -114,8 +155,9 @@ def _pool(rng: random.Random) -> dict[str, list[str]]:
         files.append("\n".join(f"{i + 1} | {_code_line(rng)}" for i in range(n)))
     for _ in range(48):
         n = int(rng.lognormvariate(3.3, 0.8))
-        lines = [f"tests/test_{rng.choice(WORDS)}.py::test_{rng.choice(WORDS)}_{rng.choice(WORDS)} PASSED"
-                 for _ in range(n)]
+        lines = [
+            f"tests/test_{rng.choice(WORDS)}.py::test_{rng.choice(WORDS)}_{rng.choice(WORDS)} PASSED" for _ in range(n)
+        ]
         outputs.append("\n".join(lines) + f"\n{n} passed in {rng.uniform(0.1, 9):.2f}s\n")
     prompt = "\n\n".join(SYSTEM_PROMPT_PARAS * 6)
     return {"files": files, "outputs": outputs, "system": [prompt]}
@@ -125,7 +167,7 @@ def _pool(rng: random.Random) -> dict[str, list[str]]:
 
 
 def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
 def _msg_id(rng: random.Random) -> str:
@@ -152,14 +194,17 @@ class SessionWriter:
 
     def _tool(self, rng: random.Random, cwd: str, tid: str) -> tuple[dict, dict]:
         """A tool_use block and the tool_result block answering it."""
-        kind = rng.choices(["read_files", "run_commands", "search_codebase", "editor", "fetch_web_content"],
-                           [40, 30, 12, 14, 4])[0]
+        kind = rng.choices(
+            ["read_files", "run_commands", "search_codebase", "editor", "fetch_web_content"], [40, 30, 12, 14, 4]
+        )[0]
         if kind == "read_files":
             path = f"{cwd}/src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py"
             args = {"files": [{"path": path}]}
             result: object = [{"query": path, "result": rng.choice(self.pool["files"]), "success": True}]
         elif kind == "run_commands":
-            cmds = ["python -m pytest -q"] if rng.random() < 0.5 else [f"grep -rn {rng.choice(WORDS)} src", "git status"]
+            cmds = (
+                ["python -m pytest -q"] if rng.random() < 0.5 else [f"grep -rn {rng.choice(WORDS)} src", "git status"]
+            )
             cmds_arg: object = cmds if rng.random() < 0.8 else json.dumps(cmds)
             args = {"commands": cmds_arg}
             result = [{"query": c, "result": rng.choice(self.pool["outputs"]), "success": True} for c in cmds]
@@ -169,8 +214,12 @@ class SessionWriter:
             result = [{"query": q, "result": rng.choice(self.pool["files"])[:2000], "success": True}]
         elif kind == "editor":
             old = rng.choice(self.pool["files"])[:600]
-            args = {"command": "str_replace", "path": f"{cwd}/src/{rng.choice(WORDS)}.py", "old_str": old,
-                    "new_str": old.replace("self", "this")}
+            args = {
+                "command": "str_replace",
+                "path": f"{cwd}/src/{rng.choice(WORDS)}.py",
+                "old_str": old,
+                "new_str": old.replace("self", "this"),
+            }
             result = f"The file {args['path']} has been edited.\n" + old[:1500]
         else:
             url = f"https://docs.example.org/{rng.choice(WORDS)}/{rng.choice(WORDS)}"
@@ -210,10 +259,22 @@ class SessionWriter:
                 if spawn:
                     task = spawn.pop(0)
                     tid = f"toolu_{k:04d}_0"
-                    content.append({"type": "tool_use", "id": tid, "name": "spawn_agent",
-                                    "input": {"systemPrompt": "You are a sub-agent. Be brief.", "task": task}})
-                    results.append({"type": "tool_result", "tool_use_id": tid, "name": "spawn_agent",
-                                    "content": json.dumps({"text": "done", "iterations": 3, "finishReason": "completed"})})
+                    content.append(
+                        {
+                            "type": "tool_use",
+                            "id": tid,
+                            "name": "spawn_agent",
+                            "input": {"systemPrompt": "You are a sub-agent. Be brief.", "task": task},
+                        }
+                    )
+                    results.append(
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": tid,
+                            "name": "spawn_agent",
+                            "content": json.dumps({"text": "done", "iterations": 3, "finishReason": "completed"}),
+                        }
+                    )
                 else:
                     for j in range(2 if rng.random() < 0.15 else 1):
                         use, res = self._tool(rng, cwd, f"toolu_{k:04d}_{j}")
@@ -230,9 +291,15 @@ class SessionWriter:
 
     def _doc(self, sid: str, agent: str, file_sid: str, ts: int, msgs: list, extra: dict) -> dict:
         origin = {"source": "cli", "mode": "user" if agent == "lead" else agent, "sessionId": file_sid}
-        doc = {"version": 1, "updated_at": _iso(ts), "agent": agent, "sessionId": file_sid, **extra,
-               "origin": origin | ({"parentThreadId": sid} if agent != "lead" else {}) | {"version": "3.0.65"},
-               "messages": msgs}
+        doc = {
+            "version": 1,
+            "updated_at": _iso(ts),
+            "agent": agent,
+            "sessionId": file_sid,
+            **extra,
+            "origin": origin | ({"parentThreadId": sid} if agent != "lead" else {}) | {"version": "3.0.65"},
+            "messages": msgs,
+        }
         if agent == "lead":
             doc["system_prompt"] = self.pool["system"][0]
         return doc
@@ -253,20 +320,30 @@ class SessionWriter:
         files: list[tuple[Path, dict]] = []
 
         spawn_tasks = [f"Inspect the {rng.choice(WORDS)} module and report." for _ in range(n_sub)]
-        msgs, end = self._conversation(rng, sid, route, cwd, start + 200, self.calls,
-                                       f'<user_input mode="act">{title}</user_input>', metrics=not rollup,
-                                       spawn=spawn_tasks)
+        msgs, end = self._conversation(
+            rng,
+            sid,
+            route,
+            cwd,
+            start + 200,
+            self.calls,
+            f'<user_input mode="act">{title}</user_input>',
+            metrics=not rollup,
+            spawn=spawn_tasks,
+        )
         copied = 0
         if fork:
             parent_msgs = fork[1]
-            cut = next((j for j in range(len(parent_msgs) // 2, len(parent_msgs))
-                        if parent_msgs[j]["role"] == "assistant"), len(parent_msgs))
+            cut = next(
+                (j for j in range(len(parent_msgs) // 2, len(parent_msgs)) if parent_msgs[j]["role"] == "assistant"),
+                len(parent_msgs),
+            )
             head = parent_msgs[:cut]
             copied = sum(1 for m in head if "metrics" in m)
             tail = [m for m in msgs[1:]]
             # keep self.calls model calls in this file: drop as many of our own as we copied
             own_calls = [j for j, m in enumerate(tail) if m["role"] == "assistant"]
-            tail = tail[own_calls[copied]:] if copied < len(own_calls) else []
+            tail = tail[own_calls[copied] :] if copied < len(own_calls) else []
             msgs = head + tail
             e.forks += 1
         if killed:  # stream cut mid-reply: the last assistant message has no metrics
@@ -277,23 +354,42 @@ class SessionWriter:
         e.reported_cost += sum(m.get("cost", 0) for m in own)
         files.append((folder / f"{sid}.messages.json", self._doc(sid, "lead", sid, end, msgs, {})))
 
-        usage = {"inputTokens": sum(m["inputTokens"] for m in calls), "outputTokens": sum(m["outputTokens"] for m in calls),
-                 "cacheReadTokens": sum(m["cacheReadTokens"] for m in calls),
-                 "cacheWriteTokens": sum(m["cacheWriteTokens"] for m in calls),
-                 "totalCost": _num(sum(m.get("cost", 0) for m in calls))}
+        usage = {
+            "inputTokens": sum(m["inputTokens"] for m in calls),
+            "outputTokens": sum(m["outputTokens"] for m in calls),
+            "cacheReadTokens": sum(m["cacheReadTokens"] for m in calls),
+            "cacheWriteTokens": sum(m["cacheWriteTokens"] for m in calls),
+            "totalCost": _num(sum(m.get("cost", 0) for m in calls)),
+        }
         if rollup:
-            usage = {"inputTokens": 52000, "outputTokens": 1800, "cacheReadTokens": 0, "cacheWriteTokens": 0,
-                     "totalCost": _num(0.18 if route[3] else 0)}
+            usage = {
+                "inputTokens": 52000,
+                "outputTokens": 1800,
+                "cacheReadTokens": 0,
+                "cacheWriteTokens": 0,
+                "totalCost": _num(0.18 if route[3] else 0),
+            }
             e.calls += 1
             e.rollups += 1
             e.reported_cost += usage["totalCost"] if route[3] else 0
         agg = dict(usage)
         for s in range(n_sub):
             aid = f"agent_{start + 300 + s}_{''.join(rng.choices(ID_CHARS, k=6))}"
-            sub, _ = self._conversation(rng, sid, route, cwd, start + 300 + s, rng.randrange(2, 6),
-                                        spawn_tasks[s] if s < len(spawn_tasks) else "Help.")
-            files.append((folder / f"{aid}.messages.json",
-                          self._doc(sid, "subagent", f"{sid}__{aid}", end, sub, {"taskType": "subagent_task"})))
+            sub, _ = self._conversation(
+                rng,
+                sid,
+                route,
+                cwd,
+                start + 300 + s,
+                rng.randrange(2, 6),
+                spawn_tasks[s] if s < len(spawn_tasks) else "Help.",
+            )
+            files.append(
+                (
+                    folder / f"{aid}.messages.json",
+                    self._doc(sid, "subagent", f"{sid}__{aid}", end, sub, {"taskType": "subagent_task"}),
+                )
+            )
             sub_calls = [m["metrics"] for m in sub if "metrics" in m]
             e.calls += len(sub_calls)
             e.reported_cost += sum(m.get("cost", 0) for m in sub_calls)
@@ -301,34 +397,62 @@ class SessionWriter:
         if teammate:
             agent_id, task = "worker", "".join(rng.choices(MSG_CHARS[:62], k=6))
             team, _ = self._conversation(rng, sid, route, cwd, start + 400, rng.randrange(2, 5), "Do your part.")
-            files.append((folder / f"{agent_id}__{task}.messages.json",
-                          self._doc(sid, "teammate", f"{sid}__teamtask__{agent_id}__{task}", end, team,
-                                    {"taskType": "team_task"})))
+            files.append(
+                (
+                    folder / f"{agent_id}__{task}.messages.json",
+                    self._doc(
+                        sid, "teammate", f"{sid}__teamtask__{agent_id}__{task}", end, team, {"taskType": "team_task"}
+                    ),
+                )
+            )
             team_calls = [m["metrics"] for m in team if "metrics" in m]
             e.calls += len(team_calls)
             e.reported_cost += sum(m.get("cost", 0) for m in team_calls)
-            agg = {k: (v + sum(m.get(k if k != "totalCost" else "cost", 0) for m in team_calls)) for k, v in agg.items()}
+            agg = {
+                k: (v + sum(m.get(k if k != "totalCost" else "cost", 0) for m in team_calls)) for k, v in agg.items()
+            }
             agg["totalCost"] = _num(agg["totalCost"])
             e.teammate_files += 1
 
         meta: dict = {"sessionHistoryOrigin": {"mode": "user", "version": "3.0.65"}, "title": title}
         if not killed:
-            meta |= {"totalCost": usage["totalCost"], "aggregatedAgentsCost": agg["totalCost"],
-                     "usage": usage, "aggregateUsage": agg}
+            meta |= {
+                "totalCost": usage["totalCost"],
+                "aggregatedAgentsCost": agg["totalCost"],
+                "usage": usage,
+                "aggregateUsage": agg,
+            }
         if fork:
             meta["fork"] = {"forkedFromSessionId": fork[0], "forkedAt": _iso(start)}
         if rng.random() < 0.6:
             meta["git"] = {"url": f"git@github.com:dev/{cwd.rsplit('/', 1)[1]}.git", "branch": "main"}
-        manifest = {"version": 1, "session_id": sid, "source": "cli", "pid": 20000 + rng.randrange(40000),
-                    "started_at": _iso(start)}
+        manifest = {
+            "version": 1,
+            "session_id": sid,
+            "source": "cli",
+            "pid": 20000 + rng.randrange(40000),
+            "started_at": _iso(start),
+        }
         if not killed:
             manifest |= {"ended_at": _iso(end + 300), "exit_code": 0}
-        manifest |= {"status": "running" if killed else "completed", "interactive": rng.random() < 0.5,
-                     "provider": route[0], "model": route[1], "cwd": cwd, "workspace_root": cwd}
+        manifest |= {
+            "status": "running" if killed else "completed",
+            "interactive": rng.random() < 0.5,
+            "provider": route[0],
+            "model": route[1],
+            "cwd": cwd,
+            "workspace_root": cwd,
+        }
         if teammate:
             manifest["team_name"] = f"team-{''.join(rng.choices(MSG_CHARS[:62], k=5))}"
-        manifest |= {"enable_tools": True, "enable_spawn": True, "enable_teams": bool(teammate), "prompt": title,
-                     "metadata": meta, "messages_path": str(folder / f"{sid}.messages.json")}
+        manifest |= {
+            "enable_tools": True,
+            "enable_spawn": True,
+            "enable_teams": bool(teammate),
+            "prompt": title,
+            "metadata": meta,
+            "messages_path": str(folder / f"{sid}.messages.json"),
+        }
         files.insert(0, (folder / f"{sid}.json", manifest))
         e.killed += killed
         e.sessions += 1
@@ -411,14 +535,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, default=5000)
     ap.add_argument("--calls", type=int, default=20, help="model calls per session's lead file")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "corpus",
-                    help="the Cline root to write (sessions land in OUT/data/sessions); replaced if present")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).parent / "out" / "corpus",
+        help="the Cline root to write (sessions land in OUT/data/sessions); replaced if present",
+    )
     args = ap.parse_args(argv)
     started = time.perf_counter()
     expected = generate(args.out, args.sessions, args.calls, args.seed)
-    print(f"wrote {expected.sessions} sessions, {expected.files} files, {expected.bytes / 1e6:.0f} MB, "
-          f"{expected.calls} distinct calls into {sessions_dir(args.out)} in {time.perf_counter() - started:.1f} s",
-          file=sys.stderr)
+    print(
+        f"wrote {expected.sessions} sessions, {expected.files} files, {expected.bytes / 1e6:.0f} MB, "
+        f"{expected.calls} distinct calls into {sessions_dir(args.out)} in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
     return 0
 
 

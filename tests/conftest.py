@@ -57,8 +57,11 @@ def desktop_app(desktop):
     yield start
     for proc in started:
         desktop.stop(proc)
-    desktop.wait_for(lambda: not desktop.tray_icons() and not desktop.popup_menus(), 10,
-                     what="the tray and menus to be empty after the test")
+    desktop.wait_for(
+        lambda: not desktop.tray_icons() and not desktop.popup_menus(),
+        10,
+        what="the tray and menus to be empty after the test",
+    )
     desktop.park_pointer()
 
 

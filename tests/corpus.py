@@ -12,7 +12,7 @@ import os
 import shutil
 import stat
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -76,15 +76,29 @@ def ms(iso: str) -> int:
 
 
 def iso(epoch_ms: int) -> str:
-    return datetime.fromtimestamp(epoch_ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def assistant(mid: Any, ts: Any, input=1000, output=10, cache_read=0, cache_write=0, cost: Any = _OMIT,
-              model: Any = "gpt-4o", tools=(), metrics: Any = _OMIT) -> dict:
+def assistant(
+    mid: Any,
+    ts: Any,
+    input=1000,
+    output=10,
+    cache_read=0,
+    cache_write=0,
+    cost: Any = _OMIT,
+    model: Any = "gpt-4o",
+    tools=(),
+    metrics: Any = _OMIT,
+) -> dict:
     """An assistant message with one call's metrics (`cost` left out unless given)."""
     if metrics is _OMIT:
-        metrics = {"inputTokens": input, "outputTokens": output, "cacheReadTokens": cache_read,
-                   "cacheWriteTokens": cache_write}
+        metrics = {
+            "inputTokens": input,
+            "outputTokens": output,
+            "cacheReadTokens": cache_read,
+            "cacheWriteTokens": cache_write,
+        }
         if cost is not _OMIT:
             metrics["cost"] = cost
     content = [{"type": "text", "text": "ok"}] + [
@@ -103,15 +117,30 @@ def user(mid: str, ts: int, text: str = "go") -> dict:
 
 
 def messages_doc(sid: str, messages: list, agent: str = "lead", **extra) -> dict:
-    return {"version": 1, "updated_at": iso(int(time.time() * 1000)), "agent": agent, "sessionId": sid,
-            "messages": messages, **extra}
+    return {
+        "version": 1,
+        "updated_at": iso(int(time.time() * 1000)),
+        "agent": agent,
+        "sessionId": sid,
+        "messages": messages,
+        **extra,
+    }
 
 
 def manifest(sid: str, started_at: str, **fields) -> dict:
     doc = {
-        "version": 1, "session_id": sid, "source": "cli", "pid": 1, "started_at": started_at,
-        "status": "completed", "interactive": False, "provider": "openai-compatible", "model": "gpt-4o",
-        "cwd": f"/work/{sid}", "workspace_root": f"/work/{sid}", "prompt": f"[{sid}] do it",
+        "version": 1,
+        "session_id": sid,
+        "source": "cli",
+        "pid": 1,
+        "started_at": started_at,
+        "status": "completed",
+        "interactive": False,
+        "provider": "openai-compatible",
+        "model": "gpt-4o",
+        "cwd": f"/work/{sid}",
+        "workspace_root": f"/work/{sid}",
+        "prompt": f"[{sid}] do it",
         "metadata": {"title": f"[{sid}] do it"},
     }
     doc.update(fields)
@@ -130,8 +159,14 @@ def write_json(path: Path, doc: Any) -> bytes:
     return data
 
 
-def make_session(sessions_dir: Path, sid: str, started_at: str, messages: list | None = None,
-                 agents: dict[str, tuple[str, list]] | None = None, **manifest_fields) -> Path:
+def make_session(
+    sessions_dir: Path,
+    sid: str,
+    started_at: str,
+    messages: list | None = None,
+    agents: dict[str, tuple[str, list]] | None = None,
+    **manifest_fields,
+) -> Path:
     """<sid>/<sid>.json, <sid>/<sid>.messages.json (unless messages is None), and agent files
     {file name: (agent kind, messages)}. Returns the folder."""
     folder = sessions_dir / sid
@@ -173,8 +208,11 @@ def isolated_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """An environment that points trayburn and Cline only inside tmp_path."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {"HOME": str(home), "TRAYBURN_CONFIG": str(tmp_path / "settings.toml"),
-           "TRAYBURN_STATE_DIR": str(tmp_path / "state")}
+    env = {
+        "HOME": str(home),
+        "TRAYBURN_CONFIG": str(tmp_path / "settings.toml"),
+        "TRAYBURN_STATE_DIR": str(tmp_path / "state"),
+    }
     env.update(extra)
     return env
 
@@ -211,8 +249,15 @@ REWRITE_START = "2026-11-30T10:00:00.000Z"
 
 def rewrite_call(i: int) -> dict:
     """The i-th call of the rewritten session: distinct tokens and cost, so sums prove which calls count."""
-    return assistant(f"msg_rw{i:06d}", ms(REWRITE_START) + 1000 * (i + 1), 1000 + i, 10 + i, 100 * i, i % 3,
-                     cost=round(0.001 * (i + 1), 6))
+    return assistant(
+        f"msg_rw{i:06d}",
+        ms(REWRITE_START) + 1000 * (i + 1),
+        1000 + i,
+        10 + i,
+        100 * i,
+        i % 3,
+        cost=round(0.001 * (i + 1), 6),
+    )
 
 
 def rewrite_session(folder: Path, calls: int, ready, done, pad: int = 400_000) -> None:
@@ -229,6 +274,8 @@ def rewrite_session(folder: Path, calls: int, ready, done, pad: int = 400_000) -
         if i % 5 == 4 or i == calls - 1:
             status = "completed" if i == calls - 1 else "running"
             usage = {"inputTokens": 1, "outputTokens": 1, "cacheReadTokens": 0, "cacheWriteTokens": 0, "totalCost": 9.0}
-            write_in_place(folder / f"{sid}.json", dumps(manifest(sid, REWRITE_START, status=status,
-                                                                  metadata={"title": "rewrite", "usage": usage})))
+            write_in_place(
+                folder / f"{sid}.json",
+                dumps(manifest(sid, REWRITE_START, status=status, metadata={"title": "rewrite", "usage": usage})),
+            )
     done.set()

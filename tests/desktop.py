@@ -11,6 +11,7 @@ with xdotool, screenshots are taken with ImageMagick's ``import``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
@@ -27,11 +28,28 @@ T = TypeVar("T")
 SCREEN = "1280x800x24"
 TRAY_HEIGHT = 32
 TRAYER_ARGS = (
-    "--edge", "top", "--align", "right", "--widthtype", "pixel", "--width", "200",
-    "--height", str(TRAY_HEIGHT), "--SetDockType", "true", "--expand", "true",
+    "--edge",
+    "top",
+    "--align",
+    "right",
+    "--widthtype",
+    "pixel",
+    "--width",
+    "200",
+    "--height",
+    str(TRAY_HEIGHT),
+    "--SetDockType",
+    "true",
+    "--expand",
+    "true",
     # A dark panel like most desktops': the tint only applies when "transparent"
     # (--transparent false gives GTK2's light grey #dcdad5 whatever the tint).
-    "--transparent", "true", "--alpha", "0", "--tint", "0x333333",
+    "--transparent",
+    "true",
+    "--alpha",
+    "0",
+    "--tint",
+    "0x333333",
 )
 # program -> the Debian/Ubuntu package that provides it
 TOOLS = {
@@ -77,8 +95,7 @@ class Window:
     parent: int
 
     def matches(self, name: str | None = None, cls: str | None = None) -> bool:
-        return (name is None or self.name == name) and (
-            cls is None or cls in (self.instance, self.cls))
+        return (name is None or self.name == name) and (cls is None or cls in (self.instance, self.cls))
 
 
 def missing_tools() -> list[str]:
@@ -86,8 +103,9 @@ def missing_tools() -> list[str]:
     return sorted({pkg for tool, pkg in TOOLS.items() if shutil.which(tool) is None})
 
 
-def wait_for(predicate: Callable[[], T], timeout: float = 10.0, *,
-             interval: float = 0.05, what: str | None = None) -> T:
+def wait_for(
+    predicate: Callable[[], T], timeout: float = 10.0, *, interval: float = 0.05, what: str | None = None
+) -> T:
     """Poll ``predicate`` until it returns something truthy; return that value."""
     deadline = time.monotonic() + timeout
     while True:
@@ -95,8 +113,9 @@ def wait_for(predicate: Callable[[], T], timeout: float = 10.0, *,
         if value:
             return value
         if time.monotonic() > deadline:
-            raise DesktopError(f"timed out after {timeout:g}s waiting for "
-                               f"{what or getattr(predicate, '__name__', 'a condition')}")
+            raise DesktopError(
+                f"timed out after {timeout:g}s waiting for {what or getattr(predicate, '__name__', 'a condition')}"
+            )
         time.sleep(interval)
 
 
@@ -109,9 +128,8 @@ def image_colours(path: Path, rect: Rect | None = None) -> set[tuple[int, int, i
         return {rgb for _, rgb in region.getcolors(maxcolors=1 << 24)}
 
 
-def has_colour_near(colours: set[tuple[int, int, int]], rgb: tuple[int, int, int],
-                    tolerance: int = 24) -> bool:
-    return any(all(abs(a - b) <= tolerance for a, b in zip(c, rgb)) for c in colours)
+def has_colour_near(colours: set[tuple[int, int, int]], rgb: tuple[int, int, int], tolerance: int = 24) -> bool:
+    return any(all(abs(a - b) <= tolerance for a, b in zip(c, rgb, strict=False)) for c in colours)
 
 
 class Desktop:
@@ -124,15 +142,21 @@ class Desktop:
         self._procs: list[subprocess.Popen] = []
 
     # -- processes -------------------------------------------------------
-    def spawn(self, argv: Sequence[str], *, log: str, env: dict[str, str] | None = None,
-              pass_fds: Sequence[int] = ()) -> subprocess.Popen:
+    def spawn(
+        self, argv: Sequence[str], *, log: str, env: dict[str, str] | None = None, pass_fds: Sequence[int] = ()
+    ) -> subprocess.Popen:
         """Start ``argv`` on this desktop in its own process group; stdout+stderr go
         to ``logs/<log>.log``. Stopped by ``stop()`` or at teardown."""
         with open(self.logs / f"{log}.log", "ab") as out:
             proc = subprocess.Popen(
-                list(argv), env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL,
-                stdout=out, stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds),
-                start_new_session=True)
+                list(argv),
+                env={**self.env, **(env or {})},
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                pass_fds=tuple(pass_fds),
+                start_new_session=True,
+            )
         self._procs.append(proc)
         return proc
 
@@ -148,8 +172,7 @@ class Desktop:
             self.stop(self._procs[-1])
 
     # -- looking ---------------------------------------------------------
-    def wait_for(self, predicate: Callable[[], T], timeout: float = 10.0, *,
-                 what: str | None = None) -> T:
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 10.0, *, what: str | None = None) -> T:
         return wait_for(predicate, timeout, what=what)
 
     def screenshot(self, path: Path | str, region: Rect | None = None) -> Path:
@@ -159,8 +182,7 @@ class Desktop:
         argv = ["import", "-display", self.display, "-window", "root"]
         if region:
             argv += ["-crop", f"{region.width}x{region.height}+{region.x}+{region.y}", "+repage"]
-        subprocess.run([*argv, str(path)], check=True, env=self.env, timeout=30,
-                       capture_output=True)
+        subprocess.run([*argv, str(path)], check=True, env=self.env, timeout=30, capture_output=True)
         return path
 
     def windows(self) -> list[Window]:
@@ -168,11 +190,11 @@ class Desktop:
         with self._x() as (display, root):
             return list(_walk(display, root, root))
 
-    def find_windows(self, name: str | None = None, cls: str | None = None, *,
-                     viewable: bool | None = None) -> list[Window]:
+    def find_windows(
+        self, name: str | None = None, cls: str | None = None, *, viewable: bool | None = None
+    ) -> list[Window]:
         """Windows whose WM_NAME is ``name`` and/or WM_CLASS (either part) is ``cls``."""
-        return [w for w in self.windows() if w.matches(name, cls)
-                and (viewable is None or w.viewable == viewable)]
+        return [w for w in self.windows() if w.matches(name, cls) and (viewable is None or w.viewable == viewable)]
 
     def tray_geometry(self) -> Rect:
         """Where trayer's panel is on the screen."""
@@ -192,34 +214,30 @@ class Desktop:
             return []
         windows = self.windows()
         sockets = {w.id for w in windows if w.parent == panel.id}
-        return [w for w in windows if w.parent in sockets and w.viewable
-                and w.rect.width > 1 and w.matches(name, cls)]
+        return [w for w in windows if w.parent in sockets and w.viewable and w.rect.width > 1 and w.matches(name, cls)]
 
-    def wait_for_tray_icon(self, name: str | None = None, cls: str | None = None,
-                           timeout: float = 10.0) -> Window:
+    def wait_for_tray_icon(self, name: str | None = None, cls: str | None = None, timeout: float = 10.0) -> Window:
         """The docked icon, once it is viewable and something is drawn in it."""
+
         def drawn_icon():
             icons = self.tray_icons(name, cls)
             if len(icons) == 1 and len(image_colours(self._grab(icons[0].rect))) > 1:
                 return icons[0]
             return None
-        return self.wait_for(drawn_icon, timeout,
-                             what=f"one drawn tray icon (name={name!r}, cls={cls!r})")
+
+        return self.wait_for(drawn_icon, timeout, what=f"one drawn tray icon (name={name!r}, cls={cls!r})")
 
     def popup_menus(self) -> list[Window]:
         """Visible popup menus: viewable override-redirect top-level windows."""
         with self._x() as (display, root):
             tops = [w for w in _walk(display, root, root, depth=1) if w.parent == root.id]
-        return [w for w in tops if w.viewable and w.override_redirect
-                and w.rect.width > 1 and _is_menu(w)]
+        return [w for w in tops if w.viewable and w.override_redirect and w.rect.width > 1 and _is_menu(w)]
 
     def wait_for_menu(self, timeout: float = 10.0) -> Window:
-        return self.wait_for(lambda: next(iter(self.popup_menus()), None), timeout,
-                             what="a popup menu to appear")
+        return self.wait_for(lambda: next(iter(self.popup_menus()), None), timeout, what="a popup menu to appear")
 
     def wait_for_no_menu(self, timeout: float = 10.0) -> None:
-        self.wait_for(lambda: not self.popup_menus(), timeout,
-                      what="the popup menu to close")
+        self.wait_for(lambda: not self.popup_menus(), timeout, what="the popup menu to close")
 
     def event_mask(self, window: Window) -> int:
         """The X events any client selects on ``window`` (Xlib.X.*Mask bits)."""
@@ -248,15 +266,13 @@ class Desktop:
 
     # -- internals -------------------------------------------------------
     def _xdotool(self, *args: str) -> None:
-        subprocess.run(["xdotool", *args], check=True, env=self.env, timeout=30,
-                       capture_output=True)
+        subprocess.run(["xdotool", *args], check=True, env=self.env, timeout=30, capture_output=True)
 
     def _grab(self, rect: Rect) -> Path:
         return self.screenshot(self.logs / "_probe.png", rect)
 
     def _tray_panel(self) -> Window | None:
-        panels = [w for w in self.find_windows(cls="trayer", viewable=True)
-                  if w.instance == "panel"]
+        panels = [w for w in self.find_windows(cls="trayer", viewable=True) if w.instance == "panel"]
         return panels[0] if panels else None
 
     def _pointer(self) -> tuple[int, int]:
@@ -283,13 +299,18 @@ def start_desktop(logs: Path, timeout: float = 20.0) -> Desktop:
     desk = Desktop(logs)
     desk.env = _base_env()
     try:
-        number = _start_reporting(desk, ["Xvfb", "-screen", "0", SCREEN, "-nolisten", "tcp",
-                                         "-noreset", "-displayfd"], "xvfb", timeout)
+        number = _start_reporting(
+            desk, ["Xvfb", "-screen", "0", SCREEN, "-nolisten", "tcp", "-noreset", "-displayfd"], "xvfb", timeout
+        )
         desk.display = f":{number}"
         desk.env["DISPLAY"] = desk.display
-        address = _start_reporting(desk, ["dbus-daemon", "--session", "--nofork",
-                                          "--nosyslog", "--print-address"], "dbus", timeout,
-                                   joined=True)
+        address = _start_reporting(
+            desk,
+            ["dbus-daemon", "--session", "--nofork", "--nosyslog", "--print-address"],
+            "dbus",
+            timeout,
+            joined=True,
+        )
         desk.env["DBUS_SESSION_BUS_ADDRESS"] = address
         desk.spawn(["trayer", *TRAYER_ARGS], log="trayer")
         desk.wait_for(desk._tray_owned, timeout, what="trayer to own _NET_SYSTEM_TRAY_S0")
@@ -304,17 +325,18 @@ def _base_env() -> dict[str, str]:
     env = dict(os.environ)
     for key in ("WAYLAND_DISPLAY", "PYSTRAY_BACKEND", "DBUS_SESSION_BUS_ADDRESS", "XAUTHORITY"):
         env.pop(key, None)
-    env.update({
-        "GDK_BACKEND": "x11",
-        "NO_AT_BRIDGE": "1",  # no at-spi bus launcher left behind per GTK app
-        "GSETTINGS_BACKEND": "memory",
-        "GTK_THEME": "Adwaita",
-    })
+    env.update(
+        {
+            "GDK_BACKEND": "x11",
+            "NO_AT_BRIDGE": "1",  # no at-spi bus launcher left behind per GTK app
+            "GSETTINGS_BACKEND": "memory",
+            "GTK_THEME": "Adwaita",
+        }
+    )
     return env
 
 
-def _start_reporting(desk: Desktop, argv: list[str], log: str, timeout: float,
-                     joined: bool = False) -> str:
+def _start_reporting(desk: Desktop, argv: list[str], log: str, timeout: float, joined: bool = False) -> str:
     """Start a daemon that writes one line (display number, bus address) to an fd
     once it is ready; return that line. ``joined``: --opt=FD instead of --opt FD."""
     read_fd, write_fd = os.pipe()
@@ -328,8 +350,7 @@ def _start_reporting(desk: Desktop, argv: list[str], log: str, timeout: float,
     finally:
         os.close(read_fd)
     if not line:
-        raise DesktopError(f"{argv[0]} exited ({proc.poll()}) before it was ready: "
-                           f"see {desk.logs / (log + '.log')}")
+        raise DesktopError(f"{argv[0]} exited ({proc.poll()}) before it was ready: see {desk.logs / (log + '.log')}")
     return line
 
 
@@ -351,10 +372,8 @@ def _read_line(fd: int, timeout: float) -> str:
 
 def _kill_group(proc: subprocess.Popen, timeout: float) -> int:
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
         try:
             return proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -396,8 +415,7 @@ def _walk(display, root, window, depth: int | None = None, parent_viewable: bool
             continue
         yield info
         if depth is None or depth > 1:
-            yield from _walk(display, root, child, None if depth is None else depth - 1,
-                             info.viewable)
+            yield from _walk(display, root, child, None if depth is None else depth - 1, info.viewable)
 
 
 def _describe(display, root, window, parent: int, parent_viewable: bool) -> Window:
@@ -421,8 +439,7 @@ def _describe(display, root, window, parent: int, parent_viewable: bool) -> Wind
 
 
 def _name(display, window) -> str:
-    net = window.get_full_property(display.intern_atom("_NET_WM_NAME"),
-                                   display.intern_atom("UTF8_STRING"))
+    net = window.get_full_property(display.intern_atom("_NET_WM_NAME"), display.intern_atom("UTF8_STRING"))
     if net is not None:
         value = net.value
         return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
@@ -442,8 +459,7 @@ def _types(display, window) -> tuple[str, ...]:
 def _is_menu(window: Window) -> bool:
     """GTK marks menus _NET_WM_WINDOW_TYPE_POPUP_MENU; a window without a type
     that is bigger than a tooltip's few pixels also counts (other toolkits)."""
-    menu_types = {"_NET_WM_WINDOW_TYPE_POPUP_MENU", "_NET_WM_WINDOW_TYPE_DROPDOWN_MENU",
-                  "_NET_WM_WINDOW_TYPE_MENU"}
+    menu_types = {"_NET_WM_WINDOW_TYPE_POPUP_MENU", "_NET_WM_WINDOW_TYPE_DROPDOWN_MENU", "_NET_WM_WINDOW_TYPE_MENU"}
     if window.types:
         return bool(menu_types & set(window.types))
     return window.rect.height > 40

@@ -4,13 +4,13 @@ codes, and doctor's verdicts. The environment points only inside tmp_path."""
 from __future__ import annotations
 
 import json
-import time
 import os
 import sqlite3
+import time
 
 import pytest
-
 from corpus import copy_corpus, expected, expected_sessions, isolated_env, sessions_of, set_tz  # noqa: F401
+
 from trayburn import cli
 from trayburn.ledger import SCHEMA_VERSION
 
@@ -73,8 +73,21 @@ def test_sessions_json(cline, capsys):
     row = next(s for s in out if s["id"] == SUBAGENTS)
     assert row["calls"] == expected_sessions()[SUBAGENTS]["totals"]["calls"]
     assert [a["kind"] for a in row["subagents"]] == ["subagent", "subagent"]
-    assert {"id", "title", "status", "state", "started_at", "models", "calls", "tokens", "cost_usd",
-            "estimated_cost_usd", "unpriced_calls", "subagents", "removed"} <= set(row)
+    assert {
+        "id",
+        "title",
+        "status",
+        "state",
+        "started_at",
+        "models",
+        "calls",
+        "tokens",
+        "cost_usd",
+        "estimated_cost_usd",
+        "unpriced_calls",
+        "subagents",
+        "removed",
+    } <= set(row)
     assert run_json(capsys, "sessions", "--all")[1] == out
     assert run_json(capsys, "sessions", "--since", "2026-12-01", "--until", "2026-12-02")[1] == []
 
@@ -121,10 +134,17 @@ def test_unknown_session_id(cline, capsys):
     one_line_error(*run(capsys, "session", "1796000000000_nopee"), 1)
 
 
-@pytest.mark.parametrize("argv", [
-    ["today", "--date", "2026-13-01"], ["today", "--date", "yesterday"], ["sessions", "--since", "30/11/2026"],
-    ["today", "--bogus"], ["bogus"], ["config", "explode"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["today", "--date", "2026-13-01"],
+        ["today", "--date", "yesterday"],
+        ["sessions", "--since", "30/11/2026"],
+        ["today", "--bogus"],
+        ["bogus"],
+        ["config", "explode"],
+    ],
+)
 def test_usage_errors(cline, capsys, argv):
     one_line_error(*run(capsys, *argv), 2)
 

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from desktop import DesktopError, Window, has_colour_near, image_colours
 from tiny_tray import ICON_RGB
+
 from trayburn.tray.backend import BackendError, capabilities, choose_backend, describe
 
 TINY = Path(__file__).with_name("tiny_tray.py")
@@ -25,10 +25,11 @@ NAME = "tiny-tray"
 @pytest.fixture
 def tiny(desktop_app, tmp_path):
     """Start tiny_tray with a backend; its marker files go to tmp_path."""
+
     def start(backend: str) -> subprocess.Popen:
-        argv = [sys.executable, str(TINY), "--backend", backend, "--out", str(tmp_path),
-                "--name", NAME]
+        argv = [sys.executable, str(TINY), "--backend", backend, "--out", str(tmp_path), "--name", NAME]
         return desktop_app(argv, log=f"tiny-{backend}")
+
     return start
 
 
@@ -110,22 +111,24 @@ def test_capability_table_matches_pystray_source():
     for backend, (menu, default, notify) in flags.items():
         caps = capabilities(backend)
         expected_default = False if backend == "xorg" else default
-        assert (caps.has_menu, caps.has_default_action, caps.can_notify) == (
-            menu, expected_default, notify), backend
+        assert (caps.has_menu, caps.has_default_action, caps.can_notify) == (menu, expected_default, notify), backend
     assert set(flags) == {"gtk", "appindicator", "xorg", "darwin", "win32", "dummy"}
 
 
 # -- backend choice without a display (move to tests/test_backend.py) ----------------
-@pytest.mark.parametrize(("env", "platform", "loadable", "expected"), [
-    ({"PYSTRAY_BACKEND": "xorg", "DISPLAY": ":0"}, "linux", {"gtk"}, "xorg"),
-    ({"PYSTRAY_BACKEND": ""}, "darwin", set(), "darwin"),  # empty = unset, as in pystray
-    ({"DISPLAY": ":0"}, "linux", {"gtk", "appindicator"}, "gtk"),
-    ({}, "linux", {"gtk", "appindicator"}, "appindicator"),  # gtk needs a DISPLAY
-    ({"DISPLAY": ":0"}, "linux", {"appindicator"}, "appindicator"),
-    ({"DISPLAY": ":0"}, "linux", set(), "xorg"),
-    ({}, "darwin", {"gtk"}, "darwin"),
-    ({}, "win32", set(), "win32"),
-])
+@pytest.mark.parametrize(
+    ("env", "platform", "loadable", "expected"),
+    [
+        ({"PYSTRAY_BACKEND": "xorg", "DISPLAY": ":0"}, "linux", {"gtk"}, "xorg"),
+        ({"PYSTRAY_BACKEND": ""}, "darwin", set(), "darwin"),  # empty = unset, as in pystray
+        ({"DISPLAY": ":0"}, "linux", {"gtk", "appindicator"}, "gtk"),
+        ({}, "linux", {"gtk", "appindicator"}, "appindicator"),  # gtk needs a DISPLAY
+        ({"DISPLAY": ":0"}, "linux", {"appindicator"}, "appindicator"),
+        ({"DISPLAY": ":0"}, "linux", set(), "xorg"),
+        ({}, "darwin", {"gtk"}, "darwin"),
+        ({}, "win32", set(), "win32"),
+    ],
+)
 def test_choose_backend(env, platform, loadable, expected):
     assert choose_backend(env, platform=platform, available=loadable.__contains__) == expected
 
@@ -145,12 +148,15 @@ def test_describe_is_one_line_naming_the_lacks():
 
 
 def test_load_pystray_cannot_switch_backends():
-    code = ("from trayburn.tray.backend import *\n"
-            "assert loaded_backend(load_pystray('dummy')) == 'dummy'\n"
-            "try:\n    load_pystray('xorg')\nexcept BackendError as e:\n    print(e)\n")
+    code = (
+        "from trayburn.tray.backend import *\n"
+        "assert loaded_backend(load_pystray('dummy')) == 'dummy'\n"
+        "try:\n    load_pystray('xorg')\nexcept BackendError as e:\n    print(e)\n"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "PYSTRAY_BACKEND")}
-    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
-                         capture_output=True, text=True, timeout=60).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True, timeout=60
+    ).stdout
     assert "already loaded with the dummy backend, not xorg" in out
 
 
@@ -169,22 +175,25 @@ def _dock_xorg(desktop, tiny, attempts: int = 3) -> Window:
             return desktop.wait_for_tray_icon(cls=NAME, timeout=3)
         except DesktopError:
             desktop.stop(proc)
-            desktop.wait_for(lambda: not desktop.find_windows(cls=NAME), 10,
-                             what="the failed xorg icon's window to go")
+            desktop.wait_for(lambda: not desktop.find_windows(cls=NAME), 10, what="the failed xorg icon's window to go")
     pytest.fail(f"the xorg icon did not dock in {attempts} launches")
 
 
 def _inside(icon: Window, area) -> bool:
     r = icon.rect
-    return (area.x <= r.x and r.x + r.width <= area.x + area.width
-            and area.y <= r.y and r.y + r.height <= area.y + area.height)
+    return (
+        area.x <= r.x
+        and r.x + r.width <= area.x + area.width
+        and area.y <= r.y
+        and r.y + r.height <= area.y + area.height
+    )
 
 
 def _in_child(expression: str, env: dict[str, str]) -> str:
-    code = ("import json; from trayburn.tray.backend import *; "
-            f"print(json.dumps({expression}))")
-    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
-                         capture_output=True, text=True, timeout=60).stdout
+    code = f"import json; from trayburn.tray.backend import *; print(json.dumps({expression}))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True, timeout=60
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -198,16 +207,18 @@ def _pystray_flags() -> dict[str, tuple[bool, bool, bool]]:
     for backend in ("gtk", "appindicator", "xorg", "darwin", "win32", "dummy"):
         inherited = gtk_base if backend in ("gtk", "appindicator") else base
         merged = {**inherited, **_class_flags(root / f"_{backend}.py", "Icon")}
-        flags[backend] = (merged["HAS_MENU"], merged["HAS_DEFAULT_ACTION"],
-                          merged["HAS_NOTIFICATION"])
+        flags[backend] = (merged["HAS_MENU"], merged["HAS_DEFAULT_ACTION"], merged["HAS_NOTIFICATION"])
     return flags
 
 
 def _class_flags(path: Path, class_name: str) -> dict[str, bool]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ClassDef) and node.name == class_name:
-            return {t.id: stmt.value.value for stmt in node.body
-                    if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
-                    for t in stmt.targets
-                    if isinstance(t, ast.Name) and t.id.startswith("HAS_")}
+            return {
+                t.id: stmt.value.value
+                for stmt in node.body
+                if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+                for t in stmt.targets
+                if isinstance(t, ast.Name) and t.id.startswith("HAS_")
+            }
     return {}

@@ -212,10 +212,10 @@ def test_render_icon_rejects_bad_arguments(kwargs, error):
 
 def test_the_icon_module_imports_only_pillow_and_the_standard_library():
     tree = ast.parse(Path(icon.__file__).read_text())
-    names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-             for alias in node.names}
-    names |= {node.module.split(".")[0] for node in ast.walk(tree)
-              if isinstance(node, ast.ImportFrom) and node.module}
+    names = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    names |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     assert names - {"__future__"} <= set(sys.stdlib_module_names) | {"PIL"}
 
 
@@ -342,14 +342,21 @@ def test_the_svg_is_an_svg_drawn_from_the_same_shapes():
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     assert root.get("viewBox") == "0 0 256 256"
     shapes = {el.get("id"): el for el in root.iter() if el.get("id")}
-    hex_of = lambda c: "#%02X%02X%02X" % c[:3]  # noqa: E731
+
+    def hex_of(c):
+        return "#{:02X}{:02X}{:02X}".format(*c[:3])
+
     assert shapes["tile"].get("fill") == hex_of(icon.TILE)
     assert shapes["flame"].get("fill") == hex_of(icon.FLAME)
     assert shapes["core"].get("fill") == hex_of(icon.FLAME_CORE)
     assert shapes["tray"].get("stroke") == hex_of(icon.DISH)
-    numbers = lambda d: [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", d)]  # noqa: E731
-    flat = lambda path: [float(v) for point in [path[0], *itertools.chain(*path[1:])]  # noqa: E731
-                         for v in point]
+
+    def numbers(d):
+        return [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", d)]
+
+    def flat(path):
+        return [float(v) for point in [path[0], *itertools.chain(*path[1:])] for v in point]
+
     assert numbers(shapes["flame"].get("d")) == flat(icon._FLAME_PATH)
     assert numbers(shapes["core"].get("d")) == flat(icon._CORE_PATH)
     assert numbers(shapes["tray"].get("d")) == [float(v) for p in icon._DISH_POINTS for v in p]

@@ -6,19 +6,38 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import time
 import shutil
 import sqlite3
+import time
 from datetime import date
 from pathlib import Path
 
 import pytest
-
 from corpus import (
-    CORPUS, QUIRKS, age, as_sums, assert_sums, assistant, bump_mtime, copy_corpus, counted, dumps, expected,
-    expected_sessions, isolated_env, make_session, manifest, messages_doc, ms, refresh_in_process, sessions_of,
-    user, write_in_place, write_json,
+    CORPUS,
+    QUIRKS,
+    age,
+    as_sums,
+    assert_sums,
+    assistant,
+    bump_mtime,
+    copy_corpus,
+    counted,
+    dumps,
+    expected,
+    expected_sessions,
+    isolated_env,
+    make_session,
+    manifest,
+    messages_doc,
+    ms,
+    refresh_in_process,
+    sessions_of,
+    user,
+    write_in_place,
+    write_json,
 )
+
 from trayburn import report
 from trayburn.cline.files import FULL_SWEEP_S
 from trayburn.engine import Engine
@@ -101,8 +120,14 @@ def test_file_totals_and_agents_equal_expected(ledger):
     for sid, s in expected_sessions().items():
         for f in s["message_files"]:
             path = str(REAL / sid / f["file"])
-            assert_sums(counted(ledger, FILE_IS, (path,)), (f["calls"], *(f[k] for k in (
-                "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")), f["cost"]))
+            assert_sums(
+                counted(ledger, FILE_IS, (path,)),
+                (
+                    f["calls"],
+                    *(f[k] for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")),
+                    f["cost"],
+                ),
+            )
             agents = {a for (a,) in ledger.query(f"SELECT DISTINCT agent FROM calls WHERE {FILE_IS}", (path,))}
             assert agents <= {f["agent"]}
             owners = {o for (o,) in ledger.query(f"SELECT DISTINCT session_id FROM calls WHERE {FILE_IS}", (path,))}
@@ -278,8 +303,10 @@ def test_bad_files_never_crash_and_are_listed(tmp_path, cline, sessions, kind):
     engine.close()
 
 
-@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True,
-                    reason="root reads files whatever their mode (the 'folder' and 'symlink-loop' cases cover this)")
+@pytest.mark.skipif(
+    os.geteuid() == 0 if hasattr(os, "geteuid") else True,
+    reason="root reads files whatever their mode (the 'folder' and 'symlink-loop' cases cover this)",
+)
 def test_unreadable_file_is_listed(tmp_path, cline, sessions):
     engine = engine_for(tmp_path, cline)
     path = sessions / LONG / f"{LONG}.messages.json"
@@ -456,8 +483,9 @@ CREATE INDEX calls_day ON calls(counted, ts_ms);
 CREATE INDEX calls_session ON calls(session_id);
 PRAGMA user_version=1;
 """
-V1_CALLS = ("key, session_id, {file}, agent, seq, ts_ms, model, input, output, cache_read, cache_write, cost, tools,"
-            " counted")
+V1_CALLS = (
+    "key, session_id, {file}, agent, seq, ts_ms, model, input, output, cache_read, cache_write, cost, tools, counted"
+)
 V1_FILES = "path, session_id, kind, agent, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, error, gone"
 
 
@@ -467,20 +495,23 @@ def write_v1_ledger(source: Ledger, path: Path) -> None:
     db = sqlite3.connect(path)
     db.executescript(V1_SCHEMA)
     db.executemany("INSERT INTO sessions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", source.query("SELECT * FROM sessions"))
-    db.executemany(f"INSERT INTO files({V1_FILES}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-                   source.query(f"SELECT {V1_FILES} FROM files"))
+    db.executemany(
+        f"INSERT INTO files({V1_FILES}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", source.query(f"SELECT {V1_FILES} FROM files")
+    )
     db.executemany(
         f"INSERT INTO calls({V1_CALLS.format(file='file')}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        source.query(f"SELECT {V1_CALLS.format(file='(SELECT path FROM files f WHERE f.id=file_id)')} FROM calls"
-                     " ORDER BY id"),
+        source.query(
+            f"SELECT {V1_CALLS.format(file='(SELECT path FROM files f WHERE f.id=file_id)')} FROM calls ORDER BY id"
+        ),
     )
     db.commit()
     db.close()
 
 
 def calls_by_path(ledger: Ledger) -> list[tuple]:
-    return sorted(ledger.query(f"SELECT {V1_CALLS.format(file='(SELECT path FROM files f WHERE f.id=file_id)')}"
-                               " FROM calls"))
+    return sorted(
+        ledger.query(f"SELECT {V1_CALLS.format(file='(SELECT path FROM files f WHERE f.id=file_id)')} FROM calls")
+    )
 
 
 def test_v1_ledger_migrates_keeping_every_call_and_removed_sessions(tmp_path, sessions):
@@ -514,14 +545,17 @@ def test_v1_calls_of_a_file_without_a_row_survive_the_migration(tmp_path):
     path.parent.mkdir()
     db = sqlite3.connect(path)
     db.executescript(V1_SCHEMA)
-    db.execute(f"INSERT INTO calls({V1_CALLS.format(file='file')}) VALUES"
-               "('m1', 's1', '/gone/s1.messages.json', 'lead', 1, 1, 'gpt-4o', 10, 1, 0, 0, 0.5, '', 1)")
+    db.execute(
+        f"INSERT INTO calls({V1_CALLS.format(file='file')}) VALUES"
+        "('m1', 's1', '/gone/s1.messages.json', 'lead', 1, 1, 'gpt-4o', 10, 1, 0, 0, 0.5, '', 1)"
+    )
     db.commit()
     db.close()
     led = Ledger(path)
     assert led.notice is None
-    assert calls_by_path(led) == [("m1", "s1", "/gone/s1.messages.json", "lead", 1, 1, "gpt-4o", 10, 1, 0, 0, 0.5,
-                                   "", 1)]
+    assert calls_by_path(led) == [
+        ("m1", "s1", "/gone/s1.messages.json", "lead", 1, 1, "gpt-4o", 10, 1, 0, 0, 0.5, "", 1)
+    ]
     assert led.query("SELECT gone FROM files") == [(1,)]
     led.close()
 
@@ -539,8 +573,11 @@ def test_report_queries_find_calls_by_index(ledger):
         report.hourly_costs(ledger, PriceBook(), date(2026, 11, 30))
     finally:
         ledger.db.set_trace_callback(None)
-    plans = {sql: " | ".join(row[3] for row in ledger.query("EXPLAIN QUERY PLAN " + sql))
-             for sql in statements if "FROM calls" in sql}
+    plans = {
+        sql: " | ".join(row[3] for row in ledger.query("EXPLAIN QUERY PLAN " + sql))
+        for sql in statements
+        if "FROM calls" in sql
+    }
     for sql, plan in plans.items():
         assert "SCAN calls" not in plan, sql
         assert ("calls_session" if "session_id=" in sql else "calls_day") in plan, (sql, plan)
@@ -597,8 +634,13 @@ def test_engine_passes_its_busy_timeout_to_the_ledger(tmp_path):
 def test_fork_counted_once_owned_by_the_earliest(ledger, empty):
     parent, fork = "1796020000000_paren", "1796020500000_forkd"
     shared = [assistant("msg_shared01", ms(T0), 1000, 10, cost=0.01), assistant("msg_shared02", ms(T0), 2000, 20)]
-    make_session(empty, fork, "2026-11-30T09:00:00.000Z", shared + [assistant("msg_forkonly", ms(T0), 300, 3)],
-                 metadata={"title": "fork", "fork": {"forkedFromSessionId": parent}})
+    make_session(
+        empty,
+        fork,
+        "2026-11-30T09:00:00.000Z",
+        shared + [assistant("msg_forkonly", ms(T0), 300, 3)],
+        metadata={"title": "fork", "fork": {"forkedFromSessionId": parent}},
+    )
     ledger.refresh(empty)  # the fork first: its copies count for now
     assert counted(ledger)[:2] == (3, 3300)
     make_session(empty, parent, T0, shared)
@@ -621,14 +663,19 @@ def test_copied_folder_counted_once(ledger, empty):
 
 def test_subagents_and_teammates_count_once_for_their_session(ledger, empty):
     sid = "1796020000000_teams"
-    make_session(empty, sid, T0, [assistant("msg_lead0001", ms(T0), 1000, 10, tools=("spawn_agent",))], agents={
-        "agent_1796020000100_abcdef.messages.json": ("subagent", [assistant("msg_sub00001", ms(T0), 200, 2)]),
-        "worker__Ab12Cd.messages.json": ("teammate", [assistant("msg_team0001", ms(T0), 30, 3)]),
-    })
+    make_session(
+        empty,
+        sid,
+        T0,
+        [assistant("msg_lead0001", ms(T0), 1000, 10, tools=("spawn_agent",))],
+        agents={
+            "agent_1796020000100_abcdef.messages.json": ("subagent", [assistant("msg_sub00001", ms(T0), 200, 2)]),
+            "worker__Ab12Cd.messages.json": ("teammate", [assistant("msg_team0001", ms(T0), 30, 3)]),
+        },
+    )
     ledger.refresh(empty)
     rows = sorted(ledger.query("SELECT key, session_id, agent FROM calls WHERE counted=1"))
-    assert rows == [("msg_lead0001", sid, "lead"), ("msg_sub00001", sid, "subagent"),
-                    ("msg_team0001", sid, "teammate")]
+    assert rows == [("msg_lead0001", sid, "lead"), ("msg_sub00001", sid, "subagent"), ("msg_team0001", sid, "teammate")]
 
 
 def test_messages_without_ids_in_different_files_do_not_collide(ledger, empty):
@@ -652,8 +699,9 @@ def test_tmp_files_ignored(ledger, empty):
     assert counted(ledger)[:2] == (1, 100)
 
 
-@pytest.mark.parametrize("content", [None, b"", b"[1, 2]", b"{\"session_id\": ", b"\"text\""],
-                         ids=["missing", "empty", "array", "cut", "string"])
+@pytest.mark.parametrize(
+    "content", [None, b"", b"[1, 2]", b'{"session_id": ', b'"text"'], ids=["missing", "empty", "array", "cut", "string"]
+)
 def test_folder_without_a_parseable_manifest_is_not_a_session(ledger, empty, content):
     sid = "1796020000000_nomnf"
     folder = empty / sid
@@ -680,8 +728,17 @@ def test_rollup_from_usage_only_when_no_message_has_metrics(ledger, empty):
     usage = raw["metadata"]["usage"]
     make_session(empty, sid, T0, None, metadata=raw["metadata"])
     ledger.refresh(empty)
-    assert_sums(counted(ledger), (1, usage["inputTokens"], usage["outputTokens"], usage["cacheReadTokens"],
-                                  usage["cacheWriteTokens"], usage["totalCost"]))
+    assert_sums(
+        counted(ledger),
+        (
+            1,
+            usage["inputTokens"],
+            usage["outputTokens"],
+            usage["cacheReadTokens"],
+            usage["cacheWriteTokens"],
+            usage["totalCost"],
+        ),
+    )
     assert ledger.query("SELECT ts_ms FROM calls") == [(ms(T0),)]
     path = empty / sid / f"{sid}.messages.json"
     write_json(path, messages_doc(sid, [user("u1", ms(T0))]))  # a file with no metrics yet
@@ -748,8 +805,9 @@ def test_messages_path_used_when_co_located_never_parsed(ledger, empty, tmp_path
 def test_messages_path_into_another_session_is_not_borrowed(ledger, empty):
     a, b = "1796020000000_owner", "1796020000001_stale"
     make_session(empty, a, T0, [assistant("msg_owned001", ms(T0), 100, 1)])
-    make_session(empty, b, "2026-11-30T07:00:00.000Z", None,
-                 messages_path=str(empty / a / f"{a}.messages.json"))  # b would own it: it started earlier
+    make_session(
+        empty, b, "2026-11-30T07:00:00.000Z", None, messages_path=str(empty / a / f"{a}.messages.json")
+    )  # b would own it: it started earlier
     ledger.refresh(empty)
     assert ledger.query("SELECT session_id FROM calls WHERE counted=1") == [(a,)]
 
@@ -771,15 +829,22 @@ def test_missing_time_without_a_start_is_the_time_in_the_session_id(ledger, empt
 
 
 def test_missing_time_without_a_start_or_a_time_in_the_id_is_the_manifests_mtime(ledger, empty):
-    folder = make_session(empty, "imported-session", None, [assistant("msg_nost0001", 0, 100, 1)],
-                          metadata={"usage": {"inputTokens": 5, "outputTokens": 1}})
+    folder = make_session(
+        empty,
+        "imported-session",
+        None,
+        [assistant("msg_nost0001", 0, 100, 1)],
+        metadata={"usage": {"inputTokens": 5, "outputTokens": 1}},
+    )
     make_session(empty, "99_abcde", None, None, metadata={"usage": {"inputTokens": 7, "outputTokens": 1}})
     when_ns = ms("2026-11-30T06:00:00Z") * 10**6
     for path in (folder / "imported-session.json", empty / "99_abcde" / "99_abcde.json"):
         os.utime(path, ns=(when_ns, when_ns))
     ledger.refresh(empty)
     assert ledger.query("SELECT key, ts_ms FROM calls ORDER BY key") == [
-        ("99_abcde:rollup", when_ns // 10**6), ("msg_nost0001", when_ns // 10**6)]
+        ("99_abcde:rollup", when_ns // 10**6),
+        ("msg_nost0001", when_ns // 10**6),
+    ]
 
 
 def test_quirk_files_in_sessions(ledger, empty):

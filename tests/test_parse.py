@@ -4,12 +4,14 @@ by the code under test."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
 from corpus import CORPUS, QUIRKS, TOKEN_FIELDS, assistant, dumps, expected_sessions, manifest, messages_doc, ms
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from trayburn.cline.parse import ParseError, parse_manifest, parse_messages, to_ms
 
 T = 1796026733527  # the timestamp the quirk files are built around
@@ -48,8 +50,11 @@ def test_recorded_manifest_fields():
     assert (m.status, m.model, m.provider, m.source) == (raw["status"], raw["model"], raw["provider"], "cli")
     assert m.messages_path == raw["messages_path"]
     usage = raw["metadata"]["usage"]
-    assert (m.rollup.input, m.rollup.output, m.rollup.cost) == (usage["inputTokens"], usage["outputTokens"],
-                                                                 usage["totalCost"])
+    assert (m.rollup.input, m.rollup.output, m.rollup.cost) == (
+        usage["inputTokens"],
+        usage["outputTokens"],
+        usage["totalCost"],
+    )
 
 
 def test_killed_session_manifest_has_no_rollup():
@@ -71,7 +76,11 @@ def test_rule1_token_fields_that_are_not_nonnegative_numbers_count_zero():
     calls = by_key(quirk("messages/rule1_calls.messages.json"))
     assert (calls["msg_D"].input, calls["msg_D"].output, calls["msg_D"].cache_read) == (0, 20, 0)  # strings
     assert (calls["msg_F"].input, calls["msg_F"].output, calls["msg_F"].cache_read, calls["msg_F"].cache_write) == (
-        0, 7, 0, 0)  # negative, null, boolean
+        0,
+        7,
+        0,
+        0,
+    )  # negative, null, boolean
     assert (calls["msg_G"].input, calls["msg_G"].output) == (12, 3)
     assert (calls["msg_H"].input, calls["msg_H"].cache_read, calls["msg_H"].output) == (0, 0, 3)  # absurd sizes
 
@@ -125,8 +134,11 @@ def test_rule3_unusable_cost_means_estimate(key):
 
 
 def test_rule4_model_from_model_info_else_left_for_the_manifest():
-    data = dumps(messages_doc("S", [assistant("a", T, model="z-ai/glm-5.2"), assistant("b", T, model=None),
-                                    assistant("c", T, model="  ")]))
+    data = dumps(
+        messages_doc(
+            "S", [assistant("a", T, model="z-ai/glm-5.2"), assistant("b", T, model=None), assistant("c", T, model="  ")]
+        )
+    )
     calls = by_key(data)
     assert (calls["a"].model, calls["b"].model, calls["c"].model) == ("z-ai/glm-5.2", None, None)
 
@@ -156,8 +168,12 @@ def test_rule6_rollup_from_usage_never_aggregate_usage():
     usage = raw["metadata"]["usage"]
     r = parse_manifest(quirk("manifests/rollup.json")).rollup
     assert (r.input, r.output, r.cache_read, r.cache_write, r.cost) == (
-        usage["inputTokens"], usage["outputTokens"], usage["cacheReadTokens"], usage["cacheWriteTokens"],
-        usage["totalCost"])
+        usage["inputTokens"],
+        usage["outputTokens"],
+        usage["cacheReadTokens"],
+        usage["cacheWriteTokens"],
+        usage["totalCost"],
+    )
     assert r.key.endswith(":rollup") and r.ts_ms is None and r.model is None
 
 
@@ -193,13 +209,16 @@ def test_bare_array_document():
     got = parse_messages(quirk("messages/bare_array.messages.json"), "S")
     assert got.agent == "lead"
     assert [(c.key, c.input, c.output, c.cost) for c in got.calls] == [
-        ("msg_bare1", 300, 3, None), ("msg_bare2", 400, 4, 0.002)]
+        ("msg_bare1", 300, 3, None),
+        ("msg_bare2", 400, 4, 0.002),
+    ]
 
 
 def test_old_layout_usage_on_last_message_is_one_call():
     calls = parse_messages(quirk("messages/old_layout.messages.json"), "S").calls
     assert [(c.key, c.input, c.output, c.cache_read, c.cache_write, c.cost) for c in calls] == [
-        ("msg_old3", 9000, 300, 2000, 500, 0.042)]
+        ("msg_old3", 9000, 300, 2000, 500, 0.042)
+    ]
 
 
 def test_subagent_and_teammate_kinds():
@@ -225,11 +244,35 @@ def _real_messages() -> bytes:
     return (CORPUS / "data" / "sessions" / sid / f"{sid}.messages.json").read_bytes()
 
 
-@pytest.mark.parametrize("data", [
-    b"", b"   \n", b"\x00\x01\x02binary\xff", b"\xff\xfe{", b"[" * 100_000, b"{\"messages\": " + b"[" * 100_000,
-    b"null", b"42", b"\"text\"", b"{\"messages\": null}", b"{\"messages\": {}}",
-], ids=["empty", "blank", "binary", "bad-utf8", "deep", "deep-in-messages", "null", "number", "string",
-        "messages-null", "messages-object"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"   \n",
+        b"\x00\x01\x02binary\xff",
+        b"\xff\xfe{",
+        b"[" * 100_000,
+        b'{"messages": ' + b"[" * 100_000,
+        b"null",
+        b"42",
+        b'"text"',
+        b'{"messages": null}',
+        b'{"messages": {}}',
+    ],
+    ids=[
+        "empty",
+        "blank",
+        "binary",
+        "bad-utf8",
+        "deep",
+        "deep-in-messages",
+        "null",
+        "number",
+        "string",
+        "messages-null",
+        "messages-object",
+    ],
+)
 def test_broken_messages_raise_parse_error(data):
     with pytest.raises(ParseError):
         parse_messages(data, "S")
@@ -249,13 +292,16 @@ def test_old_content_with_new_tail_is_not_valid():
     new = dumps(messages_doc("S", [assistant("only", T)]))
     assert len(new) < len(old)
     with pytest.raises(ParseError):
-        parse_messages(new + old[len(new):], "S")
+        parse_messages(new + old[len(new) :], "S")
 
 
-@pytest.mark.parametrize("data", [b"", b"[]", b"[1, 2]", b"\"x\"", b"{", b"{" * 100_000, b"{\"a\": 1e400}"],
-                         ids=["empty", "array", "list", "string", "cut", "deep", "huge-number"])
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"[]", b"[1, 2]", b'"x"', b"{", b"{" * 100_000, b'{"a": 1e400}'],
+    ids=["empty", "array", "list", "string", "cut", "deep", "huge-number"],
+)
 def test_broken_manifest(data):
-    if data == b"{\"a\": 1e400}":
+    if data == b'{"a": 1e400}':
         assert parse_manifest(data).session_id == ""  # valid enough: an object
         return
     with pytest.raises(ParseError):
@@ -281,18 +327,40 @@ def test_describes_the_problem():
 @given(st.binary(max_size=300))
 def test_any_bytes_parse_or_raise_parse_error(data):
     for parse in (lambda d: parse_messages(d, "S"), parse_manifest):
-        try:
+        with contextlib.suppress(ParseError):
             parse(data)
-        except ParseError:
-            pass
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats(allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False)
     | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
-        ["id", "role", "ts", "metrics", "modelInfo", "content", "inputTokens", "outputTokens", "cost", "type",
-         "name", "messages", "agent"]), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "id",
+                    "role",
+                    "ts",
+                    "metrics",
+                    "modelInfo",
+                    "content",
+                    "inputTokens",
+                    "outputTokens",
+                    "cost",
+                    "type",
+                    "name",
+                    "messages",
+                    "agent",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
     max_leaves=20,
 )
 

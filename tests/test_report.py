@@ -7,11 +7,20 @@ import json
 from datetime import date
 
 import pytest
-
 from corpus import (
-    CORPUS, TOKEN_FIELDS, assistant, copy_corpus, expected, expected_sessions, isolated_env, make_session, ms,
-    sessions_of, set_tz,  # noqa: F401 (fixture)
+    CORPUS,
+    TOKEN_FIELDS,
+    assistant,
+    copy_corpus,
+    expected,
+    expected_sessions,
+    isolated_env,
+    make_session,
+    ms,
+    sessions_of,
+    set_tz,  # noqa: F401 (fixture)
 )
+
 from trayburn import cli, render, report
 from trayburn.engine import Engine
 from trayburn.pricing import PriceBook
@@ -42,8 +51,14 @@ def estimate(model: str, i: int, o: int, cr: int, cw: int, book: PriceBook | Non
 
 
 def test_a_call_belongs_to_the_local_day_of_its_own_time(ledger, sessions, set_tz):
-    one_session(sessions, ledger, [assistant("early", ms("2026-11-30T03:00:00Z"), cost=0.25),
-                                   assistant("later", ms("2026-11-30T15:00:00Z"), cost=0.5)])
+    one_session(
+        sessions,
+        ledger,
+        [
+            assistant("early", ms("2026-11-30T03:00:00Z"), cost=0.25),
+            assistant("later", ms("2026-11-30T15:00:00Z"), cost=0.5),
+        ],
+    )
     set_tz("America/New_York")
     book = PriceBook()
     assert report.day_report(ledger, book, date(2026, 11, 29)).calls == 1  # 22:00 the evening before
@@ -57,14 +72,33 @@ def test_a_call_belongs_to_the_local_day_of_its_own_time(ledger, sessions, set_t
     assert report.day_report(ledger, book, date(2026, 12, 1)).cost_usd == 0.5
 
 
-@pytest.mark.parametrize("tz, day, inside, outside, hours", [
-    ("America/New_York", date(2026, 3, 8), ["2026-03-08T05:00:00Z", "2026-03-09T03:59:59Z"],
-     ["2026-03-08T04:59:59Z", "2026-03-09T04:00:00Z"], 23),  # spring forward at 02:00
-    ("America/New_York", date(2026, 11, 1), ["2026-11-01T04:00:00Z", "2026-11-02T04:59:59Z"],
-     ["2026-11-01T03:59:59Z", "2026-11-02T05:00:00Z"], 25),  # fall back at 02:00
-    ("America/Santiago", date(2026, 9, 6), ["2026-09-06T04:00:00Z", "2026-09-07T02:59:59Z"],
-     ["2026-09-06T03:59:59Z", "2026-09-07T03:00:00Z"], 23),  # midnight itself is skipped: the day starts at 01:00
-], ids=["ny-spring", "ny-fall", "santiago-no-midnight"])
+@pytest.mark.parametrize(
+    "tz, day, inside, outside, hours",
+    [
+        (
+            "America/New_York",
+            date(2026, 3, 8),
+            ["2026-03-08T05:00:00Z", "2026-03-09T03:59:59Z"],
+            ["2026-03-08T04:59:59Z", "2026-03-09T04:00:00Z"],
+            23,
+        ),  # spring forward at 02:00
+        (
+            "America/New_York",
+            date(2026, 11, 1),
+            ["2026-11-01T04:00:00Z", "2026-11-02T04:59:59Z"],
+            ["2026-11-01T03:59:59Z", "2026-11-02T05:00:00Z"],
+            25,
+        ),  # fall back at 02:00
+        (
+            "America/Santiago",
+            date(2026, 9, 6),
+            ["2026-09-06T04:00:00Z", "2026-09-07T02:59:59Z"],
+            ["2026-09-06T03:59:59Z", "2026-09-07T03:00:00Z"],
+            23,
+        ),  # midnight itself is skipped: the day starts at 01:00
+    ],
+    ids=["ny-spring", "ny-fall", "santiago-no-midnight"],
+)
 def test_dst_days(ledger, sessions, set_tz, tz, day, inside, outside, hours):
     set_tz(tz)
     calls = [assistant(f"in{i}", ms(t), cost=1.0) for i, t in enumerate(inside)]
@@ -80,8 +114,14 @@ def test_dst_days(ledger, sessions, set_tz, tz, day, inside, outside, hours):
 
 def test_hours_follow_the_local_clock(ledger, sessions, set_tz):
     set_tz("Asia/Kolkata")  # UTC+05:30
-    one_session(sessions, ledger, [assistant("a", ms("2026-11-30T03:45:00Z"), cost=1.0),  # 09:15 local
-                                   assistant("b", ms("2026-11-30T04:29:59Z"), cost=2.0)])  # 09:59:59 local
+    one_session(
+        sessions,
+        ledger,
+        [
+            assistant("a", ms("2026-11-30T03:45:00Z"), cost=1.0),  # 09:15 local
+            assistant("b", ms("2026-11-30T04:29:59Z"), cost=2.0),
+        ],
+    )  # 09:59:59 local
     hourly = report.hourly_costs(ledger, PriceBook(), DAY)
     assert hourly[9] == 3.0 and sum(hourly) == 3.0
 
@@ -89,9 +129,16 @@ def test_hours_follow_the_local_clock(ledger, sessions, set_tz):
 def test_a_session_spanning_midnight_splits_across_days(ledger, sessions, set_tz):
     set_tz("Europe/Paris")
     sid = "1796020000000_midnt"
-    one_session(sessions, ledger, [assistant("before", ms("2026-11-29T22:30:00Z"), 100, 1, cost=0.1),
-                                   assistant("after", ms("2026-11-29T23:30:00Z"), 200, 2, cost=0.2)],
-                sid=sid, start="2026-11-29T22:00:00.000Z")  # 23:00 and 00:30 in Paris
+    one_session(
+        sessions,
+        ledger,
+        [
+            assistant("before", ms("2026-11-29T22:30:00Z"), 100, 1, cost=0.1),
+            assistant("after", ms("2026-11-29T23:30:00Z"), 200, 2, cost=0.2),
+        ],
+        sid=sid,
+        start="2026-11-29T22:00:00.000Z",
+    )  # 23:00 and 00:30 in Paris
     book = PriceBook()
     d1, d2 = report.day_report(ledger, book, date(2026, 11, 29)), report.day_report(ledger, book, DAY)
     assert (d1.calls, d1.sessions, d1.tokens.input, d1.cost_usd) == (1, 1, 100, 0.1)
@@ -130,7 +177,8 @@ def test_corpus_day_equals_expected_plus_estimates(ledger, set_tz):
     assert est > 0  # the corpus has unpriced routes (openai-compatible gpt-4o)
     assert (r.calls, r.sessions, r.unpriced_calls) == (totals["calls"], expected()["session_count"], unpriced)
     assert [r.tokens.input, r.tokens.output, r.tokens.cache_read, r.tokens.cache_write] == [
-        totals[k] for k in TOKEN_FIELDS]
+        totals[k] for k in TOKEN_FIELDS
+    ]
     assert r.estimated_cost_usd == pytest.approx(est, abs=1e-9)
     assert r.cost_usd == pytest.approx(totals["cost"] + est, abs=1e-9)
     assert sum(m.calls for m in r.models) == totals["calls"]
@@ -151,7 +199,8 @@ def test_corpus_sessions_and_subagents(ledger, set_tz):
         kinds = sorted(f["agent"] for f in want["message_files"] if f["agent"] != "lead")
         assert sorted(a.kind for a in s.subagents) == kinds
         assert sum(a.calls for a in s.subagents) == sum(
-            f["calls"] for f in want["message_files"] if f["agent"] != "lead")
+            f["calls"] for f in want["message_files"] if f["agent"] != "lead"
+        )
     assert items["1796026882505_9kqtu"].status == "failed"
     assert items["1796026927416_jd244"].state == "stale"  # left "running" by a SIGHUP, silent since
     soon = report.sessions_report(ledger, book, DAY, DAY, now_ms=ms("2026-11-30T08:23:00Z"))
@@ -165,7 +214,7 @@ def test_session_detail_marks_estimates(ledger):
     assert len(d.calls) == expected_sessions()[sid]["totals"]["calls"]
     assert all(c.estimated for c in d.calls)
     raw = [m for m in json.loads((REAL / sid / f"{sid}.messages.json").read_text())["messages"] if m.get("metrics")]
-    for call, m in zip(d.calls, raw):
+    for call, m in zip(d.calls, raw, strict=False):
         assert call.cost_usd == pytest.approx(estimate("gpt-4o", *(m["metrics"][k] for k in TOKEN_FIELDS)))
     assert d.summary.estimated_cost_usd == pytest.approx(sum(c.cost_usd for c in d.calls))
     assert d.calls[0].tools == ["read", "shell"]
@@ -178,10 +227,19 @@ def test_session_detail_marks_estimates(ledger):
 
 
 def test_estimate_uses_cline_formula_with_pricebook_prices(ledger, sessions):
-    calls = [("gpt-4o", 10_000, 500, 4_000, 0), ("claude-sonnet-4-5", 20_000, 800, 5_000, 3_000),
-             ("deepseek-chat", 3_000, 100, 0, 0)]
-    one_session(sessions, ledger, [assistant(f"m{i}", ms("2026-11-29T12:00:00Z"), i_, o, cr, cw, model=model)
-                                   for i, (model, i_, o, cr, cw) in enumerate(calls)])
+    calls = [
+        ("gpt-4o", 10_000, 500, 4_000, 0),
+        ("claude-sonnet-4-5", 20_000, 800, 5_000, 3_000),
+        ("deepseek-chat", 3_000, 100, 0, 0),
+    ]
+    one_session(
+        sessions,
+        ledger,
+        [
+            assistant(f"m{i}", ms("2026-11-29T12:00:00Z"), i_, o, cr, cw, model=model)
+            for i, (model, i_, o, cr, cw) in enumerate(calls)
+        ],
+    )
     r = report.day_report(ledger, PriceBook(), date(2026, 11, 29))
     want = {m: estimate(m, *t) for m, *t in calls}
     assert r.estimated_cost_usd == pytest.approx(sum(want.values()), rel=1e-12)
@@ -203,8 +261,15 @@ def test_day_estimate_equals_the_sum_of_its_calls(ledger, sessions):
     """A call whose cache tokens exceed its input (odd data) costs its cache tokens, and does not
     make the other calls' input cheaper."""
     sid = "1796020000000_oddca"
-    one_session(sessions, ledger, [assistant("odd", ms("2026-11-29T12:00:00Z"), 100, 10, 5_000, 0),
-                                   assistant("normal", ms("2026-11-29T12:01:00Z"), 50_000, 10, 0, 0)], sid=sid)
+    one_session(
+        sessions,
+        ledger,
+        [
+            assistant("odd", ms("2026-11-29T12:00:00Z"), 100, 10, 5_000, 0),
+            assistant("normal", ms("2026-11-29T12:01:00Z"), 50_000, 10, 0, 0),
+        ],
+        sid=sid,
+    )
     book = PriceBook()
     day = report.day_report(ledger, book, date(2026, 11, 29))
     per_call = [c.cost_usd for c in report.session_detail(ledger, book, sid).calls]
@@ -219,12 +284,16 @@ def test_reported_zero_is_zero_not_an_estimate(ledger, sessions):
 
 
 def test_unpriced_model_is_counted_never_as_zero(ledger, sessions):
-    one_session(sessions, ledger, [
-        assistant("a", ms("2026-11-29T12:00:00Z"), 1000, 10, model="mystery-model-x"),
-        assistant("b", ms("2026-11-29T12:01:00Z"), 2000, 20, model="mystery-model-x"),
-        assistant("c", ms("2026-11-29T12:02:00Z"), 100, 1, model="gpt-4o", cost=0.5),
-        assistant("d", ms("2026-11-29T12:03:00Z"), 100, 1, model="other-mystery", cost=0.25),  # reported: priced
-    ])
+    one_session(
+        sessions,
+        ledger,
+        [
+            assistant("a", ms("2026-11-29T12:00:00Z"), 1000, 10, model="mystery-model-x"),
+            assistant("b", ms("2026-11-29T12:01:00Z"), 2000, 20, model="mystery-model-x"),
+            assistant("c", ms("2026-11-29T12:02:00Z"), 100, 1, model="gpt-4o", cost=0.5),
+            assistant("d", ms("2026-11-29T12:03:00Z"), 100, 1, model="other-mystery", cost=0.25),  # reported: priced
+        ],
+    )
     r = report.day_report(ledger, PriceBook(), date(2026, 11, 29))
     assert (r.calls, r.unpriced_calls, r.cost_usd, r.tokens.input) == (4, 2, 0.75, 3200)
     models = {m["name"]: m for m in r.to_json()["models"]}
@@ -243,8 +312,14 @@ def test_unpriced_only_day_has_no_zero_top_model(ledger, sessions):
 
 
 def test_one_model_under_three_names(ledger, sessions):
-    one_session(sessions, ledger, [assistant(f"m{i}", ms("2026-11-29T12:00:00Z"), 1000, 10, model=name)
-                                   for i, name in enumerate(["z-ai/glm-5.2", "cline-pass/glm-5.2", "GLM-5.2"])])
+    one_session(
+        sessions,
+        ledger,
+        [
+            assistant(f"m{i}", ms("2026-11-29T12:00:00Z"), 1000, 10, model=name)
+            for i, name in enumerate(["z-ai/glm-5.2", "cline-pass/glm-5.2", "GLM-5.2"])
+        ],
+    )
     r = report.day_report(ledger, PriceBook(), date(2026, 11, 29))
     assert [(m.name, m.calls) for m in r.models] == [("GLM-5.2", 3)]
     book = PriceBook()
@@ -263,14 +338,21 @@ def test_settings_aliases_and_prices_apply(tmp_path, set_tz):
     sessions = tmp_path / "cline" / "data" / "sessions"
     sessions.mkdir(parents=True)
     t = ms("2026-11-30T12:00:00Z")
-    make_session(sessions, "1796020000000_setts", "2026-11-30T11:00:00.000Z", [
-        assistant("p1", t, 10_000, 100, 2_000, 0, model="my-proxy"),
-        assistant("p2", t, 10_000, 100, 2_000, 0, model="openai/gpt-4o"),
-        assistant("a1", t, 1_000_000, 1_000_000, model="acme-1"),
-        assistant("a2", t, 1_000_000, 0, model="gpt-4o-mini"),  # known to genai-prices, but aliased
-        assistant("h1", t, 1_000_000, 0, model="half-known"),  # a price without input: unpriced, not $0 input
-    ])
-    engine = Engine(tmp_path / "settings.toml", tmp_path / "state", isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline")))
+    make_session(
+        sessions,
+        "1796020000000_setts",
+        "2026-11-30T11:00:00.000Z",
+        [
+            assistant("p1", t, 10_000, 100, 2_000, 0, model="my-proxy"),
+            assistant("p2", t, 10_000, 100, 2_000, 0, model="openai/gpt-4o"),
+            assistant("a1", t, 1_000_000, 1_000_000, model="acme-1"),
+            assistant("a2", t, 1_000_000, 0, model="gpt-4o-mini"),  # known to genai-prices, but aliased
+            assistant("h1", t, 1_000_000, 0, model="half-known"),  # a price without input: unpriced, not $0 input
+        ],
+    )
+    engine = Engine(
+        tmp_path / "settings.toml", tmp_path / "state", isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline"))
+    )
     engine.refresh()
     r = engine.day(DAY)
     rows = {m.name: m for m in r.models}
@@ -297,15 +379,27 @@ def test_today_json_contract(tmp_path, monkeypatch, capsys, set_tz):
         monkeypatch.setenv(k, v)
     assert cli.main(["today", "--date", "2026-11-30", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"date", "timezone", "cost_usd", "estimated_cost_usd", "calls", "sessions", "unpriced_calls",
-                        "tokens", "top_model", "models"}
+    assert set(out) == {
+        "date",
+        "timezone",
+        "cost_usd",
+        "estimated_cost_usd",
+        "calls",
+        "sessions",
+        "unpriced_calls",
+        "tokens",
+        "top_model",
+        "models",
+    }
     assert set(out["tokens"]) == {"input", "output", "cache_read", "cache_write"}
     assert set(out["top_model"]) == {"name", "cost_usd", "calls"}
     assert all(set(m) == {"name", "cost_usd", "calls"} for m in out["models"])
     totals = expected()["totals"]
     est, _ = independent_estimate()
     assert (out["date"], out["timezone"], out["calls"]) == ("2026-11-30", "UTC", totals["calls"])
-    assert out["tokens"] == dict(zip(("input", "output", "cache_read", "cache_write"), (totals[k] for k in TOKEN_FIELDS)))
+    assert out["tokens"] == dict(
+        zip(("input", "output", "cache_read", "cache_write"), (totals[k] for k in TOKEN_FIELDS), strict=False)
+    )
     assert out["cost_usd"] == pytest.approx(totals["cost"] + est, abs=1e-9)
     assert out["estimated_cost_usd"] == pytest.approx(est, abs=1e-9)
     assert out["top_model"] == out["models"][0]

@@ -9,10 +9,18 @@ import queue
 import threading
 
 import pytest
-
 from corpus import (
-    REWRITE_SID, REWRITE_START, counted, dumps, manifest, messages_doc, rewrite_call, rewrite_session, write_in_place,
+    REWRITE_SID,
+    REWRITE_START,
+    counted,
+    dumps,
+    manifest,
+    messages_doc,
+    rewrite_call,
+    rewrite_session,
+    write_in_place,
 )
+
 from trayburn.ledger import Ledger
 
 CALLS = 60

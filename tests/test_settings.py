@@ -8,7 +8,8 @@ import tomllib
 
 import pytest
 
-from trayburn import cli, settings as st
+from trayburn import cli
+from trayburn import settings as st
 
 GOOD = """\
 cline_dir = "~/cl"
@@ -75,26 +76,29 @@ def test_a_folder_where_the_file_should_be(conf):
     assert loaded.error and "cannot read" in loaded.error
 
 
-@pytest.mark.parametrize("line, key", [
-    ("refresh_seconds = 2", "refresh_seconds"),
-    ("refresh_seconds = true", "refresh_seconds"),
-    ("refresh_seconds = 30.5", "refresh_seconds"),
-    ('theme = "purple"', "theme"),
-    ("daily_budget = -1", "daily_budget"),
-    ("daily_budget = nan", "daily_budget"),
-    ('max_file_mb = "big"', "max_file_mb"),
-    ("max_file_mb = 0", "max_file_mb"),
-    ("cline_dir = 3", "cline_dir"),
-    ('aliases = "x"', "aliases"),
-    ("aliases = { a = 1 }", "aliases"),
-    ('prices = { m = { input = -1 } }', "prices"),
-    ('prices = { m = { input = nan } }', "prices"),
-    ('prices = { m = { input = inf } }', "prices"),
-    ('prices = { m = { inptu = 1 } }', "prices"),
-    ('prices = { m = 3 }', "prices"),
-])
+@pytest.mark.parametrize(
+    "line, key",
+    [
+        ("refresh_seconds = 2", "refresh_seconds"),
+        ("refresh_seconds = true", "refresh_seconds"),
+        ("refresh_seconds = 30.5", "refresh_seconds"),
+        ('theme = "purple"', "theme"),
+        ("daily_budget = -1", "daily_budget"),
+        ("daily_budget = nan", "daily_budget"),
+        ('max_file_mb = "big"', "max_file_mb"),
+        ("max_file_mb = 0", "max_file_mb"),
+        ("cline_dir = 3", "cline_dir"),
+        ('aliases = "x"', "aliases"),
+        ("aliases = { a = 1 }", "aliases"),
+        ("prices = { m = { input = -1 } }", "prices"),
+        ("prices = { m = { input = nan } }", "prices"),
+        ("prices = { m = { input = inf } }", "prices"),
+        ("prices = { m = { inptu = 1 } }", "prices"),
+        ("prices = { m = 3 }", "prices"),
+    ],
+)
 def test_bad_value_falls_back_with_a_warning(conf, line, key):
-    conf.write_text(line + '\ntheme_ok = 1\n')
+    conf.write_text(line + "\ntheme_ok = 1\n")
     loaded = st.load(conf)
     assert loaded.error is None
     assert getattr(loaded.settings, key) == getattr(st.Settings(), key)
@@ -143,11 +147,23 @@ def test_set_and_unset_tables(conf):
     assert (s.prices, s.aliases) == ({}, {})
 
 
-@pytest.mark.parametrize("key, value", [
-    ("refresh_seconds", "2"), ("refresh_seconds", "soon"), ("theme", "purple"), ("daily_budget", "-3"),
-    ("colour", "red"), ("prices.m.inptu", "1"), ("prices.m.input", "-1"), ("prices.m.input", "nan"),
-    ("prices.m.output", "inf"), ("prices.m.input", "cheap"), ("theme.x", "dark"), ("aliases", "x"),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("refresh_seconds", "2"),
+        ("refresh_seconds", "soon"),
+        ("theme", "purple"),
+        ("daily_budget", "-3"),
+        ("colour", "red"),
+        ("prices.m.inptu", "1"),
+        ("prices.m.input", "-1"),
+        ("prices.m.input", "nan"),
+        ("prices.m.output", "inf"),
+        ("prices.m.input", "cheap"),
+        ("theme.x", "dark"),
+        ("aliases", "x"),
+    ],
+)
 def test_bad_updates_refused_and_file_untouched(conf, key, value):
     conf.write_text(GOOD)
     with pytest.raises(st.SettingsError):
@@ -172,7 +188,7 @@ def test_unknown_keys_kept_on_save(conf):
 
 
 def test_bad_values_kept_on_save_until_replaced(conf):
-    conf.write_text('refresh_seconds = 2\nprices = { m = { input = -1 } }\n')
+    conf.write_text("refresh_seconds = 2\nprices = { m = { input = -1 } }\n")
     st.update(conf, "theme", "dark")
     data = tomllib.loads(conf.read_text())
     assert data == {"theme": "dark", "refresh_seconds": 2, "prices": {"m": {"input": -1}}}
@@ -182,7 +198,7 @@ def test_bad_values_kept_on_save_until_replaced(conf):
 
 
 def test_no_dotted_edit_inside_an_invalid_table(conf):
-    text = 'prices = { m = { input = -1 }, n = { input = 2, output = 3 } }\n'
+    text = "prices = { m = { input = -1 }, n = { input = 2, output = 3 } }\n"
     conf.write_text(text)
     with pytest.raises(st.SettingsError, match="fix it by hand"):
         st.update(conf, "prices.o.input", "1")
@@ -250,10 +266,15 @@ def test_config_show_lists_warnings(conf, capsys):
     assert code == 0 and any("theme" in w for w in json.loads(out)["warnings"])
 
 
-@pytest.mark.parametrize("argv", [
-    ["config", "set", "theme", "purple"], ["config", "set", "colour", "red"], ["config", "set", "theme"],
-    ["config", "unset"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["config", "set", "theme", "purple"],
+        ["config", "set", "colour", "red"],
+        ["config", "set", "theme"],
+        ["config", "unset"],
+    ],
+)
 def test_config_errors_are_one_line(conf, capsys, argv):
     code, out, err = run(capsys, *argv)
     assert code != 0 and out == ""
@@ -284,10 +305,10 @@ def test_a_change_from_the_menu_keeps_a_persons_comments_and_layout(tmp_path):
         "# my trayburn settings\n"
         "refresh_seconds = 60  # a minute is plenty\n"
         "\n"
-        "# theme = \"dark\"   (tried it, too dark)\n"
+        '# theme = "dark"   (tried it, too dark)\n'
         "\n"
         "[aliases]\n"
-        "\"proxy/glm\" = \"glm-5.2\"\n"
+        '"proxy/glm" = "glm-5.2"\n'
     )
     st.update(path, "refresh_seconds", "15")
     st.update(path, "daily_budget", "20")

@@ -15,13 +15,14 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from desktop import image_colours
+
 from trayburn import demo
 from trayburn.engine import Engine
 
-pytestmark = pytest.mark.skipif(shutil.which("tesseract") is None,
-                                reason="reading the menu back needs tesseract (apt-get install tesseract-ocr)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tesseract") is None, reason="reading the menu back needs tesseract (apt-get install tesseract-ocr)"
+)
 
 
 def gtk_available() -> bool:
@@ -89,8 +90,10 @@ def test_icon_docks_and_shows_todays_cost_and_changes_with_a_new_session(desktop
 
     add_session(sessions, "1796099999999_zznew")
     changed = desktop.wait_for(
-        lambda: icon_pixels(desktop, icon, artifacts / "tray-icon-after.png") != before, 30,
-        what="the icon to change after a new session was written")
+        lambda: icon_pixels(desktop, icon, artifacts / "tray-icon-after.png") != before,
+        30,
+        what="the icon to change after a new session was written",
+    )
     assert changed
     desktop.screenshot(artifacts / "tray-after-new-session.png")
     assert proc.poll() is None
@@ -119,9 +122,17 @@ def test_left_click_opens_the_summary_window(desktop, tray, artifacts):
     proc, icon, config, state, sessions = tray
     desktop.click(*icon.rect.center, button=1)
     window = desktop.wait_for(
-        lambda: next(iter(w for w in desktop.find_windows(viewable=True)
-                          if (w.name or "").startswith("trayburn") and w.rect.width > 300), None),
-        30, what="the summary window to open")
+        lambda: next(
+            iter(
+                w
+                for w in desktop.find_windows(viewable=True)
+                if (w.name or "").startswith("trayburn") and w.rect.width > 300
+            ),
+            None,
+        ),
+        30,
+        what="the summary window to open",
+    )
     desktop.screenshot(artifacts / "tray-summary-window.png")
     assert window.rect.height > 200
     subprocess.run(["pkill", "-f", "trayburn summary"], check=False)
@@ -139,18 +150,26 @@ def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_
     config = tmp_path / "settings.toml"
     app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
     app.tick()
-    item = next(i for i in next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu.items
-                if str(i.text).startswith("Sessions folder: "))
+    item = next(
+        i
+        for i in next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu.items
+        if str(i.text).startswith("Sessions folder: ")
+    )
     item(app.icon)
     dialog = desktop.wait_for(
         lambda: next(iter(desktop.find_windows(name="trayburn: choose the sessions folder", viewable=True)), None),
-        30, what="the folder dialog")
+        30,
+        what="the folder dialog",
+    )
     subprocess.run(["xdotool", "windowfocus", str(dialog.id)], env=desktop.env, check=True)
     desktop.key("ctrl+a", "ctrl+k")  # Tk's entry: line start, then delete to the end
     subprocess.run(["xdotool", "type", "--delay", "20", str(target)], env=desktop.env, check=True)
     desktop.key("Return", "alt+o")  # Tk's picker: Return enters the folder, OK (Alt+O) chooses it
-    desktop.wait_for(lambda: config.exists() and "sessions_dir" in config.read_text(), 30,
-                     what="the settings file to name the chosen folder")
+    desktop.wait_for(
+        lambda: config.exists() and "sessions_dir" in config.read_text(),
+        30,
+        what="the settings file to name the chosen folder",
+    )
     assert tomllib.loads(config.read_text())["sessions_dir"] == str(target)
     app.tick()
     assert app.engine.levels.sessions.path == target and app.engine.levels.sessions.origin == "settings"

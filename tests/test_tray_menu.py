@@ -10,9 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
 import desktop
+import pytest
 
 from trayburn import demo, settings
 from trayburn.engine import Engine
@@ -171,7 +170,9 @@ def test_budget_thresholds_notify_once_per_day(replay):
     app, _ = make_app(config, state)
     app.tick()
     cost = app.engine.day().cost_usd
-    settings.update(config, "daily_budget", str(cost / 0.9))  # as by hand or by the budget dialog  # 90 %: past 80 %, below 100 %
+    settings.update(
+        config, "daily_budget", str(cost / 0.9)
+    )  # as by hand or by the budget dialog  # 90 %: past 80 %, below 100 %
     app.tick()
     assert app.view.state is IconState.WARN
     assert len(app.icon.notifications) == 1 and "80%" in app.icon.notifications[0][0]
@@ -208,8 +209,11 @@ def test_second_tray_process_exits_with_its_own_code(replay):
     first = subprocess.Popen(cmd, env=env)
     try:
         lock = state / "tray.lock"
-        desktop.wait_for(lambda: lock.exists() and lock.read_text().strip() == str(first.pid), 20,
-                         what="the first tray to hold the lock")
+        desktop.wait_for(
+            lambda: lock.exists() and lock.read_text().strip() == str(first.pid),
+            20,
+            what="the first tray to hold the lock",
+        )
         second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
         assert second.returncode == 3
         assert "already running" in second.stderr

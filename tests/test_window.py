@@ -7,6 +7,7 @@ as its own process and screenshots it. The pure row-building layer is tested wit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -18,9 +19,9 @@ import time
 from datetime import date
 from pathlib import Path
 
+import desktop
 import pytest
 
-import desktop
 from trayburn import render
 from trayburn.engine import Engine
 from trayburn.window import model
@@ -81,7 +82,9 @@ def display():
     read_end, write_end = os.pipe()
     proc = subprocess.Popen(
         ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-dpi", "96", "-nolisten", "tcp"],
-        pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        pass_fds=(write_end,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     os.close(write_end)
     number = b""
@@ -104,8 +107,12 @@ def display():
 def env(tmp_path_factory):
     """The recorded corpus as Cline's folder, a fresh ledger, no settings file, UTC."""
     state = tmp_path_factory.mktemp("window-state")
-    values = {"CLINE_DIR": str(CORPUS), "TRAYBURN_STATE_DIR": str(state),
-              "TRAYBURN_CONFIG": str(state / "none.toml"), "TZ": "UTC"}
+    values = {
+        "CLINE_DIR": str(CORPUS),
+        "TRAYBURN_STATE_DIR": str(state),
+        "TRAYBURN_CONFIG": str(state / "none.toml"),
+        "TZ": "UTC",
+    }
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TZ", "UTC")
         mp.delenv("GTK_THEME", raising=False)
@@ -147,10 +154,8 @@ def open_window(display, env):
 
     yield make
     for root in roots:
-        try:
+        with contextlib.suppress(tk.TclError):  # closed by the test
             root.destroy()
-        except tk.TclError:
-            pass  # closed by the test
 
 
 def settle(root) -> None:
@@ -267,8 +272,12 @@ def test_the_timer_refreshes_and_new_sessions_appear_in_place(open_window, tmp_p
     first, second, later = (BY_LABEL[k]["session_id"] for k in ("a_plain", "b_tools_patch", "c_subagent"))
     for sid in (first, second):
         shutil.copytree(sessions / sid, cline / "data" / "sessions" / sid)
-    env = {"CLINE_DIR": str(cline), "TRAYBURN_STATE_DIR": str(tmp_path / "state"),
-           "TRAYBURN_CONFIG": str(tmp_path / "none.toml"), "TZ": "UTC"}
+    env = {
+        "CLINE_DIR": str(cline),
+        "TRAYBURN_STATE_DIR": str(tmp_path / "state"),
+        "TRAYBURN_CONFIG": str(tmp_path / "none.toml"),
+        "TZ": "UTC",
+    }
     engine = Engine(env=env)
     try:
         win = open_window(engine, day=DAY, refresh=False)
@@ -324,13 +333,16 @@ def test_enter_opens_a_session_and_escape_comes_back(open_window, engine):
     assert win.current is view
     calls = view.calls.tree
     assert len(calls.get_children()) == BY_LABEL["c_subagent"]["totals"]["calls"] == 7
-    assert sum(int(c.replace(",", "")) for c in column(calls, "input")) == BY_LABEL["c_subagent"]["totals"]["inputTokens"]
+    assert (
+        sum(int(c.replace(",", "")) for c in column(calls, "input")) == BY_LABEL["c_subagent"]["totals"]["inputTokens"]
+    )
     assert column(calls, "tools")[:3] == ["subagent", "shell", "read"]  # spawn_agent, run_commands, read_files
     agents = view.agents.tree
     detail = engine.session(sid)
     assert len(agents.get_children()) == 2 == len(detail.summary.subagents)
     assert [str(agents.set(i, "cost")) for i in agents.get_children()] == [
-        render.usd(a.cost_usd) for a in detail.summary.subagents]
+        render.usd(a.cost_usd) for a in detail.summary.subagents
+    ]
     assert str(view.title.cget("text")).startswith("[c_subagent]")
     assert str(view.fact_values["Session id"].cget("text")) == sid
     press(win, calls, "<Escape>")
@@ -401,9 +413,23 @@ def test_titles_are_shortened_and_shown_as_text(open_window, engine):
 
     title = "[exec rm -rf ~] {unbalanced $HOME \\ <b>bold</b>\n" + "x" * 500
     fake = SessionSummary(
-        id="odd", title=title, project="p", cwd="/p", status="completed", state="completed",
-        started_at="2026-11-30T09:00:00+00:00", ended_at=None, models=["m"], calls=1, tokens=Tokens(10, 2),
-        cost_usd=0.5, estimated_cost_usd=0.0, unpriced_calls=0, subagents=[], removed=False)
+        id="odd",
+        title=title,
+        project="p",
+        cwd="/p",
+        status="completed",
+        state="completed",
+        started_at="2026-11-30T09:00:00+00:00",
+        ended_at=None,
+        models=["m"],
+        calls=1,
+        tokens=Tokens(10, 2),
+        cost_usd=0.5,
+        estimated_cost_usd=0.0,
+        unpriced_calls=0,
+        subagents=[],
+        removed=False,
+    )
     win = open_window(engine, day=DAY)
     win.day_view.show(engine.day(DAY), [fake], [0.0] * 24, DAY, None)
     shown = cells(win.day_view.sessions.tree, "odd")["title"]
@@ -454,10 +480,13 @@ def test_window_icon_is_used_when_present_and_a_broken_one_is_ignored(open_windo
 # ---- the real command, as its own process --------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, argv, title", [
-    ("summary-day", ["--date", "2026-11-30"], "30 November 2026"),
-    ("summary-session", [BY_LABEL["c_subagent"]["session_id"]], "c_subagent"),
-])
+@pytest.mark.parametrize(
+    "name, argv, title",
+    [
+        ("summary-day", ["--date", "2026-11-30"], "30 November 2026"),
+        ("summary-session", [BY_LABEL["c_subagent"]["session_id"]], "c_subagent"),
+    ],
+)
 def test_trayburn_summary_opens_a_window_that_shows_the_day(display, env, artifacts, name, argv, title):
     for tool, package in (("xdotool", "xdotool"), ("import", "imagemagick")):
         if not shutil.which(tool):
@@ -465,8 +494,14 @@ def test_trayburn_summary_opens_a_window_that_shows_the_day(display, env, artifa
     from PIL import Image, ImageStat
 
     run_env = {k: v for k, v in os.environ.items() if k != "GTK_THEME"} | env | {"DISPLAY": display}
-    proc = subprocess.Popen([sys.executable, "-m", "trayburn", "summary", *argv], cwd=ROOT, env=run_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trayburn", "summary", *argv],
+        cwd=ROOT,
+        env=run_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         window = wait_for(lambda: _titled_window(display, title, proc), f"a visible window titled '…{title}…'")
         shot = artifacts / f"{name}.png"
@@ -484,8 +519,9 @@ def test_trayburn_summary_opens_a_window_that_shows_the_day(display, env, artifa
         wait_for(painted, "a finished, non-blank screenshot", every=0.2)
         assert previous.size == (1000, 640)
         assert max(ImageStat.Stat(previous).stddev) > 20  # text and tables, not a flat colour
-        subprocess.run(["xdotool", "windowfocus", "--sync", window, "key", "ctrl+w"], check=True,
-                       env=run_env, timeout=DEADLINE_S)
+        subprocess.run(
+            ["xdotool", "windowfocus", "--sync", window, "key", "ctrl+w"], check=True, env=run_env, timeout=DEADLINE_S
+        )
         assert proc.wait(timeout=DEADLINE_S) == 0
         assert "Traceback" not in proc.stderr.read()
     finally:
@@ -496,8 +532,14 @@ def test_trayburn_summary_opens_a_window_that_shows_the_day(display, env, artifa
 
 def test_without_a_display_it_says_so_and_exits_1(env):
     run_env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")} | env
-    done = subprocess.run([sys.executable, "-m", "trayburn", "summary"], cwd=ROOT, env=run_env,
-                          capture_output=True, text=True, timeout=DEADLINE_S)
+    done = subprocess.run(
+        [sys.executable, "-m", "trayburn", "summary"],
+        cwd=ROOT,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+    )
     assert done.returncode == 1
     assert done.stderr.startswith("trayburn: cannot open a window") and "Traceback" not in done.stderr
 
@@ -506,8 +548,9 @@ def _titled_window(display: str, title: str, proc: subprocess.Popen) -> str | No
     if proc.poll() is not None:
         pytest.fail(f"trayburn summary exited early ({proc.returncode}): {proc.stderr.read()}")
     env = dict(os.environ, DISPLAY=display)
-    found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "trayburn"], env=env,
-                           capture_output=True, text=True).stdout.split()
+    found = subprocess.run(
+        ["xdotool", "search", "--onlyvisible", "--name", "trayburn"], env=env, capture_output=True, text=True
+    ).stdout.split()
     for window in found:
         name = subprocess.run(["xdotool", "getwindowname", window], env=env, capture_output=True, text=True).stdout
         if title in name:

@@ -48,19 +48,28 @@ def _common(suppress: bool) -> argparse.ArgumentParser:
     `trayburn --json today` keeps the --json given before the command."""
     unset = argparse.SUPPRESS if suppress else None
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="FILE", default=unset,
-                        help="settings file (default: TRAYBURN_CONFIG or the platform's)")
-    common.add_argument("--state-dir", metavar="DIR", default=unset,
-                        help="where the ledger lives (default: TRAYBURN_STATE_DIR or the platform's)")
-    common.add_argument("--json", action="store_true", default=unset if suppress else False,
-                        help="print JSON instead of a table")
+    common.add_argument(
+        "--config", metavar="FILE", default=unset, help="settings file (default: TRAYBURN_CONFIG or the platform's)"
+    )
+    common.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        default=unset,
+        help="where the ledger lives (default: TRAYBURN_STATE_DIR or the platform's)",
+    )
+    common.add_argument(
+        "--json", action="store_true", default=unset if suppress else False, help="print JSON instead of a table"
+    )
     return common
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common(suppress=True)
-    p = _Parser(prog="trayburn", parents=[_common(suppress=False)],
-                description="What the Cline CLI costs you. With no command, starts the tray app.")
+    p = _Parser(
+        prog="trayburn",
+        parents=[_common(suppress=False)],
+        description="What the Cline CLI costs you. With no command, starts the tray app.",
+    )
     p.add_argument("--version", action="version", version=f"trayburn {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -195,7 +204,10 @@ def cmd_doctor(args) -> int:
     lines.append(f"Ledger:          {h.ledger_path}")
     if h.ledger_notice:
         lines.append(f"  {h.ledger_notice}")
-    lines.append(f"Sessions:        {h.sessions}" + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else ""))
+    lines.append(
+        f"Sessions:        {h.sessions}"
+        + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else "")
+    )
     lines.append(f"Tray backend:    {h.extra['tray_backend']}")
     if h.problems:
         lines.append(f"Unreadable files ({len(h.problems)}):")
@@ -293,6 +305,13 @@ def tray_main() -> int:
 
 
 COMMANDS = {
-    "today": cmd_today, "sessions": cmd_sessions, "session": cmd_session, "doctor": cmd_doctor,
-    "config": cmd_config, "summary": cmd_summary, "autostart": cmd_autostart, "demo": cmd_demo, "tray": cmd_tray,
+    "today": cmd_today,
+    "sessions": cmd_sessions,
+    "session": cmd_session,
+    "doctor": cmd_doctor,
+    "config": cmd_config,
+    "summary": cmd_summary,
+    "autostart": cmd_autostart,
+    "demo": cmd_demo,
+    "tray": cmd_tray,
 }

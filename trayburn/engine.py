@@ -8,12 +8,13 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Mapping
 
-from . import paths, report, settings as st
+from . import paths, report
+from . import settings as st
 from .cline.files import stat_file
 from .ledger import RETRY_RECENT_NS, Ledger, RefreshStats
 from .pricing import PriceBook
@@ -131,10 +132,7 @@ class Engine:
     def period(self, month: bool = False) -> report.Totals:
         """This week (Monday on) or this month, to the end of today."""
         today = report.now_date()
-        if month:
-            first = today.replace(day=1)
-        else:
-            first = today - timedelta(days=today.weekday())
+        first = today.replace(day=1) if month else today - timedelta(days=today.weekday())
         start = report.local_midnight_ms(first)
         return report.totals_between(self.ledger, self.book, start, report.day_bounds(today)[1])
 
@@ -158,17 +156,27 @@ class Engine:
             problems += [(p, r) for p, r in self.last_refresh.errors.items() if p not in known]
         verdict, ok = self._verdict(live)
         return Health(
-            self.levels, self.config_path, self.loaded.error, self.loaded.warnings, live, removed,
-            sorted(problems), verdict, ok, self.ledger.path, self.ledger.notice, settling=recent,
+            self.levels,
+            self.config_path,
+            self.loaded.error,
+            self.loaded.warnings,
+            live,
+            removed,
+            sorted(problems),
+            verdict,
+            ok,
+            self.ledger.path,
+            self.ledger.notice,
+            settling=recent,
         )
 
     def _verdict(self, sessions: int) -> tuple[str, bool]:
         if self.loaded.error:
-            return f"The settings file is broken, defaults are in use: {self.loaded.error.removesuffix('; using defaults')}", False
+            why = self.loaded.error.removesuffix("; using defaults")
+            return f"The settings file is broken, defaults are in use: {why}", False
         level = self._missing_override()
         if level is not None:
-            who = (f"The setting {level.name} in {self.config_path}" if level.origin == "settings"
-                   else level.variable)
+            who = f"The setting {level.name} in {self.config_path}" if level.origin == "settings" else level.variable
             return f"{who} points to {level.path}, which does not exist", False
         root, sess = self.levels.root, self.levels.sessions
         if not root.exists and root.origin == "default" and not sess.exists:

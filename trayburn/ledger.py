@@ -115,8 +115,13 @@ class _Known:
 
 
 class Ledger:
-    def __init__(self, path: Path, max_file_bytes: int = 256 * 10**6, busy_timeout_s: float = 30,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        path: Path,
+        max_file_bytes: int = 256 * 10**6,
+        busy_timeout_s: float = 30,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         """`busy_timeout_s`: how long to wait for another process's lock before raising LedgerBusy.
         `clock` (seconds): times the full sweeps of the session folders (`files.scan`)."""
         self.path = Path(path)
@@ -276,9 +281,7 @@ class Ledger:
             return
         seen = {f.path for d in scan.folders for f in (d.manifest, *d.messages)}
         folders = {d.path for d in scan.folders}
-        unseen = {
-            os.path.dirname(p) for p, k in known.items() if not k.gone and k.kind != "external" and p not in seen
-        }
+        unseen = {os.path.dirname(p) for p, k in known.items() if not k.gone and k.kind != "external" and p not in seen}
         if unseen & folders:
             cf.relist(scan, unseen & folders, self._listings)
 
@@ -292,8 +295,10 @@ class Ledger:
 
     def _known(self, paths: set[str] | None = None) -> dict[str, _Known]:
         """What the ledger knows of every file (or of these paths)."""
-        sql = ("SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id"
-               " FROM files")
+        sql = (
+            "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id"
+            " FROM files"
+        )
         if paths is None:
             rows = self.db.execute(sql)
         else:
@@ -576,8 +581,21 @@ class _Refresh:
             " ended_ms=excluded.ended_ms, status=excluded.status, title=excluded.title, prompt=excluded.prompt,"
             " cwd=excluded.cwd, workspace_root=excluded.workspace_root, model=excluded.model,"
             " provider=excluded.provider, source=excluded.source, forked_from=excluded.forked_from, removed=0",
-            (sid, folder.path, m.started_ms, m.ended_ms, m.status, m.title, m.prompt, m.cwd, m.workspace_root,
-             m.model, m.provider, m.source, m.forked_from),
+            (
+                sid,
+                folder.path,
+                m.started_ms,
+                m.ended_ms,
+                m.status,
+                m.title,
+                m.prompt,
+                m.cwd,
+                m.workspace_root,
+                m.model,
+                m.provider,
+                m.source,
+                m.forked_from,
+            ),
         )
         if known and started_before != m.started_ms:  # a new session's calls are settled as they are inserted
             self.reordered.add(sid)
@@ -628,8 +646,21 @@ class _Refresh:
             " output=excluded.output, cache_read=excluded.cache_read, cache_write=excluded.cache_write,"
             " cost=excluded.cost, tools=excluded.tools",
             [
-                (c.key, sid, file_id, agent, c.index, c.ts_ms or start, c.model or model,
-                 c.input, c.output, c.cache_read, c.cache_write, c.cost, ",".join(c.tools))
+                (
+                    c.key,
+                    sid,
+                    file_id,
+                    agent,
+                    c.index,
+                    c.ts_ms or start,
+                    c.model or model,
+                    c.input,
+                    c.output,
+                    c.cache_read,
+                    c.cache_write,
+                    c.cost,
+                    ",".join(c.tools),
+                )
                 for c in calls
             ],
         )
@@ -639,9 +670,7 @@ class _Refresh:
         gone = [p for p, k in self.known.items() if not k.gone and p not in seen_files]  # files added here were seen
         self.db.executemany("UPDATE files SET gone=1 WHERE path=?", [(p,) for p in gone])
         self.written.update(gone)
-        removed = [
-            s for (s,) in self.db.execute("SELECT id FROM sessions WHERE removed=0") if s not in self.live
-        ]
+        removed = [s for (s,) in self.db.execute("SELECT id FROM sessions WHERE removed=0") if s not in self.live]
         self.db.executemany("UPDATE sessions SET removed=1 WHERE id=?", [(s,) for s in removed])
         self.stats.removed_sessions = len(removed)
 
@@ -654,7 +683,8 @@ class _Refresh:
         for sid, folder in self.touched_sessions.items():
             self._rollup(folder, sid in sessions_before)
         self.db.executemany(
-            "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=?", ((s,) for s in self.reordered)
+            "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=?",
+            ((s,) for s in self.reordered),
         )
         self.db.execute(
             "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
@@ -672,9 +702,10 @@ class _Refresh:
     def _rollup(self, folder: cf.Folder, known: bool) -> None:
         """One call from `metadata.usage` while no message of the session has metrics (rollup rows: seq -1)."""
         sid = folder.session_id
-        has_metrics = sid in self.with_metrics or self.db.execute(
-            "SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)
-        ).fetchone()
+        has_metrics = (
+            sid in self.with_metrics
+            or self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
+        )
         manifest, file_id = self.manifests.get(sid, (None, 0))
         if has_metrics:
             if known:  # only a session known before this refresh can have a rollup row

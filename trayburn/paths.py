@@ -7,9 +7,10 @@ same, and a value in the settings file overrides that level's environment variab
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Literal
 
 import platformdirs
 

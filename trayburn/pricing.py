@@ -10,9 +10,9 @@ taking them out; nothing is charged twice.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
 
 _DOTTED_VERSION = re.compile(r"(?<=\d)\.(?=\d)")
 

@@ -20,9 +20,14 @@ def tokens(n: int) -> str:
 
 
 def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=True)]
+
     def line(cells):
-        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(
+            str(c).rjust(w) if i in right else str(c).ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=False))
+        ).rstrip()
+
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
@@ -35,12 +40,15 @@ def day(r: DayReport) -> str:
     if r.unpriced_calls:
         lines.append(f"  {r.unpriced_calls} calls have no known price and are not in the total")
     t = r.tokens
-    lines.append(f"  tokens: {tokens(t.input)} in ({tokens(t.cache_read)} cache read, "
-                 f"{tokens(t.cache_write)} cache write), {tokens(t.output)} out")
+    lines.append(
+        f"  tokens: {tokens(t.input)} in ({tokens(t.cache_read)} cache read, "
+        f"{tokens(t.cache_write)} cache write), {tokens(t.output)} out"
+    )
     if r.models:
-        lines += ["", table(["model", "calls", "cost"],
-                            [[m.name, str(m.calls), _model_cost(m)] for m in r.models],
-                            right={1, 2})]
+        lines += [
+            "",
+            table(["model", "calls", "cost"], [[m.name, str(m.calls), _model_cost(m)] for m in r.models], right={1, 2}),
+        ]
     return "\n".join(lines)
 
 
@@ -63,18 +71,26 @@ def cost_cell(cost: float, estimated: float, unpriced: int, calls: int, compact:
 def sessions(items: list[SessionSummary]) -> str:
     if not items:
         return "No sessions."
-    rows = [[
-        (s.started_at or "")[:16].replace("T", " "), shorten(s.title, 48), s.state + (" (removed)" if s.removed else ""),
-        ", ".join(s.models) or "-", str(s.calls), cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls),
-        s.id,
-    ] for s in items]
+    rows = [
+        [
+            (s.started_at or "")[:16].replace("T", " "),
+            shorten(s.title, 48),
+            s.state + (" (removed)" if s.removed else ""),
+            ", ".join(s.models) or "-",
+            str(s.calls),
+            cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls),
+            s.id,
+        ]
+        for s in items
+    ]
     return table(["started", "title", "status", "models", "calls", "cost", "id"], rows, right={4, 5})
 
 
 def session(d: SessionDetail) -> str:
     s = d.summary
     lines = [
-        s.title, f"  id {s.id}  ·  {s.state}{' (removed from disk)' if s.removed else ''}",
+        s.title,
+        f"  id {s.id}  ·  {s.state}{' (removed from disk)' if s.removed else ''}",
         f"  project {s.project or '-'}  ·  {s.cwd or '-'}",
         f"  started {s.started_at or '-'}  ended {s.ended_at or '-'}"
         + (f"  ({d.duration_s:.0f} s)" if d.duration_s is not None else ""),
@@ -83,8 +99,18 @@ def session(d: SessionDetail) -> str:
     ]
     for sub in s.subagents:
         lines.append(f"  {sub.kind} {sub.name}: {sub.calls} calls, {usd(sub.cost_usd)}")
-    rows = [[c.time[11:19], c.model, c.agent, tokens(c.tokens.input), tokens(c.tokens.output),
-             usd(c.cost_usd, c.estimated), ", ".join(c.tools)] for c in d.calls]
+    rows = [
+        [
+            c.time[11:19],
+            c.model,
+            c.agent,
+            tokens(c.tokens.input),
+            tokens(c.tokens.output),
+            usd(c.cost_usd, c.estimated),
+            ", ".join(c.tools),
+        ]
+        for c in d.calls
+    ]
     if rows:
         lines += ["", table(["time", "model", "agent", "in", "out", "cost", "tools"], rows, right={3, 4, 5})]
     return "\n".join(lines)

@@ -10,7 +10,7 @@ import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from .ledger import Ledger
@@ -19,8 +19,14 @@ from .pricing import PriceBook
 RUNNING = ("running", "pending", "idle")
 STALE_AFTER_MS = 30 * 60 * 1000  # a "running" session silent this long is shown as stale (its process died)
 TOOL_WORDS = {
-    "run_commands": "shell", "read_files": "read", "search_codebase": "search", "editor": "edit",
-    "apply_patch": "patch", "fetch_web_content": "web", "skills": "skill", "ask_question": "question",
+    "run_commands": "shell",
+    "read_files": "read",
+    "search_codebase": "search",
+    "editor": "edit",
+    "apply_patch": "patch",
+    "fetch_web_content": "web",
+    "skills": "skill",
+    "ask_question": "question",
     "spawn_agent": "subagent",
 }
 _USER_INPUT = re.compile(r"^\s*<user_input[^>]*>(.*?)(</user_input>\s*)?$", re.S)
@@ -63,7 +69,12 @@ class Totals:
         n, i, o, cr, cw, reported, n_null, i_n, o_n, cr_n, cw_n = row
         self.calls += n
         t = self.tokens
-        t.input, t.output, t.cache_read, t.cache_write = t.input + i, t.output + o, t.cache_read + cr, t.cache_write + cw
+        t.input, t.output, t.cache_read, t.cache_write = (
+            t.input + i,
+            t.output + o,
+            t.cache_read + cr,
+            t.cache_write + cw,
+        )
         self.reported_usd += reported
         if n_null:
             est = book.estimate(model, int(i_n), int(o_n), int(cr_n), int(cw_n))
@@ -240,18 +251,26 @@ def day_report(ledger: Ledger, book: PriceBook, day: date) -> DayReport:
         totals.add(model, tuple(row), book)
         per_model.setdefault(book.key(model), (book.display(model), Totals()))[1].add(model, tuple(row), book)
     models = sorted(
-        (ModelCost(name, t.cost_usd, t.calls, t.estimated_usd, t.unpriced_calls, t.tokens.total)
-         for name, t in per_model.values()),
+        (
+            ModelCost(name, t.cost_usd, t.calls, t.estimated_usd, t.unpriced_calls, t.tokens.total)
+            for name, t in per_model.values()
+        ),
         key=lambda m: (-m.cost_usd, -m.tokens, m.name),
     )
     (sessions,) = ledger.query(
         "SELECT COUNT(DISTINCT session_id) FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?", (start, end)
     )[0]
     return DayReport(
-        date=day.isoformat(), timezone=timezone_name(), cost_usd=totals.cost_usd,
-        estimated_cost_usd=totals.estimated_usd, calls=totals.calls, sessions=sessions,
-        unpriced_calls=totals.unpriced_calls, tokens=totals.tokens,
-        top_model=models[0] if models else None, models=models,
+        date=day.isoformat(),
+        timezone=timezone_name(),
+        cost_usd=totals.cost_usd,
+        estimated_cost_usd=totals.estimated_usd,
+        calls=totals.calls,
+        sessions=sessions,
+        unpriced_calls=totals.unpriced_calls,
+        tokens=totals.tokens,
+        top_model=models[0] if models else None,
+        models=models,
     )
 
 
@@ -260,8 +279,7 @@ def hourly_costs(ledger: Ledger, book: PriceBook, day: date) -> list[float]:
     start, end = day_bounds(day)
     hours = [0.0] * 24
     rows = ledger.query(
-        f"SELECT ts_ms / 900000, model, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?"
-        " GROUP BY 1, 2",
+        f"SELECT ts_ms / 900000, model, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<? GROUP BY 1, 2",
         (start, end),
     )
     for quarter, model, *row in rows:
@@ -277,11 +295,14 @@ def sessions_report(
     """Sessions with calls (or a start) in [since, until]; figures for that range. None, None: all time."""
     start = local_midnight_ms(since) if since else 0
     end = day_bounds(until)[1] if until else 2**62
-    ids = [r[0] for r in ledger.query(
-        "SELECT DISTINCT session_id FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?"
-        " UNION SELECT id FROM sessions WHERE started_ms>=? AND started_ms<?",
-        (start, end, start, end),
-    )]
+    ids = [
+        r[0]
+        for r in ledger.query(
+            "SELECT DISTINCT session_id FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?"
+            " UNION SELECT id FROM sessions WHERE started_ms>=? AND started_ms<?",
+            (start, end, start, end),
+        )
+    ]
     out = [_summary(ledger, book, sid, start, end, now_ms) for sid in ids]
     return sorted((s for s in out if s), key=lambda s: _ms(s.started_at) or 0, reverse=True)
 
@@ -298,10 +319,18 @@ def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None
     calls = []
     for ts, model, agent, i, o, cr, cw, cost, tools in rows:
         est = book.estimate(model, i, o, cr, cw) if cost is None else None
-        calls.append(CallRow(
-            iso_local(ts), ts, book.display(model), agent or "lead", Tokens(i, o, cr, cw),
-            cost if cost is not None else est, cost is None, tool_words(tools),
-        ))
+        calls.append(
+            CallRow(
+                iso_local(ts),
+                ts,
+                book.display(model),
+                agent or "lead",
+                Tokens(i, o, cr, cw),
+                cost if cost is not None else est,
+                cost is None,
+                tool_words(tools),
+            )
+        )
     s = summary
     start_ms = _ms(s.started_at)
     end_ms = _ms(s.ended_at) or s.last_activity_ms
@@ -324,7 +353,9 @@ def _ms(iso: str | None) -> int | None:
     return int(datetime.fromisoformat(iso).timestamp() * 1000) if iso else None
 
 
-def _summary(ledger: Ledger, book: PriceBook, sid: str, start: int, end: int, now_ms: int | None) -> SessionSummary | None:
+def _summary(
+    ledger: Ledger, book: PriceBook, sid: str, start: int, end: int, now_ms: int | None
+) -> SessionSummary | None:
     meta = ledger.query(
         "SELECT started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, removed, folder"
         " FROM sessions WHERE id=?",
@@ -356,11 +387,23 @@ def _summary(ledger: Ledger, book: PriceBook, sid: str, start: int, end: int, no
         models.append(book.display(model))
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     return SessionSummary(
-        id=sid, title=display_title(title, prompt), project=_project(root or cwd), cwd=cwd, status=status,
-        state=_state(status, last or started, now_ms), started_at=iso_local(started), ended_at=iso_local(ended),
-        models=models, calls=totals.calls, tokens=totals.tokens, cost_usd=totals.cost_usd,
-        estimated_cost_usd=totals.estimated_usd, unpriced_calls=totals.unpriced_calls,
-        subagents=sorted(subs.values(), key=lambda s: s.name), removed=bool(removed), folder=folder,
+        id=sid,
+        title=display_title(title, prompt),
+        project=_project(root or cwd),
+        cwd=cwd,
+        status=status,
+        state=_state(status, last or started, now_ms),
+        started_at=iso_local(started),
+        ended_at=iso_local(ended),
+        models=models,
+        calls=totals.calls,
+        tokens=totals.tokens,
+        cost_usd=totals.cost_usd,
+        estimated_cost_usd=totals.estimated_usd,
+        unpriced_calls=totals.unpriced_calls,
+        subagents=sorted(subs.values(), key=lambda s: s.name),
+        removed=bool(removed),
+        folder=folder,
         last_activity_ms=last,
     )
 
@@ -395,4 +438,4 @@ def now_date() -> date:
 
 
 def utc_now_ms() -> int:
-    return int(datetime.now(timezone.utc).timestamp() * 1000)
+    return int(datetime.now(UTC).timestamp() * 1000)

@@ -100,7 +100,7 @@ def _check(key: str, value: Any) -> Any:
 
 def _check_prices(value: Any) -> dict[str, dict[str, float]]:
     if not isinstance(value, dict):
-        raise ValueError("must be a table of [prices.\"model\"] tables")
+        raise ValueError('must be a table of [prices."model"] tables')
     out = {}
     for model, row in value.items():
         if not isinstance(row, dict):
@@ -181,7 +181,9 @@ def _keep_mode(path: Path, fd: int) -> None:
 def _editable(path: Path) -> Settings:
     loaded = load(path)
     if loaded.error:
-        raise SettingsError(f"{loaded.error.removesuffix('; using defaults')}. Fix it by hand; trayburn will not overwrite it")
+        raise SettingsError(
+            f"{loaded.error.removesuffix('; using defaults')}. Fix it by hand; trayburn will not overwrite it"
+        )
     return loaded.settings
 
 
@@ -235,7 +237,7 @@ def _edit_line(path: Path, settings: Settings, key: str) -> str | None:
     value = getattr(settings, key)
     new = [] if value is None or value == getattr(DEFAULTS, key) else [tomli_w.dumps({key: value})]
     if hits:
-        lines[hits[0]:hits[0] + 1] = new
+        lines[hits[0] : hits[0] + 1] = new
     else:
         if tables and not lines[tables - 1].endswith("\n"):
             lines[tables - 1] += "\n"

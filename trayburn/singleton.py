@@ -10,8 +10,10 @@ EXIT_ALREADY_RUNNING = 3
 
 class AlreadyRunning(Exception):
     def __init__(self, pid: str):
-        super().__init__(f"the tray is already running (pid {pid or 'unknown'}); look for its icon, "
-                         "or use `trayburn today` in a terminal")
+        super().__init__(
+            f"the tray is already running (pid {pid or 'unknown'}); look for its icon, "
+            "or use `trayburn today` in a terminal"
+        )
         self.pid = pid
 
 
@@ -20,9 +22,9 @@ class InstanceLock:
         self.path = path
         self.fh = None
 
-    def acquire(self) -> "InstanceLock":
+    def acquire(self) -> InstanceLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+")
+        fh = open(self.path, "a+")  # noqa: SIM115 (held open while the lock lives)
         try:
             _lock(fh)
         except OSError:

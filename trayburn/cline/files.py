@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import stat
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable, Container
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 MESSAGES_SUFFIX = ".messages.json"
@@ -98,16 +98,16 @@ def _stamp(path: str) -> tuple[int, int, int]:
 def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     """Every session folder with the stats of its manifest and messages files.
 
-    The sessions folder is stat-ed (listed when its stamp changed), so new session folders are found at
-    every scan. A session folder is listed (scandir) when (a) `cache` has no listing of it (a first scan
-keeps none), (b) a file of
-    its last listing is gone or stats differently (an active session rewrites its lead messages file or
-    manifest after every model call and status change, and its subagents' files appear only meanwhile),
-    (c) its id is not in `cache.settled` (idle, running, pending, or not a session yet: it may be in the
-    middle of a tool call), (d) its last listing had no lead messages file or a file it could not stat,
-    or (e) this scan is a full sweep (the first, then one every `sweep_s`), which bounds the delay for
-    anything else (a file copied by hand into an old folder). Otherwise only the files of its last
-    listing are stat-ed."""
+        The sessions folder is stat-ed (listed when its stamp changed), so new session folders are found at
+        every scan. A session folder is listed (scandir) when (a) `cache` has no listing of it (a first scan
+    keeps none), (b) a file of
+        its last listing is gone or stats differently (an active session rewrites its lead messages file or
+        manifest after every model call and status change, and its subagents' files appear only meanwhile),
+        (c) its id is not in `cache.settled` (idle, running, pending, or not a session yet: it may be in the
+        middle of a tool call), (d) its last listing had no lead messages file or a file it could not stat,
+        or (e) this scan is a full sweep (the first, then one every `sweep_s`), which bounds the delay for
+        anything else (a file copied by hand into an old folder). Otherwise only the files of its last
+        listing are stat-ed."""
     out = Scan()
     cache = ScanCache() if cache is None else cache
     now = time.time_ns()
@@ -206,8 +206,12 @@ def _list_folder(sid: str, path: str, problems: dict[str, str], memo: dict | Non
         return _scan_folder(sid, path, problems, None)[0]
     before = len(problems)
     folder, files = _scan_folder(sid, path, problems, [])
-    if folder is None or len(problems) != before or not folder.messages or \
-            folder.messages[0].path != path + os.sep + sid + MESSAGES_SUFFIX:
+    if (
+        folder is None
+        or len(problems) != before
+        or not folder.messages
+        or folder.messages[0].path != path + os.sep + sid + MESSAGES_SUFFIX
+    ):
         memo.pop(sid, None)
     else:
         memo[sid] = (folder, files)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import msgspec
@@ -152,7 +152,7 @@ def _iso_ms(text: str) -> int | None:
     except ValueError:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return int(when.timestamp() * 1000)
 
 
@@ -174,8 +174,12 @@ def _tool_names(content: Any) -> tuple[str, ...]:
 
 def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float | None]:
     """Tokens and cost from a plain dict's `get` (the generic path and the manifest's rollup)."""
-    tokens = (_tokens(get("inputTokens")), _tokens(get("outputTokens")), _tokens(get("cacheReadTokens")),
-              _tokens(get("cacheWriteTokens")))
+    tokens = (
+        _tokens(get("inputTokens")),
+        _tokens(get("outputTokens")),
+        _tokens(get("cacheReadTokens")),
+        _tokens(get("cacheWriteTokens")),
+    )
     return tokens, _cost(get(cost_field))
 
 
@@ -186,8 +190,12 @@ def _calls(messages: list, session_id: str) -> list[Call]:
             metrics, info = m.metrics, m.modelInfo
             if metrics is None:
                 continue
-            tokens = (metrics.inputTokens or 0, metrics.outputTokens or 0, metrics.cacheReadTokens or 0,
-                      metrics.cacheWriteTokens or 0)
+            tokens = (
+                metrics.inputTokens or 0,
+                metrics.outputTokens or 0,
+                metrics.cacheReadTokens or 0,
+                metrics.cacheWriteTokens or 0,
+            )
             cost, model = metrics.cost, info.id if info is not None else None
             mid, ts, content = m.id, m.ts, m.content
         elif isinstance(m, dict):  # the generic path

@@ -7,6 +7,7 @@ import json
 import sys
 import tempfile
 import time
+from datetime import UTC
 from pathlib import Path
 
 import platformdirs
@@ -34,10 +35,10 @@ def shift_for_today(latest: int, earliest: int, now_ms: int) -> int:
 
 
 def _iso_shift(text: str, delta_ms: int) -> str:
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     moment = datetime.fromisoformat(text.replace("Z", "+00:00")) + timedelta(milliseconds=delta_ms)
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _shift(node, delta_ms: int):

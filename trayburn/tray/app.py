@@ -15,12 +15,11 @@ import sys
 import threading
 from dataclasses import replace
 from datetime import date, datetime
-from pathlib import Path
 
 from .. import paths, report
-from ..opener import open_path
 from .. import settings as st
 from ..engine import Engine
+from ..opener import open_path
 from . import backend as backends
 from . import model
 from .icon import render_icon, resolve_theme
@@ -50,8 +49,9 @@ class TrayApp:
         self.last_error: str | None = None
         self._dirty = False  # something outside the ledger changed (e.g. start at login): rebuild
         self._built_at = ""
-        self.icon = backends.icon_class(pystray)("trayburn", render_icon("–", model.IconState.NO_DATA, self.theme, ICON_SIZE),
-                                 "trayburn", menu=None)
+        self.icon = backends.icon_class(pystray)(
+            "trayburn", render_icon("–", model.IconState.NO_DATA, self.theme, ICON_SIZE), "trayburn", menu=None
+        )
 
     # ---- the loop --------------------------------------------------------------------------------
 
@@ -83,8 +83,14 @@ class TrayApp:
         stats = engine.refresh()
         # Nothing read, nothing set, same minute: the figures cannot have changed (the hot path).
         stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
-        if (self.view is not None and not self._dirty and not settings_changed and not stats.changed
-                and not stats.errors and stamp == self._built_at):
+        if (
+            self.view is not None
+            and not self._dirty
+            and not settings_changed
+            and not stats.changed
+            and not stats.errors
+            and stamp == self._built_at
+        ):
             return self.view
         self._dirty, self._built_at = False, stamp
         day = engine.day()
@@ -99,9 +105,21 @@ class TrayApp:
         if self.view is not None:
             return replace(self.view, problem=message, state=model.IconState.PROBLEM)
         return model.TrayView(
-            label="!", state=model.IconState.PROBLEM, tooltip="trayburn · needs attention",
-            today="Today: unknown", top_model=None, week="", month="", rate="", sessions=(),
-            problem=message, first_run=False, roots=(), refresh_seconds=30, budget=None, theme="auto",
+            label="!",
+            state=model.IconState.PROBLEM,
+            tooltip="trayburn · needs attention",
+            today="Today: unknown",
+            top_model=None,
+            week="",
+            month="",
+            rate="",
+            sessions=(),
+            problem=message,
+            first_run=False,
+            roots=(),
+            refresh_seconds=30,
+            budget=None,
+            theme="auto",
             budget_level=0,
         )
 
@@ -150,8 +168,14 @@ class TrayApp:
         if e.submenu is not None:
             return p.MenuItem(e.text, p.Menu(*[self._item(s) for s in e.submenu]))
         checked = _constant(e.checked) if e.checked is not None else None
-        return p.MenuItem(e.text, self._handler(e) if e.action else None, checked=checked, radio=e.radio,
-                          enabled=e.enabled, default=e.default)
+        return p.MenuItem(
+            e.text,
+            self._handler(e) if e.action else None,
+            checked=checked,
+            radio=e.radio,
+            enabled=e.enabled,
+            default=e.default,
+        )
 
     def _handler(self, e: model.Entry):
         def run(icon, item):  # pystray checks the arity: exactly (icon, item)
@@ -173,8 +197,11 @@ class TrayApp:
         done = seen.get(today, [])
         if view.budget_level in done:
             return
-        message = ("Today's spend has passed your daily budget" if view.budget_level == 100
-                   else "Today's spend has reached 80% of your daily budget")
+        message = (
+            "Today's spend has passed your daily budget"
+            if view.budget_level == 100
+            else "Today's spend has reached 80% of your daily budget"
+        )
         try:
             if self.caps.can_notify:
                 self.icon.notify(f"{message}: {view.today.removeprefix('Today: ')}", "trayburn")

@@ -54,12 +54,12 @@ class Capabilities:
 # pystray 0.19.5's own class attributes, per backend (read from its source).
 _PYSTRAY_FLAGS = {
     #                menu   default notify
-    "gtk":          (True,  True,   True),
-    "appindicator": (True,  False,  True),
-    "xorg":         (False, True,   False),
-    "darwin":       (True,  False,  True),
-    "win32":        (True,  True,   True),
-    "dummy":        (True,  True,   True),
+    "gtk": (True, True, True),
+    "appindicator": (True, False, True),
+    "xorg": (False, True, False),
+    "darwin": (True, False, True),
+    "win32": (True, True, True),
+    "dummy": (True, True, True),
 }
 
 # Where pystray's flag is wrong in practice. The xorg icon window selects only
@@ -71,8 +71,7 @@ _OVERRIDES = {"xorg": {"has_default_action": False}}
 # tray scales it; xorg resizes to the embed window's real pixel size. darwin resizes
 # to the status bar thickness in points (1x on Retina). win32: pystray is not
 # DPI-aware, so Windows bitmap-scales the icon at >100% (not checked on Windows).
-_HIDPI = {"gtk": True, "appindicator": True, "xorg": True,
-          "darwin": False, "win32": False, "dummy": True}
+_HIDPI = {"gtk": True, "appindicator": True, "xorg": True, "darwin": False, "win32": False, "dummy": True}
 
 _BLURBS = {
     "gtk": "GTK 3 status icon in an XEmbed tray",
@@ -120,8 +119,8 @@ def choose_backend(
     if forced:  # pystray ignores an empty value too
         if forced not in BACKENDS:
             raise BackendError(
-                f"PYSTRAY_BACKEND={forced!r} is not a pystray backend; "
-                f"use one of: {', '.join(BACKENDS)}")
+                f"PYSTRAY_BACKEND={forced!r} is not a pystray backend; use one of: {', '.join(BACKENDS)}"
+            )
         return forced
     if platform == "darwin":
         return "darwin"
@@ -180,7 +179,8 @@ def load_pystray(backend: str) -> ModuleType:
         if current != backend:
             raise BackendError(
                 f"pystray is already loaded with the {current} backend, not {backend}; "
-                "choose the backend before anything imports pystray")
+                "choose the backend before anything imports pystray"
+            )
         return loaded
     os.environ["PYSTRAY_BACKEND"] = backend
     try:

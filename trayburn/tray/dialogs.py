@@ -34,8 +34,11 @@ def ask_budget(current: str) -> str:
     root = _root()
     try:
         value = simpledialog.askfloat(
-            "trayburn", "Daily budget in US dollars (0 for none):", parent=root,
-            initialvalue=float(current or 0), minvalue=0.0,
+            "trayburn",
+            "Daily budget in US dollars (0 for none):",
+            parent=root,
+            initialvalue=float(current or 0),
+            minvalue=0.0,
         )
         return "" if value is None else repr(value)
     finally:

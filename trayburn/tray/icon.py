@@ -123,8 +123,12 @@ def _bezier(path, steps: int = 16) -> list[tuple[float, float]]:
     for c1, c2, p3 in path[1:]:
         for i in range(1, steps + 1):
             t, u = i / steps, 1 - i / steps
-            points.append(tuple(u**3 * a + 3 * u * u * t * b + 3 * u * t * t * c + t**3 * d
-                                for a, b, c, d in zip(p0, c1, c2, p3)))
+            points.append(
+                tuple(
+                    u**3 * a + 3 * u * u * t * b + 3 * u * t * t * c + t**3 * d
+                    for a, b, c, d in zip(p0, c1, c2, p3, strict=True)
+                )
+            )
         p0 = p3
     return points
 
@@ -169,21 +173,37 @@ def draw_mark(size: int) -> Image.Image:
 # boxes given in icon pixels; one reduction at the end keeps edges on whole pixels.
 _PIXEL_FONTS = {  # rows -> glyphs ("/" between rows), for tiny labels
     5: {  # 3x5
-        "0": "###/#.#/#.#/#.#/###", "1": ".#./##./.#./.#./###", "2": "###/..#/###/#../###",
-        "3": "###/..#/###/..#/###", "4": "#.#/#.#/###/..#/..#", "5": "###/#../###/..#/###",
-        "6": "###/#../###/#.#/###", "7": "###/..#/.#./.#./.#.", "8": "###/#.#/###/#.#/###",
-        "9": "###/#.#/###/..#/###", "k": "#../#.#/##./#.#/#.#", "G": "###/#../#.#/#.#/###",
-        ".": "././././#", "M": "#...#/##.##/#.#.#/#...#/#...#",
+        "0": "###/#.#/#.#/#.#/###",
+        "1": ".#./##./.#./.#./###",
+        "2": "###/..#/###/#../###",
+        "3": "###/..#/###/..#/###",
+        "4": "#.#/#.#/###/..#/..#",
+        "5": "###/#../###/..#/###",
+        "6": "###/#../###/#.#/###",
+        "7": "###/..#/.#./.#./.#.",
+        "8": "###/#.#/###/#.#/###",
+        "9": "###/#.#/###/..#/###",
+        "k": "#../#.#/##./#.#/#.#",
+        "G": "###/#../#.#/#.#/###",
+        ".": "././././#",
+        "M": "#...#/##.##/#.#.#/#...#/#...#",
     },
     7: {  # 4x7
-        "0": ".##./#..#/#..#/#..#/#..#/#..#/.##.", "1": "..#./.##./..#./..#./..#./..#./.###",
-        "2": ".##./#..#/...#/..#./.#../#.../####", "3": ".##./#..#/...#/.##./...#/#..#/.##.",
-        "4": "..#./.##./#.#./#.#./####/..#./..#.", "5": "####/#.../###./...#/...#/#..#/.##.",
-        "6": ".##./#.../#.../###./#..#/#..#/.##.", "7": "####/...#/..#./..#./.#../.#../.#..",
-        "8": ".##./#..#/#..#/.##./#..#/#..#/.##.", "9": ".##./#..#/#..#/.###/...#/...#/.##.",
+        "0": ".##./#..#/#..#/#..#/#..#/#..#/.##.",
+        "1": "..#./.##./..#./..#./..#./..#./.###",
+        "2": ".##./#..#/...#/..#./.#../#.../####",
+        "3": ".##./#..#/...#/.##./...#/#..#/.##.",
+        "4": "..#./.##./#.#./#.#./####/..#./..#.",
+        "5": "####/#.../###./...#/...#/#..#/.##.",
+        "6": ".##./#.../#.../###./#..#/#..#/.##.",
+        "7": "####/...#/..#./..#./.#../.#../.#..",
+        "8": ".##./#..#/#..#/.##./#..#/#..#/.##.",
+        "9": ".##./#..#/#..#/.###/...#/...#/.##.",
         "$": "..#../.####/#.#../.###./..#.#/####./..#..",
-        "k": "#.../#.../#..#/#.#./##../#.#./#..#", "G": ".##./#..#/#.../#.##/#..#/#..#/.##.",
-        ".": "././././././#", "M": "#...#/##.##/#.#.#/#.#.#/#...#/#...#/#...#",
+        "k": "#.../#.../#..#/#.#./##../#.#./#..#",
+        "G": ".##./#..#/#.../#.##/#..#/#..#/.##.",
+        ".": "././././././#",
+        "M": "#...#/##.##/#.#.#/#.#.#/#...#/#...#/#...#",
     },
 }
 _STROKE = 1  # emboldening, in canvas pixels: 1/_SS of an icon pixel
@@ -231,9 +251,7 @@ def _pixel_width(label: str, glyphs: dict[str, str]) -> int:
     return sum(glyphs[c].index("/") for c in label) + len(label) - 1
 
 
-def _draw_pixel_text(
-    draw: ImageDraw.ImageDraw, label: str, box: Box, rows: int, colour: Colour
-) -> None:
+def _draw_pixel_text(draw: ImageDraw.ImageDraw, label: str, box: Box, rows: int, colour: Colour) -> None:
     glyphs = _PIXEL_FONTS[rows]
     x = box[0] + (box[2] - box[0] - _pixel_width(label, glyphs)) // 2
     y = box[1] + (box[3] - box[1] - rows + 1) // 2
@@ -266,8 +284,7 @@ def _draw_text(draw: ImageDraw.ImageDraw, label: str, box: Box, colour: Colour) 
         return _draw_pixel_text(draw, label, box, rows, colour)
     x = left + (right - left - (ink[2] - ink[0])) / 2 - ink[0]
     y = top + (bottom - top - (ink[3] - ink[1])) / 2 - ink[1]
-    draw.text((round(x), round(y)), label, font=font, fill=colour,
-              stroke_width=_STROKE, stroke_fill=colour)
+    draw.text((round(x), round(y)), label, font=font, fill=colour, stroke_width=_STROKE, stroke_fill=colour)
 
 
 # --- the tray icon ------------------------------------------------------------
@@ -323,9 +340,7 @@ def _draw_badge(draw: ImageDraw.ImageDraw, box: Box) -> None:
         draw.rectangle(_inclusive(_up(rect)), fill=INK_LIGHT)
 
 
-def _draw_mark_part(
-    draw: ImageDraw.ImageDraw, layout: _Layout, state: IconState, theme: _Theme, size: int
-) -> None:
+def _draw_mark_part(draw: ImageDraw.ImageDraw, layout: _Layout, state: IconState, theme: _Theme, size: int) -> None:
     """The flame on its tray line; for PROBLEM, the "!" badge in their place."""
     _, _, line_colour = _colours(state, theme)
     if state is IconState.PROBLEM:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..render import cost_cell, plural, shorten, usd
@@ -59,7 +59,7 @@ class Entry:
     radio: bool = False
     enabled: bool = True
     default: bool = False
-    submenu: list["Entry"] | None = None
+    submenu: list[Entry] | None = None
     separator: bool = False
 
 
@@ -139,7 +139,7 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
         entries.append(SEPARATOR)
     entries += [
         Entry(view.today, "summary", default=has_default_action),
-        *( [Entry(view.top_model, "summary")] if view.top_model else [] ),
+        *([Entry(view.top_model, "summary")] if view.top_model else []),
         Entry(view.week, enabled=False),
         Entry(view.month, enabled=False),
         Entry(view.rate, enabled=False),
@@ -161,13 +161,17 @@ def _sessions(view: TrayView) -> list[Entry]:
 
 
 def settings_menu(view: TrayView, autostart: bool | None) -> list[Entry]:
-    roots = [Entry(f"{r.label}: {tilde(r.path)} ({r.source}){'' if r.exists else ' — missing'}",
-                   "choose_root", r.name) for r in view.roots]
+    roots = [
+        Entry(f"{r.label}: {tilde(r.path)} ({r.source}){'' if r.exists else ' — missing'}", "choose_root", r.name)
+        for r in view.roots
+    ]
     overridden = any(r.source.startswith("settings") for r in view.roots)
-    refresh = [Entry(_interval(s), "set_refresh", s, checked=view.refresh_seconds == s, radio=True)
-               for s in REFRESH_CHOICES]
-    themes = [Entry(t.capitalize(), "set_theme", t, checked=view.theme == t, radio=True)
-              for t in ("auto", "light", "dark")]
+    refresh = [
+        Entry(_interval(s), "set_refresh", s, checked=view.refresh_seconds == s, radio=True) for s in REFRESH_CHOICES
+    ]
+    themes = [
+        Entry(t.capitalize(), "set_theme", t, checked=view.theme == t, radio=True) for t in ("auto", "light", "dark")
+    ]
     budget = f"Daily budget: {usd(view.budget)}…" if view.budget else "Daily budget: none…"
     out = roots + [
         Entry("Use environment and defaults", "reset_roots", enabled=overridden),
@@ -186,8 +190,9 @@ def _interval(seconds: int) -> str:
     return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min"
 
 
-def build_view(engine, day: DayReport, sessions: list[SessionSummary], problem: str | None,
-               first_run: bool) -> TrayView:
+def build_view(
+    engine, day: DayReport, sessions: list[SessionSummary], problem: str | None, first_run: bool
+) -> TrayView:
     settings = engine.settings
     level = budget_level(day.cost_usd, settings.daily_budget)
     week, month, hour = engine.period(), engine.period(month=True), engine.last_hour()
@@ -196,11 +201,20 @@ def build_view(engine, day: DayReport, sessions: list[SessionSummary], problem: 
         label=icon_label(day, first_run),
         state=icon_state(first_run, problem, level),
         tooltip=tooltip(day, first_run, problem),
-        today=f"Today: {day_cost(day)} · {plural(day.calls, 'call')}" + (
-            f" · {day.unpriced_calls} unpriced" if day.unpriced_calls else ""),
-        top_model=(f"Top model: {day.top_model.name} — " + cost_cell(
-            day.top_model.cost_usd, day.top_model.estimated_cost_usd, day.top_model.unpriced_calls,
-            day.top_model.calls, compact=True)) if day.top_model else None,
+        today=f"Today: {day_cost(day)} · {plural(day.calls, 'call')}"
+        + (f" · {day.unpriced_calls} unpriced" if day.unpriced_calls else ""),
+        top_model=(
+            f"Top model: {day.top_model.name} — "
+            + cost_cell(
+                day.top_model.cost_usd,
+                day.top_model.estimated_cost_usd,
+                day.top_model.unpriced_calls,
+                day.top_model.calls,
+                compact=True,
+            )
+        )
+        if day.top_model
+        else None,
         week=f"This week: {totals_cost(week)}",
         month=f"This month: {totals_cost(month)}",
         rate=f"Last hour: {totals_cost(hour)}/h",

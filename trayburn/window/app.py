@@ -17,8 +17,8 @@ from pathlib import Path
 from tkinter import ttk
 
 from .. import report
-from ..opener import open_path
 from ..engine import Engine
+from ..opener import open_path
 from . import keys, model, theme
 from .day import DayView
 from .session import SessionView
@@ -35,9 +35,18 @@ FIRST_REFRESH_MS = 100  # let the first frame (from the ledger as it is) paint b
 class SummaryWindow:
     """Wires the engine to the views: what to show, when to refresh, which keys do what."""
 
-    def __init__(self, root: tk.Tk, engine: Engine | None, *, day: object = None, session_id: str | None = None,
-                 problem: str | None = None, today: Callable[[], date] = report.now_date,
-                 opener: Callable[[str], None] = open_path, env: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        root: tk.Tk,
+        engine: Engine | None,
+        *,
+        day: object = None,
+        session_id: str | None = None,
+        problem: str | None = None,
+        today: Callable[[], date] = report.now_date,
+        opener: Callable[[str], None] = open_path,
+        env: Mapping[str, str] | None = None,
+    ):
         self.root, self.engine, self.today, self.opener = root, engine, today, opener
         self.env = os.environ if env is None else env
         self.problem = problem
@@ -67,8 +76,9 @@ class SummaryWindow:
         self.root.columnconfigure(0, weight=1)
         self.root.rowconfigure(0, weight=1)
         self.day_view = DayView(self.root, m, self.palette, on_day=self.show_day, on_open=self.show_session)
-        self.session_view = SessionView(self.root, m, self.palette, on_back=self.back, on_copy=self.copy_id,
-                                        on_folder=self.open_session_folder)
+        self.session_view = SessionView(
+            self.root, m, self.palette, on_back=self.back, on_copy=self.copy_id, on_folder=self.open_session_folder
+        )
         self.notice = Notice(self.root, m)
         self.views = (self.day_view, self.session_view, self.notice)
         self.status = ttk.Label(self.root, style="Status.TLabel", padding=(m.px(16), m.px(3), m.px(16), m.px(6)))
@@ -137,7 +147,9 @@ class SummaryWindow:
                 "Unknown session",
                 f"There is no session “{model.clean(self.session_id, 80)}” in the ledger.\n"
                 "“trayburn sessions --all” lists the sessions; “trayburn doctor” shows where trayburn looks.",
-                "Show today's sessions", lambda: self.show_day(None))
+                "Show today's sessions",
+                lambda: self.show_day(None),
+            )
             self.root.title(f"{APP_TITLE} — unknown session")
             return
         started = detail.summary.started_at
@@ -208,8 +220,10 @@ class SummaryWindow:
         if self.engine:
             every = self.engine.settings.refresh_seconds
             stamp = self.updated_at.strftime("%H:%M:%S") if self.updated_at else "not yet"
-            hint = {self.session_view: "Esc goes back · Ctrl+C copies the id",
-                    self.day_view: "Enter opens a session · ←/→ change the day"}.get(self.current, "Ctrl+W closes")
+            hint = {
+                self.session_view: "Esc goes back · Ctrl+C copies the id",
+                self.day_view: "Enter opens a session · ←/→ change the day",
+            }.get(self.current, "Ctrl+W closes")
             trouble = f" · {self.unreadable} unreadable (see trayburn doctor)" if self.unreadable else ""
             self.status.configure(text=f"Updated {stamp}{trouble} · refreshes every {every} s (F5 now) · {hint}")
 

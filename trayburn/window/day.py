@@ -14,8 +14,15 @@ from .widgets import Cards, HourChart, Table, show_text
 
 
 class DayView(ttk.Frame):
-    def __init__(self, master: tk.Misc, metrics: Metrics, palette: Palette, *,
-                 on_day: Callable[[date | None], None], on_open: Callable[[str], None]):
+    def __init__(
+        self,
+        master: tk.Misc,
+        metrics: Metrics,
+        palette: Palette,
+        *,
+        on_day: Callable[[date | None], None],
+        on_open: Callable[[str], None],
+    ):
         super().__init__(master, padding=(metrics.px(16), metrics.px(12), metrics.px(16), 0))
         self.m, self.on_day = metrics, on_day
         self.day: date | None = None
@@ -24,8 +31,16 @@ class DayView(ttk.Frame):
         self._header(metrics)
         self.cards = Cards(self, 4, metrics)
         self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(10), metrics.px(12)))
-        self.sessions = Table(self, model.DAY_COLUMNS, metrics, height=9, totals=True, on_open=on_open,
-                              empty="No Cline sessions on this day.", sort=("start", True))
+        self.sessions = Table(
+            self,
+            model.DAY_COLUMNS,
+            metrics,
+            height=9,
+            totals=True,
+            on_open=on_open,
+            empty="No Cline sessions on this day.",
+            sort=("start", True),
+        )
         self.sessions.grid(row=3, column=0, sticky="nsew")
         self.rowconfigure(3, weight=1)
         self.legend = ttk.Label(self, style="Small.TLabel")
@@ -63,10 +78,10 @@ class DayView(ttk.Frame):
         strip.columnconfigure(0, weight=5, uniform="strip")
         strip.columnconfigure(1, weight=6, uniform="strip")
         ttk.Label(strip, text="COST PER MODEL", style="Section.TLabel").grid(row=0, column=0, sticky="w")
-        ttk.Label(strip, text="COST PER HOUR", style="Section.TLabel").grid(row=0, column=1, sticky="w",
-                                                                           padx=(m.px(12), 0))
-        self.models = Table(strip, model.MODEL_COLUMNS, m, height=3, empty="No model calls.",
-                            sort=("cost", True))
+        ttk.Label(strip, text="COST PER HOUR", style="Section.TLabel").grid(
+            row=0, column=1, sticky="w", padx=(m.px(12), 0)
+        )
+        self.models = Table(strip, model.MODEL_COLUMNS, m, height=3, empty="No model calls.", sort=("cost", True))
         self.models.tree.configure(takefocus=False)
         self.models.grid(row=1, column=0, sticky="nsew", pady=(m.px(4), 0))
         frame = ttk.Frame(strip, style="Table.TFrame", padding=1)
@@ -78,16 +93,23 @@ class DayView(ttk.Frame):
 
     # ---- showing a day --------------------------------------------------------------------------
 
-    def show(self, report: DayReport, sessions: Sequence[SessionSummary], hours: Sequence[float],
-             today: date, now_hour: int | None) -> None:
+    def show(
+        self,
+        report: DayReport,
+        sessions: Sequence[SessionSummary],
+        hours: Sequence[float],
+        today: date,
+        now_hour: int | None,
+    ) -> None:
         day = model.parse_day(report.date)
         self.today = today
         if day != self.day:
             self.day = day
             self._reset_entry()
         self.heading.configure(text=model.day_heading(day))
-        self.zone.configure(text=f"Times in {model.clean(report.timezone, 40)}"
-                                 + ("  ·  today" if day == today else ""))
+        self.zone.configure(
+            text=f"Times in {model.clean(report.timezone, 40)}" + ("  ·  today" if day == today else "")
+        )
         self.next.state(["disabled"] if day >= today else ["!disabled"])
         self.today_button.state(["disabled"] if day == today else ["!disabled"])
         self.cards.show(model.day_cards(report, sessions))

@@ -9,9 +9,10 @@ display. Every text from Cline's files (titles, prompts, paths, model names) pas
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, Sequence
+from typing import Any
 
 from ..render import UNPRICED_MARK, cost_cell, tokens, usd
 from ..report import CallRow, DayReport, ModelCost, SessionDetail, SessionSummary, Subagent
@@ -99,7 +100,7 @@ def short_path(path: object, width: int = PATH_CHARS) -> str:
     if len(text) <= width:
         return text
     keep = width - 1
-    return text[: keep // 3].rstrip() + "…" + text[len(text) - (keep - keep // 3):]
+    return text[: keep // 3].rstrip() + "…" + text[len(text) - (keep - keep // 3) :]
 
 
 def cost_text(cost: float, estimated: float = 0.0, unpriced: int = 0, calls: int = 0) -> str:
@@ -166,21 +167,42 @@ def _session_row(s: SessionSummary, day: date | None) -> Row:
     status = s.state + (" (removed)" if s.removed else "")
     models = ", ".join(s.models) or "–"
     values = (
-        start_text(s.started_at, day), clean(s.title), clean(s.project or "–", 40), clean(models, 60), status,
-        f"{s.calls:,}", tokens(s.tokens.total),
+        start_text(s.started_at, day),
+        clean(s.title),
+        clean(s.project or "–", 40),
+        clean(models, 60),
+        status,
+        f"{s.calls:,}",
+        tokens(s.tokens.total),
         cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls),
     )
     started = datetime.fromisoformat(s.started_at).timestamp() if s.started_at else 0.0
-    keys = (started, s.title.casefold(), (s.project or "").casefold(), models.casefold(), status,
-            s.calls, s.tokens.total, s.cost_usd)
+    keys = (
+        started,
+        s.title.casefold(),
+        (s.project or "").casefold(),
+        models.casefold(),
+        status,
+        s.calls,
+        s.tokens.total,
+        s.cost_usd,
+    )
     tags = tuple(t for t in (s.state, "removed" if s.removed else "") if t)
     return Row(s.id, values, keys, tags)
 
 
 def day_totals(r: DayReport) -> tuple[str, ...]:
     plural = "" if r.sessions == 1 else "s"
-    return ("Total", f"{r.sessions} session{plural}", "", "", "", f"{r.calls:,}", tokens(r.tokens.total),
-            cost_text(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls))
+    return (
+        "Total",
+        f"{r.sessions} session{plural}",
+        "",
+        "",
+        "",
+        f"{r.calls:,}",
+        tokens(r.tokens.total),
+        cost_text(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls),
+    )
 
 
 def model_rows(r: DayReport) -> list[Row]:
@@ -188,8 +210,12 @@ def model_rows(r: DayReport) -> list[Row]:
 
 
 def _model_row(m: ModelCost) -> Row:
-    values = (clean(m.name, 60), f"{m.calls:,}", tokens(m.tokens),
-              cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls))
+    values = (
+        clean(m.name, 60),
+        f"{m.calls:,}",
+        tokens(m.tokens),
+        cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls),
+    )
     return Row(f"model:{m.name}", values, (m.name.casefold(), m.calls, m.tokens, m.cost_usd))
 
 
@@ -241,10 +267,28 @@ def _call_row(n: int, c: CallRow) -> Row:
     t = c.tokens
     cost = usd(c.cost_usd, c.estimated)
     tools = ", ".join(c.tools) or "–"
-    values = (str(n), clock(c.time, seconds=True), c.agent, clean(c.model, 60), f"{t.input:,}", f"{t.output:,}",
-              f"{t.cache_read:,}", cost, clean(tools, 80))
-    keys = (n, c.ts_ms, c.agent, c.model.casefold(), t.input, t.output, t.cache_read,
-            -1.0 if c.cost_usd is None else c.cost_usd, tools)
+    values = (
+        str(n),
+        clock(c.time, seconds=True),
+        c.agent,
+        clean(c.model, 60),
+        f"{t.input:,}",
+        f"{t.output:,}",
+        f"{t.cache_read:,}",
+        cost,
+        clean(tools, 80),
+    )
+    keys = (
+        n,
+        c.ts_ms,
+        c.agent,
+        c.model.casefold(),
+        t.input,
+        t.output,
+        t.cache_read,
+        -1.0 if c.cost_usd is None else c.cost_usd,
+        tools,
+    )
     return Row(f"call:{n}", values, keys, (c.agent,) if c.agent != "lead" else ())
 
 

@@ -13,8 +13,16 @@ from .widgets import Cards, Table, show_text
 
 
 class SessionView(ttk.Frame):
-    def __init__(self, master: tk.Misc, metrics: Metrics, palette: Palette, *, on_back: Callable[[], None],
-                 on_copy: Callable[[], None], on_folder: Callable[[], None]):
+    def __init__(
+        self,
+        master: tk.Misc,
+        metrics: Metrics,
+        palette: Palette,
+        *,
+        on_back: Callable[[], None],
+        on_copy: Callable[[], None],
+        on_folder: Callable[[], None],
+    ):
         super().__init__(master, padding=(metrics.px(16), metrics.px(12), metrics.px(16), metrics.px(12)))
         self.m = metrics
         self.detail: SessionDetail | None = None
@@ -66,7 +74,8 @@ class SessionView(ttk.Frame):
         for i, name in enumerate(model.FACT_LABELS):
             row, col = i % 4, (i // 4) * 2
             ttk.Label(self.facts, text=name, style="Fact.TLabel").grid(
-                row=row, column=col, sticky="nw", padx=(0 if col == 0 else m.px(24), m.px(10)), pady=m.px(1))
+                row=row, column=col, sticky="nw", padx=(0 if col == 0 else m.px(24), m.px(10)), pady=m.px(1)
+            )
             value = ttk.Label(self.facts)
             value.grid(row=row, column=col + 1, sticky="nw", pady=m.px(1))
             labels[name] = value

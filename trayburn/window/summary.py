@@ -43,16 +43,19 @@ def main(args) -> int:
     try:
         root = tk.Tk(className=APP_TITLE)
     except tk.TclError as exc:
-        message = (f"cannot open a window ({exc}); `trayburn today` and `trayburn session ID` show the same "
-                   "figures in a terminal")
+        message = (
+            f"cannot open a window ({exc}); `trayburn today` and `trayburn session ID` show the same "
+            "figures in a terminal"
+        )
         if sys.stderr:
             print(f"trayburn: {message}", file=sys.stderr)
         else:  # started without a terminal (gui-scripts): the log is all there is
             log.error(message)
         return 1
     engine, problem = open_engine(getattr(args, "config", None), getattr(args, "state_dir", None))
-    window = SummaryWindow(root, engine, day=getattr(args, "date", None),
-                           session_id=getattr(args, "session_id", None), problem=problem)
+    window = SummaryWindow(
+        root, engine, day=getattr(args, "date", None), session_id=getattr(args, "session_id", None), problem=problem
+    )
     window.start()
     root.mainloop()
     return 0

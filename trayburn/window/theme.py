@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import tkinter as tk
 import tkinter.font as tkfont
+from collections.abc import Mapping
 from dataclasses import dataclass
 from tkinter import ttk
-from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -37,14 +37,42 @@ class Palette:
 
 
 LIGHT = Palette(
-    "light", bg="#f3f4f6", surface="#ffffff", card="#ffffff", fg="#1f2328", muted="#6a737d",
-    border="#d8dce1", heading="#eceff3", hover="#e2e6ec", stripe="#f7f8fa", select="#ffe3cc",
-    accent="#e8590c", bar="#f08c3a", grid="#e6e8ec", running="#1a7f37", failed="#c92a2a", cancelled="#8a6d00",
+    "light",
+    bg="#f3f4f6",
+    surface="#ffffff",
+    card="#ffffff",
+    fg="#1f2328",
+    muted="#6a737d",
+    border="#d8dce1",
+    heading="#eceff3",
+    hover="#e2e6ec",
+    stripe="#f7f8fa",
+    select="#ffe3cc",
+    accent="#e8590c",
+    bar="#f08c3a",
+    grid="#e6e8ec",
+    running="#1a7f37",
+    failed="#c92a2a",
+    cancelled="#8a6d00",
 )
 DARK = Palette(
-    "dark", bg="#1b1d21", surface="#24272c", card="#2a2d33", fg="#e6e8eb", muted="#9aa1aa",
-    border="#3a3e45", heading="#2f3238", hover="#3a3e45", stripe="#282b30", select="#5c3a1e",
-    accent="#ff8a3d", bar="#ff9a52", grid="#34373d", running="#56d364", failed="#ff7b72", cancelled="#e3b341",
+    "dark",
+    bg="#1b1d21",
+    surface="#24272c",
+    card="#2a2d33",
+    fg="#e6e8eb",
+    muted="#9aa1aa",
+    border="#3a3e45",
+    heading="#2f3238",
+    hover="#3a3e45",
+    stripe="#282b30",
+    select="#5c3a1e",
+    accent="#ff8a3d",
+    bar="#ff9a52",
+    grid="#34373d",
+    running="#56d364",
+    failed="#ff7b72",
+    cancelled="#e3b341",
 )
 BASE_DPI = 96.0
 
@@ -107,9 +135,21 @@ def apply(root: tk.Misc, p: Palette) -> Metrics:
     m = Metrics(scale, line + round(9 * scale))
     s = ttk.Style(root)
     s.theme_use("clam")
-    s.configure(".", background=p.bg, foreground=p.fg, fieldbackground=p.surface, bordercolor=p.border,
-                lightcolor=p.bg, darkcolor=p.bg, troughcolor=p.bg, focuscolor=p.accent,
-                selectbackground=p.select, selectforeground=p.fg, insertcolor=p.fg, arrowcolor=p.muted)
+    s.configure(
+        ".",
+        background=p.bg,
+        foreground=p.fg,
+        fieldbackground=p.surface,
+        bordercolor=p.border,
+        lightcolor=p.bg,
+        darkcolor=p.bg,
+        troughcolor=p.bg,
+        focuscolor=p.accent,
+        selectbackground=p.select,
+        selectforeground=p.fg,
+        insertcolor=p.fg,
+        arrowcolor=p.muted,
+    )
     _tables(s, p, m, f)
     _controls(s, p, m)
     _labels(s, p, f)
@@ -119,31 +159,76 @@ def apply(root: tk.Misc, p: Palette) -> Metrics:
 
 
 def _tables(s: ttk.Style, p: Palette, m: Metrics, f: dict) -> None:
-    s.configure("Treeview", background=p.surface, fieldbackground=p.surface, foreground=p.fg,
-                rowheight=m.row_height, borderwidth=0, relief="flat")
+    s.configure(
+        "Treeview",
+        background=p.surface,
+        fieldbackground=p.surface,
+        foreground=p.fg,
+        rowheight=m.row_height,
+        borderwidth=0,
+        relief="flat",
+    )
     s.map("Treeview", background=[("selected", p.select)], foreground=[("selected", p.fg)])
     s.layout("Treeview", [("Treeview.treearea", {"sticky": "nswe"})])
-    s.configure("Treeview.Heading", background=p.heading, foreground=p.muted, font=f["caption"], relief="flat",
-                borderwidth=0, lightcolor=p.heading, darkcolor=p.heading, padding=(m.px(8), m.px(5)))
+    s.configure(
+        "Treeview.Heading",
+        background=p.heading,
+        foreground=p.muted,
+        font=f["caption"],
+        relief="flat",
+        borderwidth=0,
+        lightcolor=p.heading,
+        darkcolor=p.heading,
+        padding=(m.px(8), m.px(5)),
+    )
     s.map("Treeview.Heading", background=[("active", p.hover)], foreground=[("active", p.fg)])
     s.configure("Totals.Treeview", background=p.heading, fieldbackground=p.heading, font=f["heading"])
     s.map("Totals.Treeview", background=[("selected", p.heading)])
     for orient in ("Vertical", "Horizontal"):
-        s.configure(f"{orient}.TScrollbar", background=p.heading, troughcolor=p.surface, bordercolor=p.surface,
-                    lightcolor=p.heading, darkcolor=p.heading, arrowcolor=p.muted, gripcount=0,
-                    arrowsize=m.px(12))
+        s.configure(
+            f"{orient}.TScrollbar",
+            background=p.heading,
+            troughcolor=p.surface,
+            bordercolor=p.surface,
+            lightcolor=p.heading,
+            darkcolor=p.heading,
+            arrowcolor=p.muted,
+            gripcount=0,
+            arrowsize=m.px(12),
+        )
         s.map(f"{orient}.TScrollbar", background=[("active", p.hover)])
 
 
 def _controls(s: ttk.Style, p: Palette, m: Metrics) -> None:
-    s.configure("TButton", background=p.surface, foreground=p.fg, bordercolor=p.border, lightcolor=p.surface,
-                darkcolor=p.surface, padding=(m.px(10), m.px(4)), focusthickness=1)
-    s.map("TButton", background=[("disabled", p.surface), ("pressed", p.hover), ("active", p.hover)],
-          foreground=[("disabled", p.border)], bordercolor=[("focus", p.accent)],
-          lightcolor=[("disabled", p.surface)], darkcolor=[("disabled", p.surface)])
+    s.configure(
+        "TButton",
+        background=p.surface,
+        foreground=p.fg,
+        bordercolor=p.border,
+        lightcolor=p.surface,
+        darkcolor=p.surface,
+        padding=(m.px(10), m.px(4)),
+        focusthickness=1,
+    )
+    s.map(
+        "TButton",
+        background=[("disabled", p.surface), ("pressed", p.hover), ("active", p.hover)],
+        foreground=[("disabled", p.border)],
+        bordercolor=[("focus", p.accent)],
+        lightcolor=[("disabled", p.surface)],
+        darkcolor=[("disabled", p.surface)],
+    )
     s.configure("Nav.TButton", padding=(m.px(6), m.px(4)))
-    s.configure("TEntry", fieldbackground=p.surface, foreground=p.fg, bordercolor=p.border, lightcolor=p.surface,
-                darkcolor=p.surface, insertcolor=p.fg, padding=(m.px(6), m.px(4)))
+    s.configure(
+        "TEntry",
+        fieldbackground=p.surface,
+        foreground=p.fg,
+        bordercolor=p.border,
+        lightcolor=p.surface,
+        darkcolor=p.surface,
+        insertcolor=p.fg,
+        padding=(m.px(6), m.px(4)),
+    )
     s.map("TEntry", bordercolor=[("focus", p.accent)], lightcolor=[("focus", p.accent)])
     s.configure("TFrame", background=p.bg)
     s.configure("Card.TFrame", background=p.card, bordercolor=p.border, relief="solid", borderwidth=1)

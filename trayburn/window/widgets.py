@@ -22,9 +22,18 @@ class Table(ttk.Frame):
     survive a refresh.
     """
 
-    def __init__(self, master: tk.Misc, columns: Sequence[model.Column], metrics: Metrics, *,
-                 height: int = 8, totals: bool = False, empty: str = "Nothing to show.",
-                 sort: tuple[str, bool] | None = None, on_open: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        master: tk.Misc,
+        columns: Sequence[model.Column],
+        metrics: Metrics,
+        *,
+        height: int = 8,
+        totals: bool = False,
+        empty: str = "Nothing to show.",
+        sort: tuple[str, bool] | None = None,
+        on_open: Callable[[str], None] | None = None,
+    ):
         super().__init__(master, style="Table.TFrame", padding=1)
         self.columns, self.on_open = tuple(columns), on_open
         self.rows: dict[str, model.Row] = {}
@@ -52,12 +61,14 @@ class Table(ttk.Frame):
                 tree.heading(c.key, text=c.heading, anchor=anchor, command=lambda k=c.key: self.sort_by(k))
             width = unit * c.chars + metrics.px(16)
             # stretching columns start narrow and take the room left, so the others are never cut off
-            tree.column(c.key, width=width // 2 if c.stretch else width, minwidth=unit * 4, anchor=anchor,
-                        stretch=c.stretch)
+            tree.column(
+                c.key, width=width // 2 if c.stretch else width, minwidth=unit * 4, anchor=anchor, stretch=c.stretch
+            )
 
     def _totals(self, metrics: Metrics, keys: list[str]) -> ttk.Treeview:
-        line = ttk.Treeview(self, columns=keys, show="", height=1, selectmode="none", style="Totals.Treeview",
-                            takefocus=False)
+        line = ttk.Treeview(
+            self, columns=keys, show="", height=1, selectmode="none", style="Totals.Treeview", takefocus=False
+        )
         self._setup_columns(line, metrics, headings=False)
         line.insert("", "end", iid=TOTALS_IID, values=[""] * len(keys))
         line.grid(row=1, column=0, sticky="ew")
@@ -182,7 +193,7 @@ class Cards(ttk.Frame):
             self.cells.append(labels)
 
     def show(self, cards: Sequence[tuple[str, str, str]]) -> None:
-        for (caption, figure, note), (a, b, c) in zip(cards, self.cells):
+        for (caption, figure, note), (a, b, c) in zip(cards, self.cells, strict=False):
             a.configure(text=caption.upper())
             b.configure(text=figure)
             c.configure(text=note)
@@ -235,13 +246,15 @@ class HourChart(tk.Canvas):
             height = max(height, 2 if value > 0 else 0)
             fill = p.accent if hour == self.hover else p.bar
             if height:
-                self.create_rectangle(x0, bottom - height, x0 + slot - gap, bottom, fill=fill, width=0,
-                                      tags=("bar", f"h{hour}"))
+                self.create_rectangle(
+                    x0, bottom - height, x0 + slot - gap, bottom, fill=fill, width=0, tags=("bar", f"h{hour}")
+                )
             if hour == self.now_hour:
                 self.create_line(x0, bottom + px(2), x0 + slot - gap, bottom + px(2), fill=p.accent, width=px(2))
             if hour % 3 == 0:
-                self.create_text(x0 + (slot - gap) / 2, bottom + px(4), text=f"{hour:02d}", anchor="n", font=small,
-                                 fill=p.muted)
+                self.create_text(
+                    x0 + (slot - gap) / 2, bottom + px(4), text=f"{hour:02d}", anchor="n", font=small, fill=p.muted
+                )
         if self.hover is not None:
             text = f"{model.hour_label(self.hover)}   {usd(self.values[self.hover])}"
         elif peak:
@@ -273,8 +286,9 @@ class Notice(ttk.Frame):
         super().__init__(master, padding=metrics.px(40))
         self.columnconfigure(0, weight=1)
         self.headline = ttk.Label(self, style="Title.TLabel", anchor="center", justify="center")
-        self.detail = ttk.Label(self, style="Muted.TLabel", anchor="center", justify="center",
-                                wraplength=metrics.px(620))
+        self.detail = ttk.Label(
+            self, style="Muted.TLabel", anchor="center", justify="center", wraplength=metrics.px(620)
+        )
         self.button = ttk.Button(self)
         self.headline.grid(row=1, column=0, pady=(0, metrics.px(8)))
         self.detail.grid(row=2, column=0, pady=(0, metrics.px(18)))
@@ -282,8 +296,9 @@ class Notice(ttk.Frame):
         self.rowconfigure(0, weight=1)
         self.rowconfigure(4, weight=2)
 
-    def show(self, headline: str, detail: str, action: str | None = None,
-             command: Callable[[], None] | None = None) -> None:
+    def show(
+        self, headline: str, detail: str, action: str | None = None, command: Callable[[], None] | None = None
+    ) -> None:
         self.headline.configure(text=headline)
         self.detail.configure(text=detail)
         if action and command:
