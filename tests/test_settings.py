@@ -63,6 +63,17 @@ def test_broken_toml_reported_with_its_line(conf):
     loaded = st.load(conf)
     assert loaded.exists and loaded.settings == st.Settings()
     assert "line 3" in loaded.error and str(conf) in loaded.error
+    assert (loaded.problem.kind, loaded.problem.line) == ("not_toml", 3)
+
+
+def test_the_keys_for_history_currency_and_sync(conf):
+    conf.write_text('monthly_budget = 80\ncurrency = "eur"\nusd_rate = 0.92\nsync_dir = "~/Sync"\nsync_titles = true\n')
+    loaded = st.load(conf)
+    s = loaded.settings
+    assert loaded.warnings == []
+    assert (s.monthly_budget, s.currency, s.usd_rate, s.sync_dir, s.sync_titles) == (80.0, "EUR", 0.92, "~/Sync", True)
+    conf.write_text('currency = "euro"\nusd_rate = 0\nsync_titles = "yes"\n')
+    assert len(st.load(conf).warnings) == 3
 
 
 def test_not_utf8_is_reported(conf):

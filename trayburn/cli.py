@@ -241,7 +241,7 @@ def cmd_config(args) -> int:
     if args.action == "show":
         loaded = st.load(path)
         if loaded.error:
-            raise CliError(loaded.error.removesuffix("; using defaults"))
+            raise CliError(loaded.error)
         data = {k: getattr(loaded.settings, k) for k in st.KEYS}
         text = _as_toml(data)
         text += "".join(f"\nwarning: {w}" for w in loaded.warnings)

@@ -172,8 +172,7 @@ class Engine:
 
     def _verdict(self, sessions: int) -> tuple[str, bool]:
         if self.loaded.error:
-            why = self.loaded.error.removesuffix("; using defaults")
-            return f"The settings file is broken, defaults are in use: {why}", False
+            return f"The settings file is broken, defaults are in use: {self.loaded.error}", False
         level = self._missing_override()
         if level is not None:
             who = f"The setting {level.name} in {self.config_path}" if level.origin == "settings" else level.variable

@@ -33,10 +33,16 @@ class Settings:
     sessions_dir: str | None = None
     refresh_seconds: int = 30
     daily_budget: float | None = None
-    theme: str = "auto"
+    monthly_budget: float | None = None
+    theme: str = "auto"  # the panel's shade: auto / light / dark
     max_file_mb: int = 256
     aliases: dict[str, str] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    currency: str = "USD"  # display currency (ISO 4217); amounts are converted with usd_rate
+    usd_rate: float | None = None  # units of `currency` per US dollar, set by the person (never fetched)
+    sync_dir: str | None = None  # a folder the person syncs between machines
+    machine_name: str | None = None  # this machine's name in shared figures (default: the host name)
+    sync_titles: bool = False  # whether titles and folder paths leave this machine through sync_dir
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they were
     invalid: dict[str, Any] = field(default_factory=dict)  # known keys with bad values: defaults used, kept on save
 
@@ -58,13 +64,30 @@ DEFAULTS = Settings()
 KEYS = tuple(f.name for f in fields(Settings) if f.name not in _KEPT)
 
 
+@dataclass(frozen=True)
+class SettingsProblem:
+    """Why the settings file could not be used (defaults are in use meanwhile)."""
+
+    kind: str  # "unreadable" | "not_utf8" | "not_toml" (more kinds may follow: "not_a_file", "too_big")
+    message: str  # a sentence naming the file and what is wrong, without "using defaults"
+    line: int | None = None  # 1-based, where the file's text says where
+    key: str | None = None
+
+
 @dataclass
 class Loaded:
     settings: Settings
     path: Path
     exists: bool
-    error: str | None = None  # the file could not be parsed: defaults are in use
+    problem: SettingsProblem | None = None  # the file could not be parsed: defaults are in use
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def error(self) -> str | None:
+        return self.problem.message if self.problem else None
+
+
+_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
 
 def _check(key: str, value: Any) -> Any:
@@ -81,10 +104,26 @@ def _check(key: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError("must be a whole number of megabytes, at least 1")
         return value
-    if key == "daily_budget":
+    if key in ("daily_budget", "monthly_budget"):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise ValueError("must be a number of US dollars, 0 or more (0 turns the budget off)")
         return float(value) or None
+    if key == "usd_rate":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise ValueError("must be a positive number (units of your currency per US dollar)")
+        return float(value)
+    if key == "currency":
+        if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{3}", value.strip()):
+            raise ValueError("must be a three-letter currency code such as USD, EUR or GBP")
+        return value.strip().upper()
+    if key in ("sync_dir", "machine_name"):
+        if not isinstance(value, str):
+            raise ValueError("must be a string")
+        return value.strip() or None
+    if key == "sync_titles":
+        if not isinstance(value, bool):
+            raise ValueError("must be true or false")
+        return value
     if key == "theme":
         if value not in THEMES:
             raise ValueError(f"must be one of {', '.join(THEMES)}")
@@ -136,13 +175,15 @@ def load(path: Path) -> Loaded:
     except FileNotFoundError:
         return Loaded(Settings(), path, exists=False)
     except OSError as exc:
-        return Loaded(Settings(), path, exists=True, error=f"cannot read {path}: {exc.strerror}")
+        return Loaded(Settings(), path, True, SettingsProblem("unreadable", f"cannot read {path}: {exc.strerror}"))
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        return Loaded(Settings(), path, True, error=f"{path} is not UTF-8 text; using defaults")
+        return Loaded(Settings(), path, True, SettingsProblem("not_utf8", f"{path} is not UTF-8 text"))
     except tomllib.TOMLDecodeError as exc:
-        return Loaded(Settings(), path, True, error=f"{path} is not valid TOML: {exc}; using defaults")
+        line = _TOML_LINE.search(str(exc))
+        problem = SettingsProblem("not_toml", f"{path} is not valid TOML: {exc}", int(line[1]) if line else None)
+        return Loaded(Settings(), path, True, problem)
     settings, warnings = from_dict(data)
     return Loaded(settings, path, True, warnings=[f"{path}: {w}" for w in warnings])
 
@@ -181,9 +222,7 @@ def _keep_mode(path: Path, fd: int) -> None:
 def _editable(path: Path) -> Settings:
     loaded = load(path)
     if loaded.error:
-        raise SettingsError(
-            f"{loaded.error.removesuffix('; using defaults')}. Fix it by hand; trayburn will not overwrite it"
-        )
+        raise SettingsError(f"{loaded.error}. Fix it by hand; trayburn will not overwrite it")
     return loaded.settings
 
 
@@ -194,11 +233,15 @@ def parse_value(key: str, text: str) -> Any:
             return int(text)
         except ValueError:
             raise SettingsError(f"{key} must be a whole number, not '{text}'") from None
-    if key == "daily_budget" or key.startswith("prices."):
+    if key in ("daily_budget", "monthly_budget", "usd_rate") or key.startswith("prices."):
         try:
             return float(text.lstrip("$"))
         except ValueError:
             raise SettingsError(f"{key} must be a number, not '{text}'") from None
+    if key == "sync_titles":
+        if text.strip().lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+            raise SettingsError(f"{key} must be true or false, not '{text}'")
+        return text.strip().lower() in ("true", "yes", "on", "1")
     return text
 
 
