@@ -12,12 +12,10 @@ entries another process wrote meanwhile are kept. Reading it never imports genai
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,19 +43,18 @@ class Entry:
 
 
 def data_stamp() -> str:
-    """What identifies genai-prices' bundled data, found without importing it."""
-    try:
-        spec = importlib.util.find_spec("genai_prices")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None:
-        return "missing"
-    try:
-        st = os.stat(Path(spec.origin or "").parent / "data.py")
-    except OSError:  # a frozen app: its data changes only with the app itself
+    """What identifies genai-prices' bundled data, found without importing it (nor importlib.util)."""
+    for folder in sys.path:
+        try:
+            st = os.stat(os.path.join(folder or ".", "genai_prices", "data.py"))
+        except OSError:
+            continue
+        return f"{st.st_size}:{st.st_mtime_ns}"
+    try:  # a frozen app: its data changes only with the app itself
         st = os.stat(sys.executable)
-        return f"frozen:{st.st_size}:{st.st_mtime_ns}"
-    return f"{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        return "unknown"
+    return f"frozen:{st.st_size}:{st.st_mtime_ns}"
 
 
 class PriceCache:
@@ -103,6 +100,8 @@ class PriceCache:
         models = {**(theirs.get("models") or {}), **{k: e.to_json() for k, e in self.models.items()}}
         names = {**(theirs.get("names") or {}), **self.names}
         text = json.dumps({"format": FORMAT, "stamp": self.stamp, "models": models, "names": names}, sort_keys=True)
+        import tempfile
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".prices-", suffix=".tmp", dir=self.path.parent)
