@@ -70,7 +70,7 @@ def test_each_route_is_priced_at_its_providers_list_price(raw, route, provider, 
     for usage in USAGES:
         for at in (NOON, NIGHT):
             want = list_cost(provider, ref, usage, at)
-            assert book.estimate(raw, *usage, provider=route, at_ms=at) == pytest.approx(want, rel=1e-9)
+            assert book.call_cost(raw, *usage, provider=route, at_ms=at) == pytest.approx(want, rel=1e-9)
 
 
 def test_the_session_provider_stands_in_for_a_call_without_one():
@@ -90,10 +90,19 @@ def test_glm_5_2_is_priced_as_z_ai_lists_it_not_zhipuais_cny_tier():
 def test_sonnet_4_5_long_context_tier():
     """Issue 8: 250k input and 1k output is $0.765 at the base rates, $1.5225 as Anthropic bills it."""
     book = PriceBook()
-    assert book.estimate("claude-sonnet-4-5", 250_000, 1_000, 0, 0, provider="anthropic") == pytest.approx(1.5225)
-    below = book.estimate("claude-sonnet-4-5", 200_000, 1_000, 0, 0, provider="anthropic")
+    assert book.call_cost("claude-sonnet-4-5", 250_000, 1_000, 0, 0, provider="anthropic") == pytest.approx(1.5225)
+    below = book.call_cost("claude-sonnet-4-5", 200_000, 1_000, 0, 0, provider="anthropic")
     assert below == pytest.approx(list_cost("anthropic", "claude-sonnet-4-5", (200_000, 1_000, 0, 0), NOON))
     assert below == pytest.approx(200_000 * 3 / 1e6 + 1_000 * 15 / 1e6)  # at 200k exactly: still the base rate
+
+
+def test_estimate_of_summed_tokens_stays_below_the_tiers():
+    """What the report asks for a day's summed tokens: base rates, so a sum never reads as a long call."""
+    book = PriceBook()
+    assert book.estimate("claude-sonnet-4-5", 250_000, 1_000, 0, 0, provider="anthropic") == pytest.approx(0.765)
+    p = book.prices("gpt-4o", "openai")
+    for usage in USAGES:
+        assert p.base_cost(*usage) == pytest.approx(p.cost(*usage), rel=1e-12)  # linear: the same
 
 
 def test_gemini_2_5_pro_tiers_above_and_below_200k():
@@ -102,15 +111,15 @@ def test_gemini_2_5_pro_tiers_above_and_below_200k():
     assert p.tier_starts() == [200_000] and not p.linear
     for usage in [(150_000, 4_000, 100_000, 0), (260_000, 4_000, 100_000, 0)]:
         want = list_cost("google", "gemini-2.5-pro", usage, NOON)
-        assert book.estimate("gemini-2.5-pro", *usage, provider="gemini") == pytest.approx(want, rel=1e-9)
-    small, big = (book.estimate("gemini-2.5-pro", n, 0, 0, 0, provider="gemini") / n for n in (150_000, 260_000))
+        assert book.call_cost("gemini-2.5-pro", *usage, provider="gemini") == pytest.approx(want, rel=1e-9)
+    small, big = (book.call_cost("gemini-2.5-pro", n, 0, 0, 0, provider="gemini") / n for n in (150_000, 260_000))
     assert big > small * 1.5
 
 
 def test_deepseek_daily_window_follows_the_calls_time():
     book = PriceBook()
     night, noon = (
-        book.estimate("deepseek-flash", 10_000, 1_000, 0, 0, provider="deepseek", at_ms=t) for t in (NIGHT, NOON)
+        book.call_cost("deepseek-flash", 10_000, 1_000, 0, 0, provider="deepseek", at_ms=t) for t in (NIGHT, NOON)
     )
     assert night != noon
     assert night == pytest.approx(list_cost("deepseek", "deepseek-flash", (10_000, 1_000, 0, 0), NIGHT), rel=1e-9)
@@ -136,7 +145,7 @@ def test_real_recordings_models_at_their_routes_list_prices():
             info, t = m["modelInfo"], m["metrics"]
             usage = tuple(t.get(k, 0) for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"))
             want = list_cost(right[info["provider"]], info["id"], usage, m["ts"])
-            got = book.estimate(info["id"], *usage, provider=info["provider"], at_ms=m["ts"])
+            got = book.call_cost(info["id"], *usage, provider=info["provider"], at_ms=m["ts"])
             assert got == pytest.approx(want, rel=1e-9)
             seen.add((info["id"], info["provider"]))
     assert len(seen) == 5

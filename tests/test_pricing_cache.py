@@ -53,14 +53,14 @@ def test_warm_today_imports_no_genai_prices_pydantic_or_httpx(tmp_path):
 def test_cache_file_is_private_and_shared_by_the_next_book(tmp_path):
     path = tmp_path / "state" / "prices.json"
     book = PriceBook(cache=path)
-    want = book.estimate("z-ai/glm-4.6", 300_000, 1_000, 0, 0, provider="openrouter")
+    want = book.call_cost("z-ai/glm-4.6", 300_000, 1_000, 0, 0, provider="openrouter")
     name = book.display("z-ai/glm-4.6", provider="openrouter")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     data = json.loads(path.read_text())
     assert data["models"]["openrouter\tz-ai/glm-4.6"]["price"]["provider"] == "openrouter"
     again = PriceBook(cache=path)
     assert again._cache.models  # loaded from the file, not resolved again
-    assert again.estimate("z-ai/glm-4.6", 300_000, 1_000, 0, 0, provider="openrouter") == want
+    assert again.call_cost("z-ai/glm-4.6", 300_000, 1_000, 0, 0, provider="openrouter") == want
     assert again.display("z-ai/glm-4.6", provider="openrouter") == name == "GLM-4.6"
     assert [p.name for p in path.parent.iterdir()] == ["prices.json"]  # no temp file left behind
 

@@ -103,7 +103,7 @@ class PriceBook:
         override = self.overrides.get(model_key(self._ref(raw))) or self.overrides.get(entry.key)
         return entry.price if override is None else _merged(entry.price, override)
 
-    def estimate(
+    def call_cost(
         self,
         raw: str | None,
         input: int,
@@ -114,9 +114,24 @@ class PriceBook:
         session_provider: str | None = None,
         at_ms: int | None = None,
     ) -> float | None:
-        """USD for one call's tokens (or a linear price's summed tokens), or None when the model has no price."""
+        """USD for ONE call's tokens at its time (tiers and daily periods applied), None when unpriced."""
         price = self.prices(raw, provider, session_provider)
         return None if price is None else price.cost(input, output, cache_read, cache_write, at_ms)
+
+    def estimate(
+        self,
+        raw: str | None,
+        input: int,
+        output: int,
+        cache_read: int,
+        cache_write: int,
+        provider: str | None = None,
+        session_provider: str | None = None,
+    ) -> float | None:
+        """USD for tokens that may be summed over many calls: at the base rates in force now, no tier
+        (a day's sum must not jump into the long-context tier). Price calls one by one with call_cost()."""
+        price = self.prices(raw, provider, session_provider)
+        return None if price is None else price.base_cost(input, output, cache_read, cache_write)
 
 
 def _merged(base: Price | None, override: Mapping[str, float]) -> Price | None:
