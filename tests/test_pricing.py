@@ -195,3 +195,20 @@ def test_route_table_order():
     assert lookups[0] == ("openrouter", "z-ai/glm-4.6") and ("zai", "glm-4.6") in lookups
     assert routes.lookups("cline-pass/glm-5.2", "cline-pass")[0] == ("zai", "glm-5.2")
     assert routes.lookups("glm-5.2", "")[-1][0] is None  # genai-prices' own guess (zhipuai for glm-) comes last
+
+
+def test_a_prefix_match_prices_a_model_but_does_not_rename_it():
+    book = PriceBook()
+    assert book.prices("deepseek-chat-v3.1", "deepseek").model == "deepseek-chat"  # genai-prices' prefix match
+    assert book.key("deepseek-chat-v3.1", "deepseek") != book.key("deepseek-chat", "deepseek")
+    assert book.display("deepseek-chat-v3.1", "deepseek") != book.display("deepseek-chat", "deepseek")
+    assert book.key("claude-sonnet-4-5-20250929") == book.key("claude-sonnet-4-5")  # a dated snapshot: the same
+
+
+def test_a_model_no_price_list_names_is_spelled_from_its_key():
+    book = PriceBook()
+    for ids, name in [
+        (["Acme-2.5-Pro", "acme-2-5-pro", "proxy/acme-2.5-pro"], "acme-2.5-pro"),
+        (["Llama-3.1-8B"], "llama-3.1-8b"),
+    ]:
+        assert {book.display(i) for i in ids} == {name}

@@ -8,31 +8,14 @@ a warm process prices known models without importing it.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Mapping
 from os import PathLike
 
 from . import routes
 from .cache import Entry, PriceCache
+from .keys import model_key, same_model, spelled
 from .price import Period, Price, Rate, Rates
-
-_DOTTED_VERSION = re.compile(r"(?<=\d)\.(?=\d)")
-
-
-def model_key(raw: str | None, aliases: Mapping[str, str] = {}) -> str:
-    """The grouping key of a model id before resolution: no route prefix, lower case, `4.5` spelled `4-5`."""
-    if not raw or not raw.strip():
-        return "unknown"
-    key = _DOTTED_VERSION.sub("-", raw.strip().rsplit("/", 1)[-1].lower())
-    if aliases:
-        target = {_plain_key(k): v for k, v in aliases.items()}.get(key)
-        return _plain_key(target) if target else key
-    return key
-
-
-def _plain_key(raw: str) -> str:
-    return model_key(raw) if raw.strip() else "unknown"
 
 
 class PriceBook:
@@ -44,7 +27,7 @@ class PriceBook:
         aliases: Mapping[str, str] = {},
         cache: str | PathLike[str] | None = None,
     ):
-        self.aliases = {_plain_key(k): v.strip() for k, v in aliases.items() if v and v.strip()}
+        self.aliases = {model_key(k): v.strip() for k, v in aliases.items() if v and v.strip()}
         self.overrides = {model_key(m, aliases): dict(p) for m, p in prices.items()}
         settings = {"prices": {m: dict(p) for m, p in prices.items()}, "aliases": dict(aliases)}
         self._cache = PriceCache(cache, settings)
@@ -72,7 +55,8 @@ class PriceBook:
 
         with self._lock:
             hit = genai.resolve(ref, route)
-            entry = Entry(model_key(hit[1]) if hit else model_key(ref), hit[0] if hit else None)
+            own = model_key(ref)
+            entry = Entry(model_key(hit[1]) if hit and same_model(own, hit[1]) else own, hit[0] if hit else None)
             self._cache.models[slot] = entry
             self._cache.save()
         return entry
@@ -82,7 +66,7 @@ class PriceBook:
         return self.entry(raw, provider, session_provider).key
 
     def display(self, raw: str | None, provider: str | None = None, session_provider: str | None = None) -> str:
-        """The model's name as its vendor spells it, chosen from its key alone; the key when unnamed."""
+        """The model's name as its vendor spells it, chosen from its key alone (whatever ids were seen)."""
         key = self.key(raw, provider, session_provider)
         return "unknown model" if key == "unknown" else self.name_of(key)
 
@@ -93,7 +77,7 @@ class PriceBook:
             with self._lock:
                 self._cache.names[key] = genai.name(key)
                 self._cache.save()
-        return self._cache.names[key] or key
+        return self._cache.names[key] or spelled(key)
 
     # ---- what it costs -----------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime, time
 from typing import Any
 
 from . import routes
+from .keys import same_model
 from .price import Period, Price, Rate, Rates
 
 log = logging.getLogger(__name__)
@@ -35,11 +36,11 @@ def resolve(ref: str, route: str) -> tuple[Price, str] | None:
     return None
 
 
-def name(key_ref: str) -> str | None:
-    """The vendor's spelling of a model ("GLM-4.6", "Claude Sonnet 4.5"), trying the vendor first."""
-    for provider_id, candidate in routes.lookups(key_ref):
+def name(key: str) -> str | None:
+    """The vendor's spelling of the model `key` ("GLM-4.6", "Claude Sonnet 4.5"), trying the vendor first."""
+    for provider_id, candidate in routes.lookups(key):
         found = _find(provider_id, candidate)
-        spelled = found and found[1].name
+        spelled = found and same_model(key, str(found[1].id)) and found[1].name
         if spelled and spelled[0].isupper():
             return str(spelled)
     return None
