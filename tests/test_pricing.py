@@ -212,3 +212,21 @@ def test_a_model_no_price_list_names_is_spelled_from_its_key():
         (["Llama-3.1-8B"], "llama-3.1-8b"),
     ]:
         assert {book.display(i) for i in ids} == {name}
+
+
+def test_calls_summed_within_one_tier_band_cost_what_they_cost_one_by_one():
+    """What the report can do in SQL: sum the tokens of calls in the same band, price the sums once."""
+    p = PriceBook().prices("claude-sonnet-4-5", "anthropic")
+    (start,) = p.tier_starts()
+    for band in ([(12_000, 800, 3_000, 1_000), (150_000, 2_000, 100_000, 0), (90, 5, 100, 0)],
+                 [(250_000, 1_000, 0, 0), (300_000, 5_000, 200_000, 20_000)]):  # fmt: skip
+        floored = [(max(i, cr + cw), o, cr, cw) for i, o, cr, cw in band]
+        sums = [sum(col) for col in zip(*floored, strict=True)]
+        lower = 0 if floored[0][0] <= start else start
+        assert p.cost(*sums, tier_input=lower + 1) == pytest.approx(sum(p.cost(*c) for c in band), rel=1e-12)
+    assert not p.periodic and PriceBook().prices("deepseek-flash", "deepseek").periodic
+
+
+def test_plan_routes():
+    assert routes.is_plan(routes.route_of("cline-pass")) and not routes.is_plan(routes.route_of("cline"))
+    assert routes.is_plan(routes.route_of(None, "cline-pass"))

@@ -123,16 +123,27 @@ class Price:
         return self.periods[0].rates
 
     def cost(
-        self, input: int, output: int, cache_read: int = 0, cache_write: int = 0, at_ms: int | None = None
+        self,
+        input: int,
+        output: int,
+        cache_read: int = 0,
+        cache_write: int = 0,
+        at_ms: int | None = None,
+        tier_input: int | None = None,
     ) -> float:
-        """USD for one call's tokens (`input` includes the cache tokens, as Cline counts them)."""
+        """USD for one call's tokens (`input` includes the cache tokens, as Cline counts them).
+
+        With `tier_input`, the tokens may be summed over calls that all fall in one tier band (each
+        call's input floored at its cache tokens): the band is chosen by `tier_input`, e.g. the band's
+        lower bound + 1, and the per-call charge is left out (add `request` x calls)."""
         r = self.rates_at(at_ms)
         total_in = max(input, cache_read + cache_write)
-        in_rate = r.input.at(total_in)
-        usd = (total_in - cache_read - cache_write) * in_rate + output * r.output.at(total_in)
-        usd += cache_read * (in_rate if r.cache_read is None else r.cache_read.at(total_in))
-        usd += cache_write * (in_rate if r.cache_write is None else r.cache_write.at(total_in))
-        return usd / 1e6 + r.request
+        size = total_in if tier_input is None else tier_input
+        in_rate = r.input.at(size)
+        usd = (total_in - cache_read - cache_write) * in_rate + output * r.output.at(size)
+        usd += cache_read * (in_rate if r.cache_read is None else r.cache_read.at(size))
+        usd += cache_write * (in_rate if r.cache_write is None else r.cache_write.at(size))
+        return usd / 1e6 + (r.request if tier_input is None else 0.0)
 
     def base_cost(self, input: int, output: int, cache_read: int = 0, cache_write: int = 0) -> float:
         """USD at the base rates in force now, below every tier: linear, so it may be given summed tokens."""
@@ -170,6 +181,11 @@ class Price:
         return not r.request and not any(
             x is not None and x.tiers for x in (r.input, r.output, r.cache_read, r.cache_write)
         )
+
+    @property
+    def periodic(self) -> bool:
+        """Whether the rates depend on the call's time (dated or daily periods): price such calls one by one."""
+        return not self._single
 
     def tier_starts(self) -> list[int]:
         """Every input size at which some rate changes (for grouping calls before pricing them)."""

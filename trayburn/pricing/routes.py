@@ -60,6 +60,10 @@ ROUTES: dict[str, str | None] = {
     "lmstudio": None,
 }
 
+# Routes whose calls a subscription covers: Cline reports them at cost 0. Their API value (the same
+# tokens at list price) is shown beside the spend, never added to it.
+PLAN_ROUTES = frozenset({"cline-pass"})
+
 # The route prefix of an OpenRouter-shaped id (`z-ai/glm-4.6`) → the vendor's genai-prices provider.
 VENDOR_PREFIXES: dict[str, str | None] = {
     "z-ai": "zai",
@@ -110,6 +114,11 @@ def route_of(provider: str | None, session_provider: str | None = None) -> str:
         if value and value.strip() and value.strip().lower() != "unknown":
             return value.strip().lower()
     return ""
+
+
+def is_plan(route: str) -> bool:
+    """Whether calls on this route (a `route_of()` value) are covered by a plan."""
+    return route in PLAN_ROUTES
 
 
 def split_id(raw: str) -> tuple[str | None, str]:
