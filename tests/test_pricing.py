@@ -225,6 +225,8 @@ def test_calls_summed_within_one_tier_band_cost_what_they_cost_one_by_one():
         lower = 0 if floored[0][0] <= start else start
         assert p.cost(*sums, tier_input=lower + 1) == pytest.approx(sum(p.cost(*c) for c in band), rel=1e-12)
     assert not p.periodic and PriceBook().prices("deepseek-flash", "deepseek").periodic
+    pairs = [("claude-sonnet-4-5", "anthropic"), ("gpt-4o", "openai"), ("mystery-x", None)]
+    assert PriceBook().tier_starts(pairs) == [start]
 
 
 def test_plan_routes():

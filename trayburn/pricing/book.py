@@ -9,7 +9,7 @@ a warm process prices known models without importing it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from os import PathLike
 
 from . import routes
@@ -86,6 +86,12 @@ class PriceBook:
         entry = self.entry(raw, provider, session_provider)
         override = self.overrides.get(model_key(self._ref(raw))) or self.overrides.get(entry.key)
         return entry.price if override is None else _merged(entry.price, override)
+
+    def tier_starts(self, calls: Iterable[tuple[str | None, str | None]]) -> list[int]:
+        """Every input size at which the price of one of these (model id, route) pairs changes: the
+        bands to group calls by in SQL before pricing each group's sums with `Price.cost(tier_input=)`."""
+        prices = (self.prices(model, route) for model, route in calls)
+        return sorted({start for p in prices if p is not None for start in p.tier_starts()})
 
     def call_cost(
         self,
