@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", parents=[common], help="where trayburn looks, what it found, what is wrong")
 
+    s = sub.add_parser("prices", parents=[common], help="which price applies to a model id, and where it came from")
+    s.add_argument("models", nargs="+", metavar="MODEL", help="a model id as Cline writes it, e.g. z-ai/glm-4.6")
+    s.add_argument("--provider", help="the route it was called on (Cline's provider), e.g. openrouter, cline-pass")
+
     s = sub.add_parser("config", parents=[common], help="the settings file: path, show, set KEY VALUE, unset KEY")
     s.add_argument("action", choices=["path", "show", "set", "unset"])
     s.add_argument("key", nargs="?")
@@ -221,6 +225,13 @@ def cmd_doctor(args) -> int:
     return 0 if h.ok else EXIT_ERROR
 
 
+def cmd_prices(args) -> int:
+    from .pricing import show
+
+    items = [show.describe(_engine(args, refresh=False).book, m, args.provider) for m in args.models]
+    return _emit(args, items, show.render(items))
+
+
 def _backend_line() -> str:
     try:
         from .tray import backend
@@ -309,6 +320,7 @@ COMMANDS = {
     "sessions": cmd_sessions,
     "session": cmd_session,
     "doctor": cmd_doctor,
+    "prices": cmd_prices,
     "config": cmd_config,
     "summary": cmd_summary,
     "autostart": cmd_autostart,

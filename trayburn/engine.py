@@ -84,7 +84,7 @@ class Engine:
         self.levels = paths.resolve_levels(
             self.settings.cline_dir, self.settings.data_dir, self.settings.sessions_dir, self.env
         )
-        self.book = PriceBook(self.settings.prices, self.settings.aliases)
+        self.book = PriceBook(self.settings.prices, self.settings.aliases, cache=self.state_dir / "prices.json")
         self._config_stamp = _stamp(self.config_path)
         for warning in self.loaded.warnings:
             log.warning(warning)

@@ -1,0 +1,101 @@
+"""`trayburn prices MODEL…`: which price applies to a model id on a route, and where it came from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import routes
+from .book import PriceBook
+from .price import KINDS, Period, Rate
+
+LABELS = {"input": "input", "output": "output", "cache_read": "cache read", "cache_write": "cache write"}
+
+
+def describe(book: PriceBook, raw: str, provider: str | None = None) -> dict[str, Any]:
+    """Plain data for one model id: its key and name, its price by kind and tier, and its source."""
+    price = book.prices(raw, provider)
+    key = book.key(raw, provider)
+    out: dict[str, Any] = {
+        "model": raw,
+        "route": routes.route_of(provider) or None,
+        "key": key,
+        "name": book.display(raw, provider),
+        "priced": price is not None,
+        "source": None,
+        "genai_prices": None,
+        "periods": [],
+    }
+    if price is None:
+        return out
+    out["source"] = price.source
+    if price.provider:
+        out["genai_prices"] = {"provider": price.provider, "model": price.model, "version": price.version}
+    out["periods"] = [_period(p) for p in price.periods]
+    return out
+
+
+def _period(p: Period) -> dict[str, Any]:
+    def kind(rate: Rate | None) -> dict[str, Any] | None:  # None: charged as uncached input
+        if rate is None:
+            return None
+        return {"base": rate.base, "tiers": [{"above_input": s, "price": v} for s, v in rate.tiers]}
+
+    daily = None if p.daily is None else [_hhmm(p.daily[0]), _hhmm(p.daily[1])]
+    usd = {k: kind(getattr(p.rates, k)) for k in KINDS}
+    return {"since": p.since, "daily_utc": daily, "usd_per_million": usd, "usd_per_call": p.rates.request}
+
+
+def render(items: list[dict[str, Any]]) -> str:
+    return "\n\n".join(_one(item) for item in items)
+
+
+def _one(d: dict[str, Any]) -> str:
+    route = f" on {d['route']}" if d["route"] else ""
+    lines = [f"{d['model']}{route}: {d['name']}"]
+    if not d["priced"]:
+        k = d["key"]
+        lines.append("  no known price: its calls are shown as unpriced, never $0. To price it, add to the settings")
+        lines.append(f'  file (`trayburn config path`): [prices."{k}"] input = …, output = … (USD per million tokens),')
+        lines.append(f"  or run `trayburn config set prices.{k}.input 0.6` and the same for output.")
+        return "\n".join(lines)
+    g = d["genai_prices"]
+    where = f"genai-prices {g['version']}, provider {g['provider']}, model {g['model']}" if g else ""
+    if d["source"] == "settings":
+        where = "the settings file" + (f" (other rates: {where})" if where else "")
+    lines.append(f"  price from {where}")
+    for period in d["periods"]:
+        lines += _table(period, len(d["periods"]) > 1)
+    return "\n".join(lines)
+
+
+def _table(period: dict[str, Any], labelled: bool) -> list[str]:
+    usd = period["usd_per_million"]
+    starts = sorted({t["above_input"] for k in KINDS if usd[k] for t in usd[k]["tiers"]})
+    lines = []
+    if labelled:
+        parts = [f"from {period['since']}"] if period["since"] else []
+        parts += ["daily {}-{} UTC".format(*period["daily_utc"])] if period["daily_utc"] else []
+        lines.append("  " + (" ".join(parts) or "at other times") + ":")
+    lines.append("  USD per million tokens     " + "".join(f"{LABELS[k]:>13}" for k in KINDS))
+    bands = [(0, "any call" if not starts else f"input ≤ {starts[0]:,}")]
+    bands += [(s, f"input > {s:,}") for s in starts]
+    for size, label in bands:
+        cells = [_cell(usd[k], size) for k in KINDS]
+        lines.append(f"  {label:<27}" + "".join(f"{c:>13}" for c in cells))
+    if period["usd_per_call"]:
+        lines.append(f"  plus {period['usd_per_call']:g} USD per call")
+    return lines
+
+
+def _cell(rate: dict[str, Any] | None, above: int) -> str:
+    if rate is None:
+        return "as input"
+    price = rate["base"]
+    for tier in rate["tiers"]:
+        if above >= tier["above_input"]:
+            price = tier["price"]
+    return f"{price:g}"
+
+
+def _hhmm(seconds: int) -> str:
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}"
