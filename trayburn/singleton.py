@@ -1,9 +1,15 @@
-"""One tray per user: an exclusive lock on a file in the state dir, held for the process's life."""
+"""One tray per user: an exclusive lock on a file in the state dir, held for the process's life.
+
+The lock file is private (0600) and never opened through a link: a link planted in its place is
+refused (fsutil.Refused, an OSError with a message), never truncated.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from . import fsutil
 
 EXIT_ALREADY_RUNNING = 3
 
@@ -23,8 +29,9 @@ class InstanceLock:
         self.fh = None
 
     def acquire(self) -> InstanceLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+")  # noqa: SIM115 (held open while the lock lives)
+        fsutil.private_dir(self.path.parent)
+        fd = fsutil.open_private(self.path, os.O_RDWR | os.O_CREAT)
+        fh = os.fdopen(fd, "r+")  # held open while the lock lives
         try:
             _lock(fh)
         except OSError:

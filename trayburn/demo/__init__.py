@@ -12,6 +12,7 @@ from pathlib import Path
 
 import platformdirs
 
+from .. import fsutil
 from .. import settings as st
 
 SOURCE = Path(__file__).parent / "sessions"
@@ -77,15 +78,12 @@ def prepare(root: Path, now_ms: int | None = None) -> Path:
 
 
 def _demo_home() -> Path:
-    home = Path(platformdirs.user_cache_dir("trayburn", appauthor=False)) / "demo"
-    home.mkdir(parents=True, exist_ok=True)
-    return home
+    return fsutil.private_dir(Path(platformdirs.user_cache_dir("trayburn", appauthor=False)) / "demo")
 
 
 def main(args) -> int:
     if args.state_dir:
-        Path(args.state_dir).mkdir(parents=True, exist_ok=True)
-        return _run(args, Path(args.state_dir))
+        return _run(args, fsutil.private_dir(args.state_dir))
     with tempfile.TemporaryDirectory(prefix="demo-", dir=_demo_home()) as tmp:
         return _run(args, Path(tmp))
 
