@@ -7,6 +7,7 @@ reason is the first thing logged: a log problem never stops the app.
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import os
@@ -21,9 +22,9 @@ FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     """RotatingFileHandler whose files are opened through fsutil (0600, no link followed)."""
 
-    def _open(self):  # type: ignore[no-untyped-def]  # the base class's hook for each (re)open
+    def _open(self) -> io.TextIOWrapper:  # the base class's hook for each (re)open
         fd = fsutil.open_private(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)  # noqa: SIM115 (the handler closes it)
 
 
 def setup(level: int = logging.INFO, log_dir: Path | None = None) -> Path:

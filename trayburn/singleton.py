@@ -7,7 +7,9 @@ refused (fsutil.Refused, an OSError with a message), never truncated.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import IO
 
 from . import fsutil
 
@@ -26,7 +28,7 @@ class AlreadyRunning(Exception):
 class InstanceLock:
     def __init__(self, path: Path):
         self.path = path
-        self.fh = None
+        self.fh: IO[str] | None = None
 
     def acquire(self) -> InstanceLock:
         fsutil.private_dir(self.path.parent)
@@ -52,8 +54,8 @@ class InstanceLock:
             self.fh = None
 
 
-def _lock(fh) -> None:
-    if os.name == "nt":
+def _lock(fh: IO[str]) -> None:
+    if sys.platform == "win32":
         import msvcrt
 
         fh.seek(0)
