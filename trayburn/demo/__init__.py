@@ -4,7 +4,6 @@ replayed as if they happened today, in a throwaway folder and ledger of their ow
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import time
 from datetime import UTC
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import platformdirs
 
-from .. import fsutil
+from .. import fsutil, render
 from .. import settings as st
 
 SOURCE = Path(__file__).parent / "sessions"
@@ -96,8 +95,7 @@ def _run(args, root: Path) -> int:
 
         engine = Engine(args.config, args.state_dir, env={})
         engine.refresh()
-        json.dump(engine.day().to_json(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print(render.as_json(engine.day().to_json()))
         return 0
     if getattr(args, "window", False):
         from ..window import summary
