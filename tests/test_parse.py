@@ -568,3 +568,39 @@ def test_an_absurd_rollup_cost_is_set_aside():
     usage = {"inputTokens": 10, "outputTokens": 1, "cacheReadTokens": 0, "cacheWriteTokens": 0, "totalCost": 1e308}
     r = parse_manifest(dumps(manifest("S", "2026-11-30T07:27:31.238Z", metadata={"usage": usage}))).rollup
     assert (r.input, r.cost) == (10, None) and "over $10,000" in r.note
+
+
+odd_text = st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF) | st.characters(), max_size=6)
+odd_number = st.one_of(
+    st.floats(),  # NaN and ±Infinity included: json.dumps writes them as Python's json reads them
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.sampled_from([300000000000, 253402300800, 253402300800000, 1e308, 10_000.0, 10_000.5]),
+)
+odd_time = odd_number | st.sampled_from(["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "x"]) | odd_text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"id": odd_text, "ts": odd_time, "model": odd_text, "tool": odd_text, "cost": odd_number, "n": odd_number}
+        ),
+        max_size=5,
+    ),
+    odd_text,
+)
+def test_whatever_a_file_holds_calls_are_storable_displayable_and_finite(rows, sid):
+    from trayburn.cline.parse import MAX_COST, MAX_MS, MIN_MS
+
+    msgs = [
+        assistant(r["id"], r["ts"], r["n"], r["n"], cost=r["cost"], model=r["model"], tools=(r["tool"],)) for r in rows
+    ]
+    data = json.dumps(messages_doc("S", [*msgs, CONTROL])).encode()
+    calls = parse_messages(data, sid).calls
+    assert calls[-1].key == "msg_control" and calls[-1].cost == 0.25  # the control is always counted
+    for c in calls:
+        for text in (c.key, c.model or "", *c.tools):
+            text.encode("utf-8")
+        assert c.ts_ms is None or MIN_MS <= c.ts_ms <= MAX_MS
+        assert c.cost is None or (math.isfinite(c.cost) and 0 <= c.cost <= MAX_COST)
+        assert all(0 <= v <= 2**53 for v in (c.input, c.output, c.cache_read, c.cache_write))
