@@ -295,3 +295,18 @@ def test_as_a_non_root_user(nobody_home):
     }
     assert (got["link"], got["foreign"]) == ("link", "not_ours")
     assert (base / "precious.txt").read_bytes() == PRECIOUS
+
+
+def test_read_file_reads_whole_files_and_never_past_its_limit(tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 100)
+    assert fsutil.read_file(path, 100) == b"x" * 100
+    with pytest.raises(fsutil.Refused, match="over the 99-byte limit") as caught:
+        fsutil.read_file(path, 99)
+    assert caught.value.kind == "too_big"
+    with open(path, "r+b") as fh:
+        fh.truncate(1 << 40)  # a sparse terabyte: refused by its size, never read into memory
+    with pytest.raises(fsutil.Refused, match="limit"):
+        fsutil.read_file(path, 1000)
+    with pytest.raises(FileNotFoundError):
+        fsutil.read_file(tmp_path / "none", 10)

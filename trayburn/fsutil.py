@@ -129,15 +129,22 @@ def read_file(path: str | os.PathLike[str], limit: int, follow: bool = True) -> 
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise Refused("not_a_file", path, f"{path} is {describe(st)}, not a regular file")
-        chunks, total = [], 0
-        while chunk := os.read(fd, max(st.st_size + 1, 1 << 16)):
+        if st.st_size > limit:
+            raise _too_big(path, limit)  # refused unread
+        chunks, total, want = [], 0, st.st_size + 1  # one read in the usual case; more if it grew since
+        while total <= limit and (chunk := os.read(fd, min(want, limit + 1 - total))):
             chunks.append(chunk)
             total += len(chunk)
-            if total > limit:  # by its size, or grown since the fstat
-                raise Refused("too_big", path, f"{path} is over the {limit:,}-byte limit")
+            want = 1 << 16
+        if total > limit:
+            raise _too_big(path, limit)
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _too_big(path: str | os.PathLike[str], limit: int) -> Refused:
+    return Refused("too_big", path, f"{path} is over the {limit:,}-byte limit")
 
 
 def _link(path: str | os.PathLike[str]) -> Refused:
