@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 
 import pytest
 from corpus import CORPUS, QUIRKS, TOKEN_FIELDS, assistant, dumps, expected_sessions, manifest, messages_doc, ms
@@ -376,3 +377,230 @@ def test_any_json_shape_parses_or_raises_parse_error(doc):
         for c in got.calls:
             assert all(0 <= v <= 2**53 for v in (c.input, c.output, c.cache_read, c.cache_write))
             assert c.cost is None or c.cost >= 0
+
+
+# ---- hardening: whatever a file holds, what comes out is storable and displayable --------------------
+
+CONTROL = assistant("msg_control", T, 1234, 56, 7, 8, cost=0.25, tools=("read_files",))
+
+
+def _control_counted(calls: dict) -> None:
+    c = calls["msg_control"]
+    assert (c.ts_ms, c.input, c.output, c.cache_read, c.cache_write, c.cost, c.tools, c.note) == (
+        T,
+        1234,
+        56,
+        7,
+        8,
+        0.25,
+        ("read_files",),
+        None,
+    )
+
+
+def _storable(text: str) -> bool:
+    text.encode("utf-8")  # raises on a lone surrogate, as SQLite's binding does
+    return True
+
+
+def test_lone_surrogates_become_storable_and_ids_stay_distinct():
+    odd = [
+        assistant("msg_\ud83d", T, model="gpt-\ud83d", tools=("run_\udc00", "ok")),
+        assistant("msg_\ud83e", T, model="\ud83d\ude00 pair"),  # a pair written as two escapes is a real character
+        assistant(None, T),  # keyed by the session id, which may carry a surrogate from a folder's name
+    ]
+    data = dumps(messages_doc("S", [*odd, CONTROL], agent="lead\udc80"))
+    assert b"\\ud83d" in data  # as JSON escapes, the only way a file can hold them
+    got = parse_messages(data, "S\udcff")
+    calls = {c.key: c for c in got.calls}
+    assert set(calls) == {"msg_\\ud83d", "msg_\\ud83e", "S\\udcff:2", "msg_control"}
+    assert calls["msg_\\ud83d"].model == "gpt-\ufffd" and calls["msg_\\ud83d"].tools == ("run_\ufffd", "ok")
+    assert calls["msg_\\ud83e"].model == "\U0001f600 pair"
+    assert got.agent == "lead\ufffd"
+    for c in got.calls:
+        assert all(_storable(s) for s in (c.key, c.model or "", *c.tools))
+    _control_counted(calls)
+    assert [c.key for c in parse_messages(data, "S\udcff").calls] == [c.key for c in got.calls]  # stable
+
+
+def test_lone_surrogates_in_a_manifest():
+    doc = manifest("S\ud800", "2026-11-30T07:27:31.238Z", cwd="/w/\udcff", model="m\ud83d", source="cli\ud83d")
+    doc["metadata"] = {"title": "hi \ud83d there", "fork": {"forkedFromSessionId": "P\ud83d"}}
+    m = parse_manifest(dumps(doc))
+    assert (m.session_id, m.title, m.cwd, m.model, m.forked_from) == (
+        "S\\ud800",
+        "hi \ufffd there",
+        "/w/\ufffd",
+        "m\ufffd",
+        "P\\ud83d",
+    )
+    assert m.started_ms == ms("2026-11-30T07:27:31.238Z")  # the control field
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        300000000000,  # seconds: year 11476
+        253402300800,  # seconds: 10000-01-01
+        253402300800000,  # ms: 10000-01-01
+        "0001-01-01T00:00:00+14:00",  # before the epoch in every zone
+        "9999-12-31T23:59:59-14:00",  # after 9999 in UTC
+        "3000-01-01T00:00:00Z",  # past what Windows' localtime shows
+        "1970-01-01T00:00:00Z",
+        -1,
+        86_399,  # seconds: still 1970-01-01, local time shows 1969 west of Greenwich
+    ],
+)
+def test_times_local_time_cannot_show_are_missing(value):
+    assert to_ms(value) is None
+    data = dumps(messages_doc("S", [assistant("odd", value), CONTROL]))
+    calls = by_key(data)
+    assert calls["odd"].ts_ms is None  # the ledger then uses the session's start
+    _control_counted(calls)
+
+
+@pytest.mark.parametrize("field", ["started_at", "ended_at"])
+@pytest.mark.parametrize("value", ["0001-01-01T00:00:00+14:00", 253402300800, "10000-01-01", 300000000000])
+def test_manifest_times_local_time_cannot_show_are_missing(field, value):
+    doc = manifest("S", "2026-11-30T07:27:31.238Z", ended_at="2026-11-30T08:00:00.000Z")
+    m = parse_manifest(dumps(doc | {field: value}))
+    assert getattr(m, field.replace("_at", "_ms")) is None
+    other = "ended_ms" if field == "started_at" else "started_ms"
+    assert getattr(m, other) == ms(doc[other.replace("_ms", "_at")])  # the control field
+
+
+def test_the_edges_of_the_displayable_range():
+    from datetime import datetime
+
+    from trayburn.cline.parse import MAX_MS, MIN_MS
+
+    assert to_ms(MIN_MS // 1000) == MIN_MS and to_ms(MIN_MS // 1000 - 1) is None  # seconds below 1e12
+    assert to_ms(MAX_MS) == MAX_MS and to_ms(MAX_MS + 1) is None
+    for edge in (MIN_MS, MAX_MS):  # displayable in the zones furthest from UTC
+        for hours in (-12, 14):
+            datetime.fromtimestamp(edge / 1000 + hours * 3600)
+
+
+def _nested(depth: int) -> dict:
+    node: object = "leaf"
+    for i in range(depth):
+        node = {"k": node} if i % 2 else [node]
+    return node  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("depth", [1200, 20_000])
+def test_a_valid_file_with_deeply_nested_tool_input_parses(depth):
+    odd = assistant("deep", T, tools=("editor",))
+    odd["content"][1]["input"] = _nested(depth)
+    with pytest.raises(RecursionError):
+        json.dumps(odd)  # the stdlib cannot even write it: build the bytes by hand
+    head = dumps(messages_doc("S", [CONTROL, assistant("deep", T, tools=("editor",)), CONTROL | {"id": "after"}]))
+    deep = b"[" * depth + b'"leaf"' + b"]" * depth
+    data = head.replace(b'"input": {}', b'"input": ' + deep, 1)
+    assert data.count(b"[") > depth
+    calls = by_key(data)
+    assert list(calls) == ["msg_control", "deep", "after"] and calls["deep"].tools == ("editor",)
+    assert calls["deep"].index == 1 and calls["after"].index == 2
+    _control_counted(calls)
+    with pytest.raises(ParseError, match="mid-write"):  # the same file cut short is still refused
+        parse_messages(data[: len(data) // 2], "S")
+    manifest_data = dumps(manifest("S", "2026-11-30T07:27:31.238Z")).replace(b'"pid": 1', b'"pid": ' + deep, 1)
+    assert parse_manifest(manifest_data).session_id == "S"
+
+
+def _depth(node) -> int:
+    """How many containers deep a value nests."""
+    if isinstance(node, dict):
+        return 1 + max(map(_depth, node.values()), default=0)
+    if isinstance(node, list):
+        return 1 + max(map(_depth, node), default=0)
+    return 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.integers(min_value=0, max_value=6))
+def test_shallow_agrees_with_json(doc, depth):
+    """`shallow` accepts exactly what json.loads accepts and cuts only below `depth`."""
+    from trayburn.cline.parse import shallow
+
+    data = json.dumps(doc).encode()
+    got = json.loads(shallow(data, depth))
+    assert got == doc if _depth(doc) <= depth else _depth(got) <= depth
+    for cut in (1, len(data) // 2, len(data) - 1):
+        for extra in (b"}", b",", b'"', b"]"):
+            broken = data[:cut] + extra + data[cut:]
+            try:
+                json.loads(broken)
+            except ValueError:
+                with pytest.raises(ValueError):
+                    shallow(broken, depth)
+
+
+@pytest.mark.parametrize("cost", [1e308, 10_000.01, 2**70, float("inf"), float("nan"), -1.0])
+def test_absurd_costs_are_set_aside_with_a_reason(cost):
+    data = json.dumps(messages_doc("S", [assistant("odd", T, cost=cost), assistant("odd2", T, cost=cost), CONTROL]))
+    calls = by_key(data.encode())
+    for key in ("odd", "odd2"):
+        assert calls[key].cost is None and "estimated instead" in calls[key].note and calls[key].input == 1000
+    total = sum(c.cost or 0 for c in calls.values())
+    assert math.isfinite(total) and total == 0.25
+    _control_counted(calls)
+
+
+def test_absurd_costs_count_as_calls_even_without_tokens():
+    """Spend was reported, so the call is kept (with its note); a cost that is not a number at all
+    is as if absent (rule 3), and with no tokens there is no call (rule 1)."""
+    zero = {"inputTokens": 0, "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0}
+    msgs = [assistant("big", T, metrics=zero | {"cost": 1e308}), assistant("text", T, metrics=zero | {"cost": "9"})]
+    calls = by_key(json.dumps(messages_doc("S", [*msgs, CONTROL])).encode())
+    assert set(calls) == {"big", "msg_control"} and calls["big"].note.startswith("reported cost 1e+308 is over")
+    _control_counted(calls)
+
+
+def test_a_cost_at_the_cap_is_used():
+    from trayburn.cline.parse import MAX_COST
+
+    calls = by_key(dumps(messages_doc("S", [assistant("big", T, cost=MAX_COST), CONTROL])))
+    assert calls["big"].cost == MAX_COST and calls["big"].note is None
+
+
+def test_an_absurd_rollup_cost_is_set_aside():
+    usage = {"inputTokens": 10, "outputTokens": 1, "cacheReadTokens": 0, "cacheWriteTokens": 0, "totalCost": 1e308}
+    r = parse_manifest(dumps(manifest("S", "2026-11-30T07:27:31.238Z", metadata={"usage": usage}))).rollup
+    assert (r.input, r.cost) == (10, None) and "over $10,000" in r.note
+
+
+odd_text = st.text(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF) | st.characters(), max_size=6)
+odd_number = st.one_of(
+    st.floats(),  # NaN and ±Infinity included: json.dumps writes them as Python's json reads them
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.sampled_from([300000000000, 253402300800, 253402300800000, 1e308, 10_000.0, 10_000.5]),
+)
+odd_time = odd_number | st.sampled_from(["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "x"]) | odd_text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"id": odd_text, "ts": odd_time, "model": odd_text, "tool": odd_text, "cost": odd_number, "n": odd_number}
+        ),
+        max_size=5,
+    ),
+    odd_text,
+)
+def test_whatever_a_file_holds_calls_are_storable_displayable_and_finite(rows, sid):
+    from trayburn.cline.parse import MAX_COST, MAX_MS, MIN_MS
+
+    msgs = [
+        assistant(r["id"], r["ts"], r["n"], r["n"], cost=r["cost"], model=r["model"], tools=(r["tool"],)) for r in rows
+    ]
+    data = json.dumps(messages_doc("S", [*msgs, CONTROL])).encode()
+    calls = parse_messages(data, sid).calls
+    assert calls[-1].key == "msg_control" and calls[-1].cost == 0.25  # the control is always counted
+    for c in calls:
+        for text in (c.key, c.model or "", *c.tools):
+            text.encode("utf-8")
+        assert c.ts_ms is None or MIN_MS <= c.ts_ms <= MAX_MS
+        assert c.cost is None or (math.isfinite(c.cost) and 0 <= c.cost <= MAX_COST)
+        assert all(0 <= v <= 2**53 for v in (c.input, c.output, c.cache_read, c.cache_write))

@@ -7,6 +7,7 @@ import os
 import tomllib
 
 import pytest
+from corpus import copy_corpus, expected, set_tz  # noqa: F401
 
 from trayburn import cli
 from trayburn import settings as st
@@ -84,7 +85,8 @@ def test_not_utf8_is_reported(conf):
 def test_a_folder_where_the_file_should_be(conf):
     conf.mkdir()
     loaded = st.load(conf)
-    assert loaded.error and "cannot read" in loaded.error
+    assert loaded.problem.kind == "not_a_file"
+    assert loaded.error == f"{conf} is a folder, not a regular file"
 
 
 @pytest.mark.parametrize(
@@ -302,12 +304,21 @@ def test_config_set_on_broken_file_refused(conf, capsys):
     assert code == 1 and "line 1" in err
 
 
-def test_save_keeps_the_files_permissions(conf):
-    st.update(conf, "theme", "dark")
-    assert conf.stat().st_mode & 0o777 == 0o644
-    conf.chmod(0o640)
-    st.update(conf, "theme", "light")
-    assert conf.stat().st_mode & 0o777 == 0o640
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+@pytest.mark.parametrize("umask", [0o022, 0o000, 0o077])
+def test_saved_settings_are_private_whatever_the_umask(conf, umask):
+    old = os.umask(umask)
+    try:
+        st.update(conf, "theme", "dark")  # a new file
+        assert conf.stat().st_mode & 0o777 == 0o600
+        conf.chmod(0o644)  # as an older trayburn left it
+        st.update(conf, "theme", "light")  # the line edit
+        assert conf.stat().st_mode & 0o777 == 0o600
+        st.update(conf, "aliases.x", "gpt-4o")  # the whole rewrite
+        assert conf.stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
+    assert st.load(conf).settings.theme == "light"
 
 
 def test_a_change_from_the_menu_keeps_a_persons_comments_and_layout(tmp_path):
@@ -333,3 +344,61 @@ def test_a_change_from_the_menu_keeps_a_persons_comments_and_layout(tmp_path):
     assert loaded.settings.aliases == {"proxy/glm": "glm-5.2"}
     st.update(path, "refresh_seconds", None)  # back to the default: the line goes
     assert "refresh_seconds" not in path.read_text() and "# my trayburn settings" in path.read_text()
+
+
+# ---- read like a session file: regular files only, never blocking, never unbounded -----------------
+
+
+def _load_within(path, seconds: float = 10.0):
+    """st.load in a thread that must finish in time (a FIFO opened blocking would hang for ever)."""
+    import threading
+
+    box: list = []
+    worker = threading.Thread(target=lambda: box.append(st.load(path)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():  # unstick it (a writer releases a blocking open) before failing
+        with open(path, "wb"):
+            pass
+        pytest.fail(f"loading {path} did not finish in {seconds} s")
+    return box[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_fifo_as_settings_never_hangs(conf, capsys, monkeypatch, tmp_path, set_tz):
+    os.mkfifo(conf)
+    loaded = _load_within(conf)
+    assert loaded.problem.kind == "not_a_file" and loaded.error == f"{conf} is a named pipe, not a regular file"
+    assert loaded.settings == st.Settings()
+    # control: with that settings file, a command still counts the recorded sessions
+    set_tz("UTC")
+    monkeypatch.setenv("CLINE_DIR", str(copy_corpus(tmp_path / "cline")))
+    monkeypatch.setenv("TRAYBURN_STATE_DIR", str(tmp_path / "state"))
+    code, out, _ = run(capsys, "today", "--date", "2026-11-30", "--json")
+    assert code == 0 and json.loads(out)["calls"] == expected()["totals"]["calls"]
+    code, _, err = run(capsys, "config", "set", "theme", "dark")
+    assert code == 1 and "named pipe" in err and err.count("\n") == 1
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_link_to_dev_zero_is_refused_not_read(conf):
+    conf.symlink_to("/dev/zero")
+    loaded = _load_within(conf)
+    assert loaded.problem.kind == "not_a_file" and "a device" in loaded.error
+
+
+def test_a_huge_file_is_refused_unread(conf):
+    with open(conf, "wb") as fh:
+        fh.truncate(st.MAX_BYTES + 1)  # sparse: no disk used
+    loaded = st.load(conf)
+    assert loaded.problem.kind == "too_big" and str(conf) in loaded.error and "limit" in loaded.error
+    assert loaded.settings == st.Settings()
+
+
+def test_a_settings_file_linked_from_elsewhere_is_still_read(conf, tmp_path):
+    real = tmp_path / "dotfiles" / "trayburn.toml"
+    real.parent.mkdir()
+    real.write_text(GOOD)
+    conf.symlink_to(real)
+    loaded = st.load(conf)
+    assert loaded.error is None and loaded.settings.theme == "dark"

@@ -12,12 +12,13 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from . import fsutil
 
 APP_NAME = "trayburn"
 COMMENT = "Shows what the Cline CLI costs you today"
@@ -372,19 +373,9 @@ def _xdg_config_home(home: Path, env: Mapping[str, str]) -> Path:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
+    """The entry names where trayburn is installed: written private (0600) and atomically."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        fsutil.atomic_write(path, data)
     except OSError as exc:
         raise AutostartError(f"cannot write {path}: {exc}") from exc
 

@@ -7,7 +7,6 @@ the tray starts. GUI modules are imported only by the commands that need them.
 from __future__ import annotations
 
 import argparse
-import json
 import sqlite3
 import sys
 from datetime import date, datetime
@@ -157,10 +156,13 @@ def _engine(args, refresh: bool = True):
 
 def _emit(args, data, text: str) -> int:
     if args.json:
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        try:
+            out = render.as_json(data)
+        except ValueError as exc:  # a NaN or Infinity got through: refuse to print invalid JSON
+            raise CliError(f"a figure is not a finite number ({exc}); please report this") from None
+        print(out)
     else:
-        print(text)
+        print(render.clean(text))  # names and paths from files never reach the terminal raw
     return 0
 
 

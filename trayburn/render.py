@@ -2,7 +2,31 @@
 
 from __future__ import annotations
 
+import json
+import re
+from typing import Any
+
 from .report import DayReport, ModelCost, SessionDetail, SessionSummary
+
+# What a terminal would obey rather than show: C0 controls but tab and newline (ESC, BEL, a lone CR…),
+# DEL, C1 controls (0x9b is CSI on its own), and the bidirectional overrides that reorder a line.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(text: str) -> str:
+    """Text safe to print: titles, model names and paths come from files anyone could write, so an
+    OSC 52 clipboard write or a screen clear in a title is removed, never sent to the terminal."""
+    return _CONTROLS.sub("", text)
+
+
+def one_line(text: str) -> str:
+    """`clean`, and on one line (for a table cell)."""
+    return clean(text).replace("\n", " ").replace("\t", " ")
+
+
+def as_json(data: Any) -> str:
+    """The one JSON writer for results: strict JSON (NaN or Infinity is a bug, raised as ValueError)."""
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def usd(value: float | None, estimated: bool = False) -> str:
@@ -20,6 +44,7 @@ def tokens(n: int) -> str:
 
 
 def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> str:
+    rows = [[one_line(str(c)) for c in r] for r in rows]
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=True)]
 
     def line(cells):
@@ -89,7 +114,7 @@ def sessions(items: list[SessionSummary]) -> str:
 def session(d: SessionDetail) -> str:
     s = d.summary
     lines = [
-        s.title,
+        one_line(s.title),
         f"  id {s.id}  ·  {s.state}{' (removed from disk)' if s.removed else ''}",
         f"  project {s.project or '-'}  ·  {s.cwd or '-'}",
         f"  started {s.started_at or '-'}  ended {s.ended_at or '-'}"

@@ -7,9 +7,7 @@ default with a warning; unknown keys are kept on save and reported.
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -17,9 +15,12 @@ from typing import Any
 
 import tomli_w
 
+from .fsutil import Refused, atomic_write, read_file
+
 THEMES = ("auto", "light", "dark")
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
 REFRESH_CHOICES = (15, 30, 60, 300)
+MAX_BYTES = 1_000_000  # a settings file is a few hundred bytes; anything near this is not one
 
 
 class SettingsError(Exception):
@@ -68,7 +69,7 @@ KEYS = tuple(f.name for f in fields(Settings) if f.name not in _KEPT)
 class SettingsProblem:
     """Why the settings file could not be used (defaults are in use meanwhile)."""
 
-    kind: str  # "unreadable" | "not_utf8" | "not_toml" (more kinds may follow: "not_a_file", "too_big")
+    kind: str  # "unreadable" | "not_a_file" | "too_big" | "not_utf8" | "not_toml"
     message: str  # a sentence naming the file and what is wrong, without "using defaults"
     line: int | None = None  # 1-based, where the file's text says where
     key: str | None = None
@@ -171,11 +172,11 @@ def from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
 def load(path: Path) -> Loaded:
     """Read the settings file. Never raises: a problem is reported in .error / .warnings."""
     try:
-        raw = path.read_bytes()
+        raw = _read(path)
     except FileNotFoundError:
         return Loaded(Settings(), path, exists=False)
-    except OSError as exc:
-        return Loaded(Settings(), path, True, SettingsProblem("unreadable", f"cannot read {path}: {exc.strerror}"))
+    if isinstance(raw, SettingsProblem):
+        return Loaded(Settings(), path, True, raw)
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -188,35 +189,23 @@ def load(path: Path) -> Loaded:
     return Loaded(settings, path, True, warnings=[f"{path}: {w}" for w in warnings])
 
 
-def save(path: Path, settings: Settings) -> None:
-    """Write the whole file from `settings`, atomically."""
-    _write(path, tomli_w.dumps(settings.to_toml_dict()).encode("utf-8"))
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Write atomically: a temp file beside the target, fsync, then replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def _read(path: Path) -> bytes | SettingsProblem:
+    """The file's bytes, read like a session file: a regular file only, without blocking (a FIFO
+    never hangs), never past MAX_BYTES (a link to /dev/zero never eats memory). FileNotFoundError
+    is raised; any other failure is returned as the problem."""
     try:
-        _keep_mode(path, fd)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        return read_file(path, MAX_BYTES)
+    except FileNotFoundError:
         raise
+    except Refused as exc:
+        return SettingsProblem(exc.kind, f"{exc} for a settings file" if exc.kind == "too_big" else str(exc))
+    except OSError as exc:
+        return SettingsProblem("unreadable", f"cannot read {path}: {exc.strerror or exc}")
 
 
-def _keep_mode(path: Path, fd: int) -> None:
-    """The new file gets the old one's permissions (mkstemp's are 0600); a new file the usual 0644."""
-    try:
-        mode = path.stat().st_mode & 0o777
-    except OSError:
-        mode = 0o644
-    if hasattr(os, "fchmod"):
-        os.fchmod(fd, mode)
+def save(path: Path, settings: Settings) -> None:
+    """Write the whole file from `settings`, atomically (0600: it may hold budgets and folders)."""
+    atomic_write(path, tomli_w.dumps(settings.to_toml_dict()).encode("utf-8"))
 
 
 def _editable(path: Path) -> Settings:
@@ -259,7 +248,7 @@ def update(path: Path, key: str, text: str | None) -> Settings:
     if edited is None:
         save(path, settings)
     else:
-        _write(path, edited.encode("utf-8"))
+        atomic_write(path, edited.encode("utf-8"))
     return settings
 
 
@@ -270,8 +259,11 @@ def _edit_line(path: Path, settings: Settings, key: str) -> str | None:
     """The file's text with only `key`'s line changed, so a person's comments and layout survive
     a change made from the menu; None where only a whole rewrite is safe."""
     try:
-        lines = path.read_text("utf-8").splitlines(keepends=True)
+        raw = _read(path)
+        lines = raw.decode("utf-8").splitlines(keepends=True) if isinstance(raw, bytes) else None
     except (OSError, UnicodeDecodeError):
+        return None
+    if lines is None:
         return None
     tables = next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))
     hits = [i for i in range(tables) if (m := _TOP_KEY.match(lines[i])) and m.group(1) == key]

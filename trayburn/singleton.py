@@ -1,9 +1,17 @@
-"""One tray per user: an exclusive lock on a file in the state dir, held for the process's life."""
+"""One tray per user: an exclusive lock on a file in the state dir, held for the process's life.
+
+The lock file is private (0600) and never opened through a link: a link planted in its place is
+refused (fsutil.Refused, an OSError with a message), never truncated.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import IO
+
+from . import fsutil
 
 EXIT_ALREADY_RUNNING = 3
 
@@ -20,11 +28,12 @@ class AlreadyRunning(Exception):
 class InstanceLock:
     def __init__(self, path: Path):
         self.path = path
-        self.fh = None
+        self.fh: IO[str] | None = None
 
     def acquire(self) -> InstanceLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+")  # noqa: SIM115 (held open while the lock lives)
+        fsutil.private_dir(self.path.parent)
+        fd = fsutil.open_private(self.path, os.O_RDWR | os.O_CREAT)
+        fh = os.fdopen(fd, "r+")  # held open while the lock lives
         try:
             _lock(fh)
         except OSError:
@@ -45,8 +54,8 @@ class InstanceLock:
             self.fh = None
 
 
-def _lock(fh) -> None:
-    if os.name == "nt":
+def _lock(fh: IO[str]) -> None:
+    if sys.platform == "win32":
         import msvcrt
 
         fh.seek(0)

@@ -2,12 +2,16 @@
 
 Follows the rules in cline-format.md: one call per assistant message with a non-zero metrics
 block; `inputTokens` include cache reads and writes; a reported cost (0 included) is used as is.
+
+Whatever a file holds, what comes out is storable and displayable: strings without lone surrogates,
+times local time can show on every platform, costs finite and at most MAX_COST per call, and a
+valid document parses however deeply its tool input nests.
 """
 
 from __future__ import annotations
 
 import json
-import math
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -20,7 +24,10 @@ class ParseError(ValueError):
 
 
 MAX_TOKENS = 2**53  # above this a token count is garbage (and would not fit SQLite's INTEGER)
-MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+MAX_COST = 10_000.0  # USD: above this a reported cost for one call is garbage (1e308 twice is Infinity)
+# Times local time can show on every platform, whatever the zone (Windows' localtime stops in 3000):
+MIN_MS = 86_400_000  # 1970-01-02T00:00:00Z
+MAX_MS = 32_503_680_000_000 - 1  # 2999-12-31T23:59:59.999Z
 
 # ---- typed fast path: only the fields we use are decoded; the rest is skipped -------------------
 # The decoder also checks the values the rules care about. A document that does not fit (a message with
@@ -28,7 +35,7 @@ MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
 # cost, …) goes whole to the generic path, which applies the same rules to any valid JSON.
 
 _Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKENS)]
-_Cost = Annotated[float, msgspec.Meta(ge=0)]
+_Cost = Annotated[float, msgspec.Meta(ge=0, le=MAX_COST)]
 
 
 class _Block(msgspec.Struct):
@@ -80,6 +87,7 @@ class Call:
     cache_write: int
     cost: float | None  # as reported; None when absent or unusable
     tools: tuple[str, ...]
+    note: str | None = None  # why a reported value was set aside (the call still counts, its cost estimated)
 
 
 @dataclass(slots=True)
@@ -116,25 +124,42 @@ def _tokens(value: Any) -> int:
 
 
 def _cost(value: Any) -> float | None:
-    if type(value) is float and 0 <= value < math.inf:  # the common case, decided first
+    """A reported cost: a finite number from 0 to MAX_COST; None otherwise (then estimated)."""
+    if type(value) is float and 0 <= value <= MAX_COST:  # the common case, decided first
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_COST:
+        return None  # NaN fails the comparison too
     return float(value)
+
+
+def _cost_note(value: Any) -> str | None:
+    """Why a reported cost, a number other than 0, is not used (None when it is used, or is not a
+    number: then it is as if absent). Such a call counts even without tokens: spend was reported."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0 or _cost(value) is not None:
+        return None
+    if value > MAX_COST:
+        return f"reported cost {value:.6g} is over ${MAX_COST:,.0f} for one call; estimated instead"
+    return f"reported cost {value} is not a sum of dollars; estimated instead"
 
 
 def to_ms(value: Any) -> int | None:
     """Epoch ms from ms, seconds (below 1e12) or an ISO string (UTC unless it says otherwise);
-    None when missing, 0 or unusable."""
+    None when missing, 0, unusable or outside what local time can show (see `displayable`)."""
     if type(value) is int and 1e12 <= value <= MAX_MS:  # the common case (epoch ms), decided first
         return value
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)) and 0 < value <= MAX_MS:
-        return int(value) if value >= 1e12 else round(value * 1000)
+        return displayable(int(value) if value >= 1e12 else round(value * 1000))
     if isinstance(value, str) and value.strip():
-        return _iso_ms(value.strip())
+        return displayable(_iso_ms(value.strip()))
     return None
+
+
+def displayable(epoch_ms: int | None) -> int | None:
+    """The time if local time can show it on every platform (MIN_MS to MAX_MS), else None: then the
+    caller's fallback applies (a call's session start, a session's id time)."""
+    return epoch_ms if epoch_ms is not None and MIN_MS <= epoch_ms <= MAX_MS else None
 
 
 def id_ms(session_id: str) -> int | None:
@@ -143,17 +168,17 @@ def id_ms(session_id: str) -> int | None:
     if not (head.isascii() and head.isdigit()):
         return None
     value = int(head)
-    return value if 1e12 <= value <= MAX_MS else None
+    return value if 1e12 <= value <= MAX_MS else None  # (1e12 ms is 2001)
 
 
 def _iso_ms(text: str) -> int | None:
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return int(when.timestamp() * 1000)
+    except (ValueError, OverflowError):
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)
 
 
 def _tool_names(content: Any) -> tuple[str, ...]:
@@ -168,19 +193,21 @@ def _tool_names(content: Any) -> tuple[str, ...]:
         else:
             continue
         if kind == "tool_use" and isinstance(name, str):
-            names.append(name)
+            names.append(_text(name))
     return tuple(names)
 
 
-def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float | None]:
-    """Tokens and cost from a plain dict's `get` (the generic path and the manifest's rollup)."""
+def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float | None, str | None]:
+    """Tokens, cost and a note on a cost set aside, from a plain dict's `get` (the generic path and
+    the manifest's rollup)."""
     tokens = (
         _tokens(get("inputTokens")),
         _tokens(get("outputTokens")),
         _tokens(get("cacheReadTokens")),
         _tokens(get("cacheWriteTokens")),
     )
-    return tokens, _cost(get(cost_field))
+    reported = get(cost_field)
+    return tokens, _cost(reported), _cost_note(reported)
 
 
 def _calls(messages: list, session_id: str) -> list[Call]:
@@ -196,25 +223,48 @@ def _calls(messages: list, session_id: str) -> list[Call]:
                 metrics.cacheReadTokens or 0,
                 metrics.cacheWriteTokens or 0,
             )
-            cost, model = metrics.cost, info.id if info is not None else None
+            cost, model, note = metrics.cost, info.id if info is not None else None, None
             mid, ts, content = m.id, m.ts, m.content
         elif isinstance(m, dict):  # the generic path
             metrics, info = m.get("metrics"), m.get("modelInfo")
             if m.get("role") != "assistant" or not isinstance(metrics, dict):
                 continue
-            tokens, cost = _usage(metrics.get, "cost")
+            tokens, cost, note = _usage(metrics.get, "cost")
             model = info.get("id") if isinstance(info, dict) else None
             mid, ts, content = m.get("id"), m.get("ts"), m.get("content")
         else:
             continue  # a user message, or not an object: no call, but it keeps its index
-        if any(tokens) or cost:
-            key = mid if isinstance(mid, str) and mid else f"{session_id}:{index}"
-            calls.append(Call(key, index, to_ms(ts), _model(model), *tokens, cost, _tool_names(content)))
+        if any(tokens) or cost or note:
+            key = _key(mid if isinstance(mid, str) and mid else f"{session_id}:{index}")
+            calls.append(Call(key, index, to_ms(ts), _model(model), *tokens, cost, _tool_names(content), note))
     return calls
 
 
 def _model(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None
+    return _text(value) if isinstance(value, str) and value.strip() else None
+
+
+def _text(value: str) -> str:
+    """A string from a file, storable: lone surrogates (JSON's "\\ud83d" alone) become U+FFFD."""
+    if value.isascii():  # the common case, decided first
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # (a pair split across two escapes joins up again here)
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
+
+
+def _key(value: str) -> str:
+    """An identity from a file, storable and still distinct: a lone surrogate becomes its escape
+    text (`\\ud83d`), so two ids differing only there stay two calls."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def parse_messages(data: bytes, session_id: str) -> Messages:
@@ -224,13 +274,13 @@ def parse_messages(data: bytes, session_id: str) -> Messages:
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         doc = _slow(data)
     if isinstance(doc, _MessagesDoc):
-        agent = doc.agent if isinstance(doc.agent, str) else "lead"
+        agent = _text(doc.agent) if isinstance(doc.agent, str) else "lead"
         return Messages(agent, _calls(doc.messages, session_id))
     if isinstance(doc, dict):
         messages = doc.get("messages")
         if not isinstance(messages, list):
             raise ParseError("no 'messages' list")
-        agent = doc.get("agent") if isinstance(doc.get("agent"), str) else "lead"
+        agent = _text(doc["agent"]) if isinstance(doc.get("agent"), str) else "lead"
         return Messages(agent, _calls(messages, session_id))  # non-objects are skipped, keeping indexes
     if isinstance(doc, list):
         return Messages("lead", _calls(doc, session_id))
@@ -241,6 +291,12 @@ def _slow(data: bytes) -> Any:
     """Generic JSON, for documents whose shape the typed decoder refuses (odd but valid)."""
     try:
         return json.loads(data)
+    except RecursionError:
+        pass
+    except ValueError as exc:
+        raise ParseError(_describe(data, exc)) from None
+    try:  # valid JSON nested deeper than the decoders go, or not JSON at all
+        return json.loads(shallow(data))
     except (ValueError, RecursionError) as exc:
         raise ParseError(_describe(data, exc)) from None
 
@@ -261,11 +317,11 @@ def parse_manifest(data: bytes) -> Manifest:
         doc = _slow(data)  # valid JSON msgspec refuses (1e400) still parses; the rest raises ParseError
     if not isinstance(doc, dict):
         raise ParseError("not a JSON object")
-    sid = doc.get("session_id")
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    fork = meta.get("fork") if isinstance(meta.get("fork"), dict) else {}
+    sid = _key(doc["session_id"]) if isinstance(doc.get("session_id"), str) else ""
+    meta: dict[str, Any] = doc["metadata"] if isinstance(doc.get("metadata"), dict) else {}
+    fork: dict[str, Any] = meta["fork"] if isinstance(meta.get("fork"), dict) else {}
     return Manifest(
-        session_id=sid if isinstance(sid, str) else "",
+        session_id=sid,
         started_ms=to_ms(doc.get("started_at")),
         ended_ms=to_ms(doc.get("ended_at")),
         status=_str(doc.get("status")) or "unknown",
@@ -277,17 +333,89 @@ def parse_manifest(data: bytes) -> Manifest:
         provider=_str(doc.get("provider")),
         source=_str(doc.get("source")),
         messages_path=_str(doc.get("messages_path")),
-        forked_from=_str(fork.get("forkedFromSessionId")),
-        rollup=_rollup(meta.get("usage"), sid if isinstance(sid, str) else ""),
+        forked_from=_key(fork["forkedFromSessionId"]) if _str(fork.get("forkedFromSessionId")) else None,
+        rollup=_rollup(meta.get("usage"), sid),
     )
 
 
 def _rollup(usage: Any, session_id: str) -> Call | None:
     if not isinstance(usage, dict):
         return None
-    tokens, cost = _usage(usage.get, "totalCost")
-    return Call(f"{session_id}:rollup", -1, None, None, *tokens, cost, ()) if any(tokens) or cost else None
+    tokens, cost, note = _usage(usage.get, "totalCost")
+    if not (any(tokens) or cost or note):
+        return None
+    return Call(f"{session_id}:rollup", -1, None, None, *tokens, cost, (), note)
 
 
 def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None
+    return _text(value) if isinstance(value, str) and value.strip() else None
+
+
+# ---- valid JSON nested deeper than the decoders recurse -----------------------------------------------
+# Calls sit a few levels down (document → messages → message → metrics); anything below SHALLOW_DEPTH is
+# tool input or content the parser skips. `shallow` checks the whole document is JSON without
+# recursing and replaces each value nested deeper than that with null, so the decoders see the rest.
+
+SHALLOW_DEPTH = 64
+_TOKEN = re.compile(
+    rb"[ \t\n\r]*+(?:"
+    rb'(")'  # 1: a string opens
+    rb"|([\[{])"  # 2: a container opens
+    rb"|([\]}])"  # 3: a container closes
+    rb"|(,)|(:)"  # 4, 5
+    rb"|(-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][+-]?[0-9]++)?|true|false|null|NaN|-?Infinity))"  # 6
+)
+_STRING_REST = re.compile(rb'(?:[^"\\\x00-\x1f]++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*+"')
+_VALUE, _ITEM_OR_END, _KEY_OR_END, _KEY, _COLON, _AFTER = range(6)
+
+
+def shallow(data: bytes, depth: int = SHALLOW_DEPTH) -> bytes:
+    """`data` with every value nested deeper than `depth` replaced by null; ValueError unless `data`
+    is one valid JSON document (UTF-8, as json.loads reads it: NaN and Infinity included)."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    data.decode("utf-8")  # UnicodeDecodeError is a ValueError: what is cut must be text too
+    stack: list[int] = []
+    out: list[bytes] = []
+    state, pos, kept, cut = _VALUE, 0, 0, -1
+    while True:
+        m = _TOKEN.match(data, pos)
+        if m is None:
+            raise ValueError(f"not JSON at byte {pos}")
+        kind, start, pos = m.lastindex, m.start(m.lastindex or 0), m.end()
+        if kind == 1:
+            rest = _STRING_REST.match(data, pos)
+            if rest is None:
+                raise ValueError(f"unterminated string at byte {start}")
+            pos = rest.end()
+            state = _step(
+                state, _COLON if state in (_KEY_OR_END, _KEY) else _AFTER, (_VALUE, _ITEM_OR_END, _KEY_OR_END, _KEY)
+            )
+        elif kind == 2:
+            state = _step(state, _KEY_OR_END if data[start] == 0x7B else _ITEM_OR_END, (_VALUE, _ITEM_OR_END))
+            stack.append(data[start])
+            if len(stack) == depth + 1:
+                cut = start
+        elif kind == 3:
+            closes = (_AFTER, _KEY_OR_END) if data[start] == 0x7D else (_AFTER, _ITEM_OR_END)
+            if not stack or stack.pop() != data[start] - 2:  # "[" + 2 == "]", "{" + 2 == "}"
+                raise ValueError(f"unbalanced {chr(data[start])} at byte {start}")
+            state = _step(state, _AFTER, closes)
+            if len(stack) == depth and cut >= 0:
+                out += (data[kept:cut], b"null")
+                kept, cut = pos, -1
+        elif kind == 4:
+            state = _step(state, _KEY if stack and stack[-1] == 0x7B else _VALUE, (_AFTER,) if stack else ())
+        elif kind == 5:
+            state = _step(state, _VALUE, (_COLON,))
+        else:
+            state = _step(state, _AFTER, (_VALUE, _ITEM_OR_END))
+        if state == _AFTER and not stack:
+            if data[pos:].strip(b" \t\n\r"):
+                raise ValueError(f"extra data at byte {pos}")
+            return b"".join(out) + data[kept:]
+
+
+def _step(state: int, to: int, allowed: tuple[int, ...]) -> int:
+    if state not in allowed:
+        raise ValueError("not JSON")
+    return to

@@ -4,7 +4,6 @@ replayed as if they happened today, in a throwaway folder and ledger of their ow
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import time
 from datetime import UTC
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import platformdirs
 
+from .. import fsutil, render
 from .. import settings as st
 
 SOURCE = Path(__file__).parent / "sessions"
@@ -77,15 +77,12 @@ def prepare(root: Path, now_ms: int | None = None) -> Path:
 
 
 def _demo_home() -> Path:
-    home = Path(platformdirs.user_cache_dir("trayburn", appauthor=False)) / "demo"
-    home.mkdir(parents=True, exist_ok=True)
-    return home
+    return fsutil.private_dir(Path(platformdirs.user_cache_dir("trayburn", appauthor=False)) / "demo")
 
 
 def main(args) -> int:
     if args.state_dir:
-        Path(args.state_dir).mkdir(parents=True, exist_ok=True)
-        return _run(args, Path(args.state_dir))
+        return _run(args, fsutil.private_dir(args.state_dir))
     with tempfile.TemporaryDirectory(prefix="demo-", dir=_demo_home()) as tmp:
         return _run(args, Path(tmp))
 
@@ -98,8 +95,7 @@ def _run(args, root: Path) -> int:
 
         engine = Engine(args.config, args.state_dir, env={})
         engine.refresh()
-        json.dump(engine.day().to_json(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print(render.as_json(engine.day().to_json()))
         return 0
     if getattr(args, "window", False):
         from ..window import summary

@@ -16,7 +16,7 @@ import threading
 from dataclasses import replace
 from datetime import date, datetime
 
-from .. import paths, report
+from .. import fsutil, paths, report
 from .. import settings as st
 from ..engine import Engine
 from ..opener import open_path
@@ -190,11 +190,11 @@ class TrayApp:
             return
         path = self.engine.state_dir / "notified.json"
         today = date.today().isoformat()
-        try:
-            seen = json.loads(path.read_text())
+        try:  # private state: never through a link, never unbounded (fsutil)
+            seen = json.loads(fsutil.read_file(path, 65536, follow=False))
         except (OSError, ValueError):
             seen = {}
-        done = seen.get(today, [])
+        done = seen.get(today, []) if isinstance(seen, dict) else []
         if view.budget_level in done:
             return
         message = (
@@ -205,7 +205,7 @@ class TrayApp:
         try:
             if self.caps.can_notify:
                 self.icon.notify(f"{message}: {view.today.removeprefix('Today: ')}", "trayburn")
-            path.write_text(json.dumps({today: done + [view.budget_level]}))
+            fsutil.atomic_write(path, json.dumps({today: done + [view.budget_level]}).encode())
         except Exception:
             log.exception("budget notification failed")
         log.info("budget: %s", message)

@@ -1,0 +1,167 @@
+"""trayburn's own files: folders 0700 and files 0600 whatever the umask, never written through a
+symbolic link, read without blocking or without bound, and the one atomic writer.
+
+Everything trayburn writes goes through here (the settings file, the log, the tray's lock and
+notification state, the autostart entry, the demo's copy of the sessions). A folder of trayburn's
+is made private; one that belongs to someone else and that other users can write is refused, since
+anyone could plant a file or a link in it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+_POSIX = os.name == "posix"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_COMMON = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+class Refused(OSError):
+    """trayburn will not use this path; the message names it and says why."""
+
+    def __init__(self, kind: str, path: str | os.PathLike[str], message: str) -> None:
+        super().__init__(message)
+        self.kind = kind  # "link" | "not_a_file" | "too_big" | "not_private" | "not_ours"
+        self.path = Path(path)
+
+
+def _ours(st: os.stat_result) -> bool:
+    return not _POSIX or st.st_uid == os.geteuid()
+
+
+def private_dir(path: str | os.PathLike[str]) -> Path:
+    """The folder, created if missing; made 0700 when it is ours. A folder of another user's that
+    other users can write is refused (Refused "not_private")."""
+    folder = Path(path)
+    folder.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    st = os.stat(folder)  # followed: the folder itself may be a link (a moved ~/.local, say)
+    if not _POSIX:
+        return folder
+    if _ours(st):
+        if stat.S_IMODE(st.st_mode) != PRIVATE_DIR:
+            os.chmod(folder, PRIVATE_DIR)
+    elif st.st_mode & 0o022:
+        raise Refused(
+            "not_private",
+            folder,
+            f"{folder} can be written by other users, so trayburn will not keep its files there; "
+            "choose a folder of your own",
+        )
+    return folder
+
+
+def open_private(path: str | os.PathLike[str], flags: int) -> int:
+    """os.open for a file of trayburn's: created 0600 (an existing one of ours is made 0600), never
+    through a symbolic link, only a regular file of our own. Raises Refused or OSError."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW | _COMMON, PRIVATE_FILE)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise _link(path) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused("not_a_file", path, f"{path} is {describe(st)}, not a regular file; remove it")
+        if not _ours(st):
+            raise Refused("not_ours", path, f"{path} belongs to another user; trayburn will not write to it")
+        if _POSIX and stat.S_IMODE(st.st_mode) != PRIVATE_FILE:
+            os.fchmod(fd, PRIVATE_FILE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write the whole file: a temp file beside it (0600), fsync, then replace. A link at `path` is
+    replaced, never followed; a missing folder is created 0700."""
+    target = Path(path)
+    target.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        if _POSIX:
+            os.fchmod(fd, PRIVATE_FILE)  # whatever the umask
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _sync_dir(target.parent)
+
+
+def _sync_dir(folder: Path) -> None:
+    """So the rename itself survives a crash (POSIX; best effort)."""
+    if not _POSIX:
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_file(path: str | os.PathLike[str], limit: int, follow: bool = True) -> bytes:
+    """The whole of a regular file, opened without blocking (a FIFO never hangs) and never read past
+    `limit` bytes (a link to /dev/zero never eats memory). Raises FileNotFoundError, Refused
+    ("not_a_file", "too_big", and "link" when not `follow`) or OSError."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _COMMON | (0 if follow else _NOFOLLOW))
+    except OSError as exc:
+        if not follow and exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise _link(path) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused("not_a_file", path, f"{path} is {describe(st)}, not a regular file")
+        if st.st_size > limit:
+            raise _too_big(path, limit)  # refused unread
+        chunks, total, want = [], 0, st.st_size + 1  # one read in the usual case; more if it grew since
+        while total <= limit and (chunk := os.read(fd, min(want, limit + 1 - total))):
+            chunks.append(chunk)
+            total += len(chunk)
+            want = 1 << 16
+        if total > limit:
+            raise _too_big(path, limit)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _too_big(path: str | os.PathLike[str], limit: int) -> Refused:
+    return Refused("too_big", path, f"{path} is over the {limit:,}-byte limit")
+
+
+def _link(path: str | os.PathLike[str]) -> Refused:
+    return Refused(
+        "link", path, f"{path} is a symbolic link; trayburn does not follow links among its own files (remove it)"
+    )
+
+
+def describe(st: os.stat_result) -> str:
+    """What a path that is not a regular file is, in words."""
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
