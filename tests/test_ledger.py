@@ -42,6 +42,7 @@ from trayburn import report
 from trayburn.cline.files import FULL_SWEEP_S
 from trayburn.engine import Engine
 from trayburn.ledger import SCHEMA_VERSION, Ledger, LedgerBusy, LedgerError
+from trayburn.ledger.schema import CALLS_INDEXES, V2_FILES_AND_CALLS
 from trayburn.pricing import PriceBook
 
 REAL = sessions_of(CORPUS)
@@ -486,6 +487,16 @@ PRAGMA user_version=1;
 V1_CALLS = (
     "key, session_id, {file}, agent, seq, ts_ms, model, input, output, cache_read, cache_write, cost, tools, counted"
 )
+SESSIONS_V2 = """
+CREATE TABLE sessions(
+  id TEXT PRIMARY KEY, folder TEXT, started_ms INTEGER, ended_ms INTEGER, status TEXT, title TEXT,
+  prompt TEXT, cwd TEXT, workspace_root TEXT, model TEXT, provider TEXT, source TEXT, forked_from TEXT,
+  removed INTEGER NOT NULL DEFAULT 0);
+"""
+V1_SESSIONS = (
+    "id, folder, started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, provider, source,"
+    " forked_from, removed"
+)
 V1_FILES = "path, session_id, kind, agent, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, error, gone"
 
 
@@ -494,7 +505,9 @@ def write_v1_ledger(source: Ledger, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path)
     db.executescript(V1_SCHEMA)
-    db.executemany("INSERT INTO sessions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", source.query("SELECT * FROM sessions"))
+    db.executemany(
+        f"INSERT INTO sessions VALUES({','.join('?' * 14)})", source.query(f"SELECT {V1_SESSIONS} FROM sessions")
+    )
     db.executemany(
         f"INSERT INTO files({V1_FILES}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", source.query(f"SELECT {V1_FILES} FROM files")
     )
@@ -537,7 +550,75 @@ def test_v1_ledger_migrates_keeping_every_call_and_removed_sessions(tmp_path, se
     assert_sums(counted(led), total())
     led.close()
     fresh.close()
-    assert Ledger(path).notice is None  # opened again: already schema 2
+    assert Ledger(path).notice is None  # opened again: already the current schema
+
+
+def write_v2_ledger(source: Ledger, path: Path) -> None:
+    """A schema 2 ledger (as trayburn 0.1 made it) holding what `source` holds, ids and all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.executescript(SESSIONS_V2 + V2_FILES_AND_CALLS + CALLS_INDEXES + "PRAGMA user_version=2;")
+    db.executemany(
+        f"INSERT INTO sessions VALUES({','.join('?' * 14)})", source.query(f"SELECT {V1_SESSIONS} FROM sessions")
+    )
+    files = f"id, {V1_FILES}"
+    db.executemany(
+        f"INSERT INTO files({files}) VALUES({','.join('?' * 13)})", source.query(f"SELECT {files} FROM files")
+    )
+    calls = V1_CALLS.format(file="file_id") + ", id"
+    db.executemany(
+        f"INSERT INTO calls({calls}) VALUES({','.join('?' * 15)})", source.query(f"SELECT {calls} FROM calls")
+    )
+    db.commit()
+    db.close()
+
+
+def test_v2_ledger_migrates_to_v3_keeping_every_call_with_its_session_provider(tmp_path, sessions):
+    fresh = Ledger(tmp_path / "fresh" / "ledger.db")
+    fresh.refresh(sessions)
+    shutil.move(sessions / LONG, tmp_path / "moved-away")  # its calls now live only in the ledger
+    fresh.refresh(sessions)
+    path = tmp_path / "state" / "ledger.db"
+    write_v2_ledger(fresh, path)
+    v2 = sqlite3.connect(path)
+    v2_calls = v2.execute(f"SELECT id, {V1_CALLS.format(file='file_id')} FROM calls ORDER BY id").fetchall()
+    v2.close()
+
+    led = Ledger(path)
+    assert led.notice is None  # migrated, not rebuilt
+    assert led.query("PRAGMA user_version") == [(SCHEMA_VERSION,)] and SCHEMA_VERSION == 3
+    assert led.query(f"SELECT id, {V1_CALLS.format(file='file_id')} FROM calls ORDER BY id") == v2_calls
+    assert_sums(counted(led), total())
+    assert led.query("SELECT id FROM sessions WHERE removed=1") == [(LONG,)]
+    # until a file is read again, a call's provider is its session's; sessions and files are this machine's
+    assert led.query(
+        "SELECT COUNT(*) FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.provider IS NOT s.provider"
+    ) == [(0,)]
+    assert led.query("SELECT COUNT(*) FROM calls WHERE provider IS NOT NULL")[0][0] == len(v2_calls)
+    assert led.query("SELECT COUNT(*) FROM sessions WHERE origin IS NOT NULL") == [(0,)]
+    assert led.query("SELECT COUNT(*) FROM files WHERE origin IS NOT NULL") == [(0,)]
+    assert_no_write_needed(led, sessions)  # checkpoints came along: nothing is read again
+    shutil.move(tmp_path / "moved-away", sessions / LONG)
+    led.refresh(sessions)
+    assert_sums(counted(led), total())
+    led.close()
+    fresh.close()
+
+
+def test_a_calls_provider_is_its_messages_else_its_sessions(ledger, empty):
+    routed = assistant("msg_routed01", ms(T0), model="claude-sonnet-4")
+    routed["modelInfo"]["provider"] = "openrouter"
+    plain = assistant("msg_plain001", ms(T0) + 1000, model=None)  # no modelInfo: the session's model and provider
+    make_session(empty, "1796020000000_prov1", T0, [routed, plain], provider="anthropic")
+    ledger.refresh(empty)
+    assert ledger.query("SELECT key, provider FROM calls ORDER BY key") == [
+        ("msg_plain001", "anthropic"),
+        ("msg_routed01", "openrouter"),
+    ]
+    assert sorted((r.model, r.provider) for r in ledger.model_sums(0, 2**62)) == [
+        ("claude-sonnet-4", "openrouter"),
+        ("gpt-4o", "anthropic"),
+    ]
 
 
 def test_v1_calls_of_a_file_without_a_row_survive_the_migration(tmp_path):

@@ -10,8 +10,7 @@ import time
 from datetime import UTC
 from pathlib import Path
 
-import platformdirs
-
+from .. import paths
 from .. import settings as st
 
 SOURCE = Path(__file__).parent / "sessions"
@@ -77,7 +76,7 @@ def prepare(root: Path, now_ms: int | None = None) -> Path:
 
 
 def _demo_home() -> Path:
-    home = Path(platformdirs.user_cache_dir("trayburn", appauthor=False)) / "demo"
+    home = paths.demo_dir()
     home.mkdir(parents=True, exist_ok=True)
     return home
 
