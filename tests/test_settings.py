@@ -296,10 +296,10 @@ def test_config_set_on_broken_file_refused(conf, capsys):
     broken = "theme = \n"
     conf.write_text(broken)
     code, out, err = run(capsys, "config", "set", "theme", "dark")
-    assert code == 1 and err.count("\n") == 1 and "line 1" in err
+    assert code == 78 and err.count("\n") == 1 and "line 1" in err  # errors.Exit.SETTINGS
     assert conf.read_text() == broken
     code, _, err = run(capsys, "config", "show")
-    assert code == 1 and "line 1" in err
+    assert code == 78 and "line 1" in err
 
 
 def test_save_keeps_the_files_permissions(conf):

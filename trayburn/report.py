@@ -218,9 +218,15 @@ def _r(usd: float) -> float:
     return round(usd, 9)  # nano-dollars: float noise goes, a cheap call's cost stays
 
 
+def priced_cost(cost_usd: float, calls: int, unpriced_calls: int) -> float | None:
+    """The cost to show for a group of calls: None ("unpriced", never $0) when none of them has a price.
+    The one place this rule lives: JSON, the terminal, the menu and the window all use it."""
+    return None if calls and unpriced_calls >= calls else cost_usd
+
+
 def _known_cost(m: dict) -> float | None:
-    """A model (or session) none of whose calls has a price has no cost (null), never $0."""
-    return None if m["calls"] and m["unpriced_calls"] == m["calls"] else _r(m["cost_usd"])
+    cost = priced_cost(m["cost_usd"], m["calls"], m["unpriced_calls"])
+    return None if cost is None else _r(cost)
 
 
 # ---- reports ---------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from ..errors import Exit, TrayburnError
+
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 3
@@ -88,13 +90,17 @@ UPDATE calls SET provider = (SELECT s.provider FROM sessions s WHERE s.id = call
 MIGRATIONS = {1: MIGRATE_1_TO_2, 2: MIGRATE_2_TO_3}  # from version → the statements that bring it to the next
 
 
-class LedgerError(Exception):
+class LedgerError(TrayburnError):
     """The ledger cannot be used; the message says why and what to do."""
+
+    kind, code = "ledger", Exit.LEDGER
 
 
 class LedgerBusy(LedgerError):
     """Another process held the ledger's lock for longer than `busy_timeout_s`: nothing was changed;
     try again later (the next poll)."""
+
+    kind, code = "ledger_busy", Exit.BUSY
 
 
 def is_busy(exc: sqlite3.Error) -> bool:
