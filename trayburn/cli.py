@@ -17,10 +17,6 @@ from . import __version__, render
 from . import settings as st
 from .errors import CantWrite, Exit, NotFound, SettingsRefused, TrayburnError, UsageError
 
-EXIT_ERROR = Exit.PROBLEMS  # kept for callers of 0.1; the codes are `errors.Exit`
-EXIT_USAGE = Exit.USAGE
-CliError = TrayburnError  # kept for callers of 0.1
-
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, and main() returns instead of the parser exiting
@@ -37,11 +33,11 @@ def _date(text: str) -> date:
     return day
 
 
-def _common(suppress: bool) -> argparse.ArgumentParser:
+def _common(suppress: bool) -> _Parser:
     """The options every command takes. A command's copy has no defaults, so that
     `trayburn --json today` keeps the --json given before the command."""
     unset = argparse.SUPPRESS if suppress else None
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--config", metavar="FILE", default=unset, help="settings file (default: TRAYBURN_CONFIG or the platform's)"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from .report import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
@@ -61,7 +62,7 @@ def tokens(n: int) -> str:
     return str(n)
 
 
-def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> str:
+def table(headers: list[str], rows: list[list[str]], right: Collection[int] = frozenset()) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=True)]
 
     def line(cells):

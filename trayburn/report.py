@@ -241,7 +241,7 @@ def totals_between(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int) 
 
 def day_report(ledger: Ledger, book: PriceBook, day: date) -> DayReport:
     start, end = day_bounds(day)
-    totals, per_model = Totals(), {}
+    totals, per_model = Totals(), dict[str, tuple[str, Totals]]()
     for row in ledger.model_sums(start, end):
         totals.add(row.model, row.sums, book)
         per_model.setdefault(book.key(row.model), (book.display(row.model), Totals()))[1].add(row.model, row.sums, book)

@@ -9,6 +9,7 @@ import tempfile
 import time
 from datetime import UTC
 from pathlib import Path
+from typing import Any
 
 from .. import paths
 from .. import settings as st
@@ -42,7 +43,7 @@ def _iso_shift(text: str, delta_ms: int) -> str:
 
 def _shift(node, delta_ms: int):
     if isinstance(node, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in node.items():
             if k in MS_FIELDS and isinstance(v, (int, float)) and v > 1e12:
                 out[k] = int(v + delta_ms)

@@ -156,7 +156,10 @@ class Queries:
             " removed, folder, source, origin FROM sessions WHERE id=?",
             (sid,),
         )
-        return SessionRow(*rows[0][:10], bool(rows[0][10]), *rows[0][11:]) if rows else None
+        if not rows:
+            return None
+        r = rows[0]
+        return SessionRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), r[11], r[12], r[13])
 
     def session_parts(self, sid: str, start_ms: int, end_ms: int) -> list[SessionPart]:
         """The session's counted calls in [start, end) by (file, agent, model, provider)."""
@@ -166,7 +169,7 @@ class Queries:
             " GROUP BY file_id, agent, model, provider",
             (sid, start_ms, end_ms),
         )
-        return [SessionPart(*r[:4], _sums(r[4 : 4 + _N]), r[4 + _N]) for r in rows]
+        return [SessionPart(r[0], r[1], r[2], r[3], _sums(r[4 : 4 + _N]), r[4 + _N]) for r in rows]
 
     def session_calls(self, sid: str) -> list[CallRecord]:
         """The session's counted calls in order (time, then file, then position in it)."""

@@ -55,10 +55,9 @@ class Ledger(Queries):
     def refresh(self, source: Source | Path | str) -> RefreshStats:
         """Bring the ledger up to date with a source (a path: the Cline CLI's sessions folder there).
         Thread-safe; other processes wait for the write lock (SQLite's) up to `busy_timeout_s`, then LedgerBusy."""
-        if isinstance(source, (str, os.PathLike)):
-            source = self.cline_source(source)
+        chosen = self.cline_source(source) if isinstance(source, (str, os.PathLike)) else source
         with self._lock, self._busy_raises():
-            return self._refresh(source)
+            return self._refresh(chosen)
 
     def cline_source(self, sessions_dir: Path | str) -> ClineCliSource:
         """The Cline CLI source for this sessions folder, kept between refreshes (its listings are reused)."""

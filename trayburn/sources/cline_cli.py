@@ -17,7 +17,7 @@ LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
 
 
 class ClineCliSource:
-    origin = None  # this machine
+    origin: str | None = None  # this machine
 
     def __init__(self, sessions_dir: str, clock: Callable[[], float]):
         self.sessions_dir = str(sessions_dir)
