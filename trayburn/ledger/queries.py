@@ -184,6 +184,10 @@ class Queries:
         live, removed = self._rows("SELECT SUM(removed=0), SUM(removed=1) FROM sessions")[0]
         return SessionCounts(live or 0, removed or 0)
 
+    def origins(self) -> list[str]:
+        """The other machines the ledger holds sessions of (their files may be gone since)."""
+        return [r[0] for r in self._rows("SELECT DISTINCT origin FROM sessions WHERE origin IS NOT NULL ORDER BY 1")]
+
     def problems(self) -> list[Problem]:
         """Files whose latest read failed, by path."""
         rows = self._rows(

@@ -45,15 +45,17 @@ class Refresh:
         known: Mapping[str, Known],
         stats: RefreshStats,
         max_file_bytes: int,
+        feed: str,
         origin: str | None = None,
     ):
-        self.db, self.known, self.stats, self.max_file_bytes, self.origin = db, known, stats, max_file_bytes, origin
+        self.db, self.known, self.stats, self.max_file_bytes = db, known, stats, max_file_bytes
+        self.feed, self.origin = feed, origin
         self.state = RefreshState()
         db.execute("CREATE TEMP TABLE IF NOT EXISTS touched(key TEXT PRIMARY KEY)")
         db.execute("DELETE FROM touched")
         self.state.first_new_call = (db.execute("SELECT max(id) FROM calls").fetchone()[0] or 0) + 1
         self.sessions: dict[str, int | None] = dict(
-            db.execute("SELECT id, started_ms FROM sessions WHERE origin IS ?", (origin,)).fetchall()
+            db.execute("SELECT id, started_ms FROM sessions WHERE feed=?", (feed,)).fetchall()
         )
 
     # ---- files ----------------------------------------------------------------------------------
@@ -105,8 +107,9 @@ class Refresh:
     def _add_file(self, path: str, sid: str, kind: str, agent: str | None, c: tuple) -> int:
         self.state.written.add(path)
         cursor = self.db.execute(
-            "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode, origin) VALUES(?,?,?,?,?,?,?,?)",
-            (path, sid, kind, agent, *c, self.origin),
+            "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode, origin, feed)"
+            " VALUES(?,?,?,?,?,?,?,?,?)",
+            (path, sid, kind, agent, *c, self.origin, self.feed),
         )
         file_id = cursor.lastrowid or 0
         self.state.new_ids[path] = file_id
@@ -148,15 +151,15 @@ class Refresh:
         messages has figures; `fallback_ms`: the time of calls without one when the session has no start."""
         self.db.execute(
             "INSERT INTO sessions(id, folder, started_ms, ended_ms, status, title, prompt, cwd, workspace_root,"
-            " model, provider, source, forked_from, removed, origin) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,0,?) "
+            " model, provider, source, forked_from, removed, origin, feed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?) "
             "ON CONFLICT(id) DO UPDATE SET folder=excluded.folder, started_ms=excluded.started_ms,"
             " ended_ms=excluded.ended_ms, status=excluded.status, title=excluded.title, prompt=excluded.prompt,"
             " cwd=excluded.cwd, workspace_root=excluded.workspace_root, model=excluded.model,"
             " provider=excluded.provider, source=excluded.source, forked_from=excluded.forked_from, removed=0,"
-            " origin=excluded.origin",
+            " origin=excluded.origin, feed=excluded.feed",
             (
                 r.id, r.folder, r.started_ms, r.ended_ms, r.status, r.title, r.prompt, r.cwd, r.workspace_root,
-                r.model, r.provider, r.source, r.forked_from, r.origin,
+                r.model, r.provider, r.source, r.forked_from, self.origin, self.feed,
             ),
         )  # fmt: skip
         if r.id in self.sessions and self.sessions[r.id] != r.started_ms:  # a new one's calls settle on insert
@@ -211,13 +214,13 @@ class Refresh:
         self._settle()
 
     def _mark_gone(self) -> None:
-        """Files and sessions of this source's origin it no longer has: kept, marked gone / removed."""
+        """Files and sessions of this feed it no longer has: kept, marked gone / removed."""
         seen = self.state.seen
-        gone = [p for p, k in self.known.items() if not k.gone and k.origin == self.origin and p not in seen]
+        gone = [p for p, k in self.known.items() if not k.gone and k.feed == self.feed and p not in seen]
         self.db.executemany("UPDATE files SET gone=1 WHERE path=?", [(p,) for p in gone])
         self.state.written.update(gone)
         live = self.state.live
-        rows = self.db.execute("SELECT id FROM sessions WHERE removed=0 AND origin IS ?", (self.origin,))
+        rows = self.db.execute("SELECT id FROM sessions WHERE removed=0 AND feed=?", (self.feed,))
         removed = [s for (s,) in rows if s not in live]
         self.db.executemany("UPDATE sessions SET removed=1 WHERE id=?", [(s,) for s in removed])
         self.stats.removed_sessions = len(removed)

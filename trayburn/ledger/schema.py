@@ -14,12 +14,14 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 3
 
-# `origin`: the machine a session (or a file) came from; NULL: this machine.
+# `feed`: the trayburn Source that wrote the row ("cline_cli", later "vscode_tasks", "machine:<id>"): a
+# refresh of one feed marks only that feed's files gone and its sessions removed. `origin`: the machine a
+# session (or a file) came from; NULL: this machine.
 SESSIONS_TABLE = """
 CREATE TABLE sessions(
   id TEXT PRIMARY KEY, folder TEXT, started_ms INTEGER, ended_ms INTEGER, status TEXT, title TEXT,
   prompt TEXT, cwd TEXT, workspace_root TEXT, model TEXT, provider TEXT, source TEXT, forked_from TEXT,
-  removed INTEGER NOT NULL DEFAULT 0, origin TEXT);
+  removed INTEGER NOT NULL DEFAULT 0, origin TEXT, feed TEXT NOT NULL DEFAULT 'cline_cli');
 """
 # A call refers to its file by id (not by path: most of a call's row would be its path). Its identity
 # is (key, file_id); that index also finds a key's copies. The day index holds counted calls only.
@@ -28,7 +30,7 @@ CREATE TABLE files(
   id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, kind TEXT NOT NULL, agent TEXT,
   size INTEGER, mtime_ns INTEGER, inode INTEGER,
   bad_size INTEGER, bad_mtime_ns INTEGER, bad_inode INTEGER, error TEXT,
-  gone INTEGER NOT NULL DEFAULT 0, origin TEXT);
+  gone INTEGER NOT NULL DEFAULT 0, origin TEXT, feed TEXT NOT NULL DEFAULT 'cline_cli');
 """
 CALLS_TABLE = """
 CREATE TABLE calls(
@@ -80,11 +82,14 @@ DROP TABLE files_v1;
 {CALLS_INDEXES}
 """
 # Schema 2 → 3: each call's provider (the session's, until a file is read again and gives the message's
-# own), and where sessions and files came from (NULL: this machine). Every call is kept, counted as it was.
+# own); where sessions and files came from (NULL: this machine) and which feed wrote them (all rows of a
+# schema 2 ledger came from the Cline CLI's folder). Every call is kept, counted as it was.
 MIGRATE_2_TO_3 = """
 ALTER TABLE calls ADD COLUMN provider TEXT;
 ALTER TABLE sessions ADD COLUMN origin TEXT;
+ALTER TABLE sessions ADD COLUMN feed TEXT NOT NULL DEFAULT 'cline_cli';
 ALTER TABLE files ADD COLUMN origin TEXT;
+ALTER TABLE files ADD COLUMN feed TEXT NOT NULL DEFAULT 'cline_cli';
 UPDATE calls SET provider = (SELECT s.provider FROM sessions s WHERE s.id = calls.session_id);
 """
 MIGRATIONS = {1: MIGRATE_1_TO_2, 2: MIGRATE_2_TO_3}  # from version → the statements that bring it to the next

@@ -85,7 +85,7 @@ class Ledger(Queries):
             try:
                 known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
                 version, self._known_memo, self._ended_memo = self._data_version(), None, None
-                refresh = Refresh(self.db, known, stats, self.max_file_bytes, source.origin)
+                refresh = Refresh(self.db, known, stats, self.max_file_bytes, source.feed, source.origin)
                 source.ingest(refresh)
                 refresh.finish()
                 self.db.execute("COMMIT")
@@ -125,8 +125,8 @@ class Ledger(Queries):
     def _known(self, paths: set[str] | None = None) -> dict[str, Known]:
         """What the ledger knows of every file (or of these paths)."""
         sql = (
-            "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id, origin"
-            " FROM files"
+            "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id, origin,"
+            " feed FROM files"
         )
         if paths is None:
             rows = self.db.execute(sql).fetchall()
@@ -141,6 +141,7 @@ class Ledger(Queries):
                 r[9],
                 r[10],
                 r[11],
+                r[12],
             )
             for r in rows
         }

@@ -27,6 +27,7 @@ __all__ = [
     "Source",
     "Writer",
     "RETRY_RECENT_NS",
+    "qualified_id",
     "should_read",
 ]
 
@@ -44,6 +45,7 @@ class Known:
     session_id: str = ""
     id: int = 0  # the files row (0: none yet)
     origin: str | None = None  # None: this machine
+    feed: str = "cline_cli"  # the Source that wrote it (`Source.feed`)
 
 
 def should_read(current: Checkpoint, known: Known) -> bool:
@@ -77,7 +79,6 @@ class SessionRecord:
     provider: str | None = None
     source: str | None = None  # the Cline client that wrote it ("cli", "vscode", …)
     forked_from: str | None = None
-    origin: str | None = None  # the machine it came from; None: this one
 
 
 @dataclass
@@ -107,10 +108,22 @@ class Writer(Protocol):
     def path_of_kind(self, sid: str, kind: str) -> str | None: ...
 
 
+def qualified_id(origin: str | None, sid: str) -> str:
+    """A session id as stored: another machine's sessions are `<origin>/<id>`, so one copied between
+    machines is two sessions whose calls (same message ids) are counted once by the ledger."""
+    return sid if origin is None else f"{origin}/{sid}"
+
+
 class Source(Protocol):
     """One place calls come from. `scan` stats; `needs_work` compares with the ledger's `known` files
-    (only those whose origin is the source's); `ingest` reads and writes through the `Writer`."""
+    (a source looks only at those of its own `feed`); `ingest` reads and writes through the `Writer`,
+    which stamps every row it writes with the source's `feed` and `origin`.
 
+    The ledger keeps no list of sources: whoever refreshes (the engine) passes each one to
+    `Ledger.refresh(source)`, one transaction each. A source must keep its identity (`feed`) from one
+    run to the next: the files and sessions of a feed it no longer reports are marked gone / removed."""
+
+    feed: str  # unique per source: "cline_cli", "vscode_tasks", "machine:<id>"
     origin: str | None  # the machine its sessions belong to; None: this one
 
     def scan(self, settled: Callable[[], Container[str]]) -> Seen: ...

@@ -17,6 +17,7 @@ LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
 
 
 class ClineCliSource:
+    feed = "cline_cli"
     origin: str | None = None  # this machine
 
     def __init__(self, sessions_dir: str, clock: Callable[[], float]):
@@ -42,7 +43,7 @@ class ClineCliSource:
         """Whether some file changed (or came, or went) since the ledger last read it. A folder the scan
         gave as the same object as at the last check against this same `known` is not checked again."""
         if self._checked[0] is not known:
-            live = sum(1 for k in known.values() if not k.gone and k.kind != EXTERNAL and k.origin is None)
+            live = sum(1 for k in known.values() if not k.gone and k.kind != EXTERNAL and k.feed == self.feed)
             self._checked = (known, {}, live, any(k.kind == EXTERNAL for k in known.values()))
         _, checked, live, externals = self._checked
         seen = 0
@@ -88,7 +89,7 @@ class ClineCliSource:
         unseen = {
             os.path.dirname(p)
             for p, k in known.items()
-            if not k.gone and k.kind != EXTERNAL and k.origin is None and p not in seen
+            if not k.gone and k.kind != EXTERNAL and k.feed == ClineCliSource.feed and p not in seen
         }
         if unseen & folders:
             cf.relist(scan, unseen & folders, self.listings)
