@@ -19,6 +19,7 @@ from . import settings as st
 from .cline.files import Checkpoint, stat_file
 from .ledger import Ledger, RefreshStats
 from .pricing import PriceBook
+from .sources.base import Source
 
 log = logging.getLogger(__name__)
 
@@ -121,12 +122,17 @@ class Engine:
         if hasattr(time, "tzset"):  # the time zone may have changed (not on Windows)
             time.tzset()
         self.reload_if_changed()
+        stats = RefreshStats()
+        for source in self.sources():
+            stats.add(self.ledger.refresh(source))
+        self.last_refresh = stats
+        return stats
+
+    def sources(self) -> list[Source]:
+        """What a refresh reads, each in its own transaction: the Cline CLI's sessions folder when it is
+        one (else the verdict says why; it is not an unreadable file). New sources are added here."""
         sessions = self.levels.sessions.path
-        if sessions.is_dir():
-            self.last_refresh = self.ledger.refresh(sessions)
-        else:
-            self.last_refresh = RefreshStats()  # the verdict says so; it is not an unreadable file
-        return self.last_refresh
+        return [self.ledger.cline_source(sessions)] if sessions.is_dir() else []
 
     # ---- figures --------------------------------------------------------------------------------
 

@@ -16,6 +16,13 @@ class RefreshStats:
     removed_sessions: int = 0
     seconds: float = 0.0
 
+    def add(self, other: RefreshStats) -> None:
+        """Another source's refresh, counted in with this one."""
+        for name in ("folders", "files_stat", "files_read", "bytes_read", "calls_upserted", "removed_sessions"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.errors.update(other.errors)
+        self.seconds += other.seconds
+
     @property
     def changed(self) -> bool:
         return bool(self.files_read or self.removed_sessions)
