@@ -185,6 +185,21 @@ def test_help_and_version_return(capsys):
 # ---- doctor's verdicts ------------------------------------------------------------------------------------
 
 
+def test_doctor_kinds_and_their_details(env, capsys, monkeypatch, tmp_path):
+    assert run_json(capsys, "doctor")[1]["kind"] == "not_installed"
+    monkeypatch.setenv("CLINE_DIR", str(tmp_path / "missing"))
+    out = run_json(capsys, "doctor")[1]
+    assert (out["kind"], out["problem_level"]) == ("override_missing", "cline_dir")
+    (tmp_path / "missing" / "data" / "sessions").mkdir(parents=True)
+    assert run_json(capsys, "doctor")[1]["kind"] == "no_sessions"
+    (tmp_path / "settings.toml").write_text("theme = \n")
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == Exit.PROBLEMS and out["kind"] == "settings_broken"
+    assert out["config"]["problem"]["kind"] == "not_toml" and out["config"]["problem"]["line"] == 1
+    code, text, _ = run(capsys, "doctor")
+    assert "problem (line 1):" in text and "To fix:" in text.splitlines()[-1]
+
+
 def test_doctor_cline_not_installed(env, capsys):
     code, out, _ = run_json(capsys, "doctor")
     assert code == 1 and out["ok"] is False

@@ -9,7 +9,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Literal
@@ -65,7 +65,13 @@ class Health:
                 {"name": lv.name, "path": str(lv.path), "origin": lv.origin, "source": lv.source(), "exists": lv.exists}
                 for lv in self.levels
             ],
-            "config": {"path": str(self.config_path), "error": self.config_error, "warnings": self.config_warnings},
+            "config": {
+                "path": str(self.config_path),
+                "error": self.config_error,
+                "problem": asdict(self.settings_problem) if self.settings_problem else None,
+                "warnings": self.config_warnings,
+            },
+            "problem_level": self.problem_level.name if self.problem_level else None,
             "sessions": self.sessions,
             "removed_sessions": self.removed_sessions,
             "problems": [{"path": p, "reason": r} for p, r in self.problems],
