@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Literal
 
-from . import paths, report
+from . import days, paths, report
 from . import settings as st
 from .cline.files import Checkpoint, stat_file
 from .ledger import Ledger, RefreshStats
@@ -143,10 +143,10 @@ class Engine:
     # ---- figures --------------------------------------------------------------------------------
 
     def day(self, day: date | None = None) -> report.DayReport:
-        return report.day_report(self.ledger, self.book, day or report.now_date())
+        return report.day_report(self.ledger, self.book, day or days.now_date())
 
     def hourly(self, day: date | None = None) -> list[float]:
-        return report.hourly_costs(self.ledger, self.book, day or report.now_date())
+        return report.hourly_costs(self.ledger, self.book, day or days.now_date())
 
     def sessions(self, since: date | None, until: date | None) -> list[report.SessionSummary]:
         return report.sessions_report(self.ledger, self.book, since, until)
@@ -156,13 +156,13 @@ class Engine:
 
     def period(self, month: bool = False) -> report.Totals:
         """This week (Monday on) or this month, to the end of today."""
-        today = report.now_date()
+        today = days.now_date()
         first = today.replace(day=1) if month else today - timedelta(days=today.weekday())
-        start = report.local_midnight_ms(first)
-        return report.totals_between(self.ledger, self.book, start, report.day_bounds(today)[1])
+        start = days.local_midnight_ms(first)
+        return report.totals_between(self.ledger, self.book, start, days.day_bounds(today)[1])
 
     def last_hour(self) -> report.Totals:
-        now = report.utc_now_ms()
+        now = days.utc_now_ms()
         return report.totals_between(self.ledger, self.book, now - 3600_000, now + 1)
 
     # ---- health ---------------------------------------------------------------------------------

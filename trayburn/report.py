@@ -6,13 +6,18 @@ better price data re-prices old calls.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 
+from .days import day_bounds as day_bounds
+from .days import iso_local as iso_local
+from .days import local_midnight_ms as local_midnight_ms
+from .days import now_date as now_date
+from .days import timezone_name as timezone_name
+from .days import utc_now_ms as utc_now_ms
 from .ledger import ALL_TIME, Ledger, Sums
 from .pricing import PriceBook
 
@@ -181,37 +186,6 @@ class SessionDetail:
             dict(asdict(c), cost_usd=None if c.cost_usd is None else _r(c.cost_usd)) for c in self.calls
         ]
         return out
-
-
-# ---- days and time zones ---------------------------------------------------------------------------
-
-
-def local_midnight_ms(day: date) -> int:
-    """Epoch ms of local midnight (TZ respected, DST included)."""
-    return int(datetime(day.year, day.month, day.day).timestamp() * 1000)
-
-
-def day_bounds(day: date) -> tuple[int, int]:
-    return local_midnight_ms(day), local_midnight_ms(day + timedelta(days=1))
-
-
-def timezone_name() -> str:
-    tz = os.environ.get("TZ", "").strip().lstrip(":")
-    if tz:
-        return tz
-    try:
-        link = os.readlink("/etc/localtime")
-        if "zoneinfo/" in link:
-            return link.split("zoneinfo/", 1)[1]
-    except OSError:
-        pass
-    return datetime.now().astimezone().tzname() or "local"
-
-
-def iso_local(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000).astimezone().isoformat(timespec="seconds")
 
 
 def _r(usd: float) -> float:
@@ -396,11 +370,3 @@ def display_title(title: str | None, prompt: str | None) -> str:
         text = m.group(1)
     text = " ".join(text.split())
     return text or "(untitled session)"
-
-
-def now_date() -> date:
-    return datetime.now().date()
-
-
-def utc_now_ms() -> int:
-    return int(datetime.now(UTC).timestamp() * 1000)
