@@ -7,6 +7,41 @@ from pathlib import Path
 import pytest
 
 ARTIFACTS = Path(__file__).parent / "_artifacts"  # gitignored
+CLINE_VARIABLES = ("CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR")
+
+
+# -- every test: nothing of the person's own home, settings, state or Cline can leak in or be written -----
+@pytest.fixture(autouse=True)
+def isolated(tmp_path_factory, monkeypatch) -> Path:
+    """HOME, the XDG folders, trayburn's config/state/log and Cline's variables, all pointed into (or
+    cleared for) this test's own folder. A test that wants other values sets them over these.
+    XDG_RUNTIME_DIR and DISPLAY are left alone: the session-wide desktop lives there. Beside tmp_path,
+    not in it, so a test listing its tmp_path sees only its own files."""
+    root = tmp_path_factory.mktemp("isolated")
+    home = root / "home"
+    home.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("USERPROFILE", raising=False)
+    for var, sub in (
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_CACHE_HOME", ".cache"),
+    ):
+        monkeypatch.setenv(var, str(home / sub))
+    monkeypatch.setenv("TRAYBURN_CONFIG", str(root / "settings.toml"))
+    monkeypatch.setenv("TRAYBURN_STATE_DIR", str(root / "state"))
+    monkeypatch.setenv("TRAYBURN_LOG_DIR", str(root / "log"))
+    for var in [v for v in os.environ if v.startswith("CLINE_")]:
+        monkeypatch.delenv(var)
+    return root
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The `desktop` marker on every test that uses the real display (`-m "not desktop"` skips them)."""
+    for item in items:
+        if "desktop" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.desktop)
 
 
 # -- real desktop (Xvfb + D-Bus + trayer): see tests/desktop.py -----------------

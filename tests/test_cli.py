@@ -11,7 +11,8 @@ import time
 import pytest
 from corpus import copy_corpus, expected, expected_sessions, isolated_env, sessions_of, set_tz  # noqa: F401
 
-from trayburn import cli
+from trayburn import __version__, cli
+from trayburn.errors import Exit
 from trayburn.ledger import SCHEMA_VERSION
 
 DATE = "2026-11-30"
@@ -131,7 +132,7 @@ def one_line_error(code, out, err, want_code):
 
 
 def test_unknown_session_id(cline, capsys):
-    one_line_error(*run(capsys, "session", "1796000000000_nopee"), 1)
+    one_line_error(*run(capsys, "session", "1796000000000_nopee"), Exit.NOT_FOUND)
 
 
 @pytest.mark.parametrize(
@@ -150,7 +151,7 @@ def test_usage_errors(cline, capsys, argv):
 
 
 def test_until_before_since(cline, capsys):
-    one_line_error(*run(capsys, "sessions", "--since", "2026-11-30", "--until", "2026-11-01"), 1)
+    one_line_error(*run(capsys, "sessions", "--since", "2026-11-30", "--until", "2026-11-01"), Exit.USAGE)
 
 
 def test_newer_ledger_is_a_one_line_error(cline, env, capsys):
@@ -160,7 +161,7 @@ def test_newer_ledger_is_a_one_line_error(cline, env, capsys):
     db.commit()
     db.close()
     code, out, err = run(capsys, "today")
-    one_line_error(code, out, err, 1)
+    one_line_error(code, out, err, Exit.LEDGER)
     assert "newer trayburn" in err
 
 
@@ -182,6 +183,21 @@ def test_help_and_version_return(capsys):
 
 
 # ---- doctor's verdicts ------------------------------------------------------------------------------------
+
+
+def test_doctor_kinds_and_their_details(env, capsys, monkeypatch, tmp_path):
+    assert run_json(capsys, "doctor")[1]["kind"] == "not_installed"
+    monkeypatch.setenv("CLINE_DIR", str(tmp_path / "missing"))
+    out = run_json(capsys, "doctor")[1]
+    assert (out["kind"], out["problem_level"]) == ("override_missing", "cline_dir")
+    (tmp_path / "missing" / "data" / "sessions").mkdir(parents=True)
+    assert run_json(capsys, "doctor")[1]["kind"] == "no_sessions"
+    (tmp_path / "settings.toml").write_text("theme = \n")
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == Exit.PROBLEMS and out["kind"] == "settings_broken"
+    assert out["config"]["problem"]["kind"] == "not_toml" and out["config"]["problem"]["line"] == 1
+    code, text, _ = run(capsys, "doctor")
+    assert "problem (line 1):" in text and "To fix:" in text.splitlines()[-1]
 
 
 def test_doctor_cline_not_installed(env, capsys):
@@ -249,7 +265,30 @@ def test_state_folder_that_cannot_be_made_is_a_one_line_error(cline, monkeypatch
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("TRAYBURN_STATE_DIR", str(blocker / "state"))
-    one_line_error(*run(capsys, "today"), 1)
+    one_line_error(*run(capsys, "today"), Exit.CANT_WRITE)
+
+
+@pytest.mark.parametrize(
+    ("argv", "kind", "code"),
+    [
+        (["session", "1796000000000_nopee"], "not_found", 4),
+        (["today", "--date", "yesterday"], "usage", 2),
+        (["sessions", "--since", "2026-11-30", "--until", "2026-11-01"], "usage", 2),
+    ],
+)
+def test_json_errors_are_one_object_on_stderr(cline, capsys, argv, kind, code):
+    got, out, err = run(capsys, *argv, "--json")
+    assert got == code and out == "" and err.count("\n") == 1
+    doc = json.loads(err)
+    assert doc == {"error": kind, "message": doc["message"], "exit_code": code, "version": __version__}
+    assert doc["message"] and not doc["message"].startswith("trayburn:")
+
+
+def test_doctor_json_names_the_kind(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CLINE_SESSION_DATA_DIR", str(tmp_path / "a-file"))
+    (tmp_path / "a-file").write_text("not a folder")
+    code, out, _ = run_json(capsys, "doctor")
+    assert code == Exit.PROBLEMS and out["kind"] == "sessions_not_a_folder" and out["ok"] is False
 
 
 def test_text_output(cline, capsys):

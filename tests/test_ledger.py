@@ -42,6 +42,7 @@ from trayburn import report
 from trayburn.cline.files import FULL_SWEEP_S
 from trayburn.engine import Engine
 from trayburn.ledger import SCHEMA_VERSION, Ledger, LedgerBusy, LedgerError
+from trayburn.ledger.schema import CALLS_INDEXES, V2_FILES_AND_CALLS
 from trayburn.pricing import PriceBook
 
 REAL = sessions_of(CORPUS)
@@ -486,6 +487,16 @@ PRAGMA user_version=1;
 V1_CALLS = (
     "key, session_id, {file}, agent, seq, ts_ms, model, input, output, cache_read, cache_write, cost, tools, counted"
 )
+SESSIONS_V2 = """
+CREATE TABLE sessions(
+  id TEXT PRIMARY KEY, folder TEXT, started_ms INTEGER, ended_ms INTEGER, status TEXT, title TEXT,
+  prompt TEXT, cwd TEXT, workspace_root TEXT, model TEXT, provider TEXT, source TEXT, forked_from TEXT,
+  removed INTEGER NOT NULL DEFAULT 0);
+"""
+V1_SESSIONS = (
+    "id, folder, started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, provider, source,"
+    " forked_from, removed"
+)
 V1_FILES = "path, session_id, kind, agent, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, error, gone"
 
 
@@ -494,7 +505,9 @@ def write_v1_ledger(source: Ledger, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path)
     db.executescript(V1_SCHEMA)
-    db.executemany("INSERT INTO sessions VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", source.query("SELECT * FROM sessions"))
+    db.executemany(
+        f"INSERT INTO sessions VALUES({','.join('?' * 14)})", source.query(f"SELECT {V1_SESSIONS} FROM sessions")
+    )
     db.executemany(
         f"INSERT INTO files({V1_FILES}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", source.query(f"SELECT {V1_FILES} FROM files")
     )
@@ -537,7 +550,76 @@ def test_v1_ledger_migrates_keeping_every_call_and_removed_sessions(tmp_path, se
     assert_sums(counted(led), total())
     led.close()
     fresh.close()
-    assert Ledger(path).notice is None  # opened again: already schema 2
+    assert Ledger(path).notice is None  # opened again: already the current schema
+
+
+def write_v2_ledger(source: Ledger, path: Path) -> None:
+    """A schema 2 ledger (as trayburn 0.1 made it) holding what `source` holds, ids and all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.executescript(SESSIONS_V2 + V2_FILES_AND_CALLS + CALLS_INDEXES + "PRAGMA user_version=2;")
+    db.executemany(
+        f"INSERT INTO sessions VALUES({','.join('?' * 14)})", source.query(f"SELECT {V1_SESSIONS} FROM sessions")
+    )
+    files = f"id, {V1_FILES}"
+    db.executemany(
+        f"INSERT INTO files({files}) VALUES({','.join('?' * 13)})", source.query(f"SELECT {files} FROM files")
+    )
+    calls = V1_CALLS.format(file="file_id") + ", id"
+    db.executemany(
+        f"INSERT INTO calls({calls}) VALUES({','.join('?' * 15)})", source.query(f"SELECT {calls} FROM calls")
+    )
+    db.commit()
+    db.close()
+
+
+def test_v2_ledger_migrates_to_v3_keeping_every_call_with_its_session_provider(tmp_path, sessions):
+    fresh = Ledger(tmp_path / "fresh" / "ledger.db")
+    fresh.refresh(sessions)
+    shutil.move(sessions / LONG, tmp_path / "moved-away")  # its calls now live only in the ledger
+    fresh.refresh(sessions)
+    path = tmp_path / "state" / "ledger.db"
+    write_v2_ledger(fresh, path)
+    v2 = sqlite3.connect(path)
+    v2_calls = v2.execute(f"SELECT id, {V1_CALLS.format(file='file_id')} FROM calls ORDER BY id").fetchall()
+    v2.close()
+
+    led = Ledger(path)
+    assert led.notice is None  # migrated, not rebuilt
+    assert led.query("PRAGMA user_version") == [(SCHEMA_VERSION,)] and SCHEMA_VERSION == 3
+    assert led.query(f"SELECT id, {V1_CALLS.format(file='file_id')} FROM calls ORDER BY id") == v2_calls
+    assert_sums(counted(led), total())
+    assert led.query("SELECT id FROM sessions WHERE removed=1") == [(LONG,)]
+    # until a file is read again, a call's provider is its session's; sessions and files are this machine's
+    assert led.query(
+        "SELECT COUNT(*) FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.provider IS NOT s.provider"
+    ) == [(0,)]
+    assert led.query("SELECT COUNT(*) FROM calls WHERE provider IS NOT NULL")[0][0] == len(v2_calls)
+    assert led.query("SELECT COUNT(*) FROM sessions WHERE origin IS NOT NULL") == [(0,)]
+    assert led.query("SELECT COUNT(*) FROM files WHERE origin IS NOT NULL") == [(0,)]
+    assert led.query("SELECT DISTINCT feed FROM sessions UNION SELECT DISTINCT feed FROM files") == [("cline_cli",)]
+    assert_no_write_needed(led, sessions)  # checkpoints came along: nothing is read again
+    shutil.move(tmp_path / "moved-away", sessions / LONG)
+    led.refresh(sessions)
+    assert_sums(counted(led), total())
+    led.close()
+    fresh.close()
+
+
+def test_a_calls_provider_is_its_messages_else_its_sessions(ledger, empty):
+    routed = assistant("msg_routed01", ms(T0), model="claude-sonnet-4")
+    routed["modelInfo"]["provider"] = "openrouter"
+    plain = assistant("msg_plain001", ms(T0) + 1000, model=None)  # no modelInfo: the session's model and provider
+    make_session(empty, "1796020000000_prov1", T0, [routed, plain], provider="anthropic")
+    ledger.refresh(empty)
+    assert ledger.query("SELECT key, provider FROM calls ORDER BY key") == [
+        ("msg_plain001", "anthropic"),
+        ("msg_routed01", "openrouter"),
+    ]
+    assert sorted((r.model, r.provider) for r in ledger.model_sums(0, 2**62)) == [
+        ("claude-sonnet-4", "openrouter"),
+        ("gpt-4o", "anthropic"),
+    ]
 
 
 def test_v1_calls_of_a_file_without_a_row_survive_the_migration(tmp_path):
@@ -1008,3 +1090,115 @@ def test_a_file_removed_from_a_completed_session_is_gone_at_the_next_refresh(tim
     sub_file(folder, "msg_sub00003", 7)
     timed.refresh(empty)
     assert counted(timed)[:2] == (3, 127)
+
+
+# ---- the Source seam: a second source is a new class, not an edit of the refresh ------------------------
+
+
+class ExportFile:
+    """A minimal other-machine source: one JSON file {"sessions": [...], "calls": [...]}, read when its
+    stat changes, its sessions stored as `<origin>/<id>`."""
+
+    def __init__(self, path: Path, origin: str):
+        self.path, self.origin, self.feed = path, origin, f"machine:{origin}"
+        self.stat = None
+
+    def scan(self, settled):
+        from trayburn.sources.base import FileStat, Seen
+
+        try:
+            self.stat = FileStat(str(self.path), files_stat(str(self.path)))
+        except OSError:
+            self.stat = None
+        return Seen(listed=True, sessions=1 if self.stat else 0, files=1 if self.stat else 0)
+
+    def needs_work(self, known):
+        from trayburn.sources.base import changed
+
+        mine = [p for p, k in known.items() if k.feed == self.feed and not k.gone]
+        return (self.stat is None) != (not mine) or (
+            self.stat is not None and changed(self.stat, known.get(self.stat.path))
+        )
+
+    def ingest(self, writer):
+        from trayburn.cline.parse import Call
+        from trayburn.sources.base import SessionRecord, qualified_id
+
+        if self.stat is None:
+            return
+        writer.seen(self.stat.path)
+        got = writer.read(self.stat, self.origin, "machine")
+        if got is None:
+            for s in self.known_sessions:
+                writer.live(s)
+            return
+        doc = json.loads(got[0])
+        file_id = writer.ok(self.stat.path, self.origin, "machine", None, got[1])
+        self.known_sessions = []
+        for s in doc["sessions"]:
+            sid = qualified_id(self.origin, s["id"])
+            self.known_sessions.append(sid)
+            writer.live(sid)
+            writer.session(
+                SessionRecord(sid, None, s["started_ms"], None, "completed", model=s["model"]), None, file_id, 0
+            )
+            calls = [
+                Call(
+                    c["key"],
+                    i,
+                    c["ts_ms"],
+                    c["model"],
+                    c["input"],
+                    c["output"],
+                    0,
+                    0,
+                    c["cost"],
+                    (),
+                    provider="openrouter",
+                )
+                for i, c in enumerate(doc["calls"])
+                if c["session"] == s["id"]
+            ]
+            writer.calls(sid, file_id, "lead", calls, 0)
+
+    known_sessions: list[str] = []
+
+
+def files_stat(path: str):
+    from trayburn.cline.files import stat_file
+
+    return stat_file(path)
+
+
+def test_a_second_source_counts_a_copied_session_once_and_leaves_the_other_feed_alone(tmp_path, sessions, ledger):
+    ledger.refresh(sessions)
+    before = counted(ledger)
+    (sid, key, ts, started), *_ = ledger.query(
+        "SELECT c.session_id, c.key, c.ts_ms, s.started_ms FROM calls c JOIN sessions s ON s.id=c.session_id"
+        " WHERE c.counted=1 AND c.seq>=0 LIMIT 1"
+    )
+    export = tmp_path / "laptop.json"
+    session = {"id": sid, "started_ms": started, "model": "gpt-4o"}
+    own = {"session": "1796000000000_other", "key": "msg_laptop01", "ts_ms": ts, "model": "gpt-4o"}
+    copied = {"session": sid, "key": key, "ts_ms": ts, "model": "gpt-4o", "input": 5, "output": 5, "cost": 9.0}
+    other = {"id": "1796000000000_other", "started_ms": started, "model": "gpt-4o"}
+    write_json(export, {"sessions": [session, other], "calls": [copied, own | {"input": 7, "output": 1, "cost": 0.5}]})
+    source = ExportFile(export, "laptop")
+    ledger.refresh(source)
+    # the copied call counts once (this machine's row: same start, its id sorts first); the laptop's own call adds
+    assert counted(ledger)[0] == before[0] + 1
+    assert ledger.query("SELECT session_id, provider FROM calls WHERE key='msg_laptop01'") == [
+        ("laptop/1796000000000_other", "openrouter")
+    ]
+    assert ledger.origins() == ["laptop"]
+    ledger.refresh(sessions)  # the CLI's refresh leaves the laptop's sessions alone, and the reverse
+    assert ledger.query("SELECT COUNT(*) FROM sessions WHERE removed=1") == [(0,)]
+    assert ledger.refresh(source).files_read == 0  # unchanged: not read again
+    export.unlink()
+    ledger.refresh(source)  # the laptop's file went: its history stays, marked removed
+    assert ledger.query("SELECT id FROM sessions WHERE removed=1 ORDER BY id") == [
+        ("laptop/1796000000000_other",),
+        (f"laptop/{sid}",),
+    ]
+    assert counted(ledger)[0] == before[0] + 1
+    assert ledger.query("SELECT COUNT(*) FROM sessions WHERE removed=1 AND origin IS NULL") == [(0,)]

@@ -144,6 +144,17 @@ def test_rule4_model_from_model_info_else_left_for_the_manifest():
     assert (calls["a"].model, calls["b"].model, calls["c"].model) == ("z-ai/glm-5.2", None, None)
 
 
+@pytest.mark.parametrize("odd", [False, True])  # True: a document the typed decoder refuses (generic path)
+def test_rule4_provider_from_model_info_else_left_for_the_manifest(odd):
+    routed = assistant("a", T, model="claude-sonnet-4")
+    routed["modelInfo"]["provider"] = "openrouter"
+    blank = assistant("b", T)
+    blank["modelInfo"]["provider"] = " "
+    extra = [{"role": "system", "content": 1}] if odd else []
+    calls = by_key(dumps(messages_doc("S", [routed, blank, assistant("c", T, model=None), *extra])))
+    assert (calls["a"].provider, calls["b"].provider, calls["c"].provider) == ("openrouter", None, None)
+
+
 # ---- rule 5: time --------------------------------------------------------------------------------
 
 

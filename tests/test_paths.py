@@ -142,3 +142,18 @@ def test_trayburn_config_and_state_locations(tmp_path):
     blank = {"TRAYBURN_CONFIG": "  ", "TRAYBURN_STATE_DIR": ""}
     assert paths.config_file(None, blank).name == "settings.toml"
     assert paths.state_dir(None, blank) != Path("")
+
+
+def test_trayburn_files_are_named_in_the_state_folder(tmp_path):
+    state = paths.state_dir(None, {"TRAYBURN_STATE_DIR": str(tmp_path / "s")})
+    assert [p.relative_to(state).as_posix() for p in (paths.ledger_file(state), paths.tray_lock(state))] == [
+        "ledger.db",
+        "tray.lock",
+    ]
+    assert paths.notified_file(state).parent == state
+
+
+def test_the_demo_folder_follows_the_state_folder_variable(tmp_path):
+    assert paths.demo_dir({"TRAYBURN_STATE_DIR": str(tmp_path / "s")}) == tmp_path / "s" / "demo"
+    default = paths.demo_dir({})
+    assert default.name == "demo" and not default.is_relative_to(tmp_path)

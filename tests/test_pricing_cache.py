@@ -15,6 +15,7 @@ import pytest
 from corpus import CORPUS, isolated_env
 
 from trayburn import cli
+from trayburn.errors import Exit
 from trayburn.pricing import PriceBook
 
 HEAVY = ("genai_prices", "pydantic", "pydantic_core", "httpx")
@@ -120,7 +121,7 @@ def test_prices_command_text_and_route(env, capsys):
     assert "z-ai/glm-4.6 on openrouter: GLM-4.6" in text and "provider openrouter" in text
     assert cli.main(["prices", "mystery-x"]) == 0
     assert 'prices."mystery-x"' in capsys.readouterr().out
-    assert cli.main(["prices"]) == cli.EXIT_USAGE
+    assert cli.main(["prices"]) == Exit.USAGE
     (env / "settings.toml").write_text('[prices."glm-4.6"]\ninput = 0.5\n')
     assert cli.main(["prices", "GLM-4.6", "--json"]) == 0
     (mine,) = json.loads(capsys.readouterr().out)

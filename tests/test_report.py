@@ -22,6 +22,7 @@ from corpus import (
 )
 
 from trayburn import cli, render, report
+from trayburn import settings as st
 from trayburn.engine import Engine
 from trayburn.pricing import PriceBook
 
@@ -361,7 +362,8 @@ def test_settings_aliases_and_prices_apply(tmp_path, set_tz):
     assert rows["acme-1"].calls == 2 and rows["acme-1"].cost_usd == pytest.approx(1.0 + 2.0 + 1.0)
     assert r.unpriced_calls == 1 and rows["half-known"].unpriced_calls == 1
     shipped = PriceBook().prices("gpt-4o")
-    engine.update_setting("prices.gpt-4o.input", "100")  # the user's own rate wins, at the next read
+    st.update(engine.config_path, "prices.gpt-4o.input", "100")  # the user's own rate wins, at the next read
+    engine.reload_if_changed()
     mine = engine.book.prices("gpt-4o")
     assert (mine.input, mine.output, mine.cache_read) == (100.0, shipped.output, shipped.cache_read)
     after = {m.name: m for m in engine.day(DAY).models}[PriceBook().display("gpt-4o")]

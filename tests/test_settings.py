@@ -11,6 +11,7 @@ from corpus import copy_corpus, expected, set_tz  # noqa: F401
 
 from trayburn import cli
 from trayburn import settings as st
+from trayburn.errors import Exit
 
 GOOD = """\
 cline_dir = "~/cl"
@@ -298,10 +299,10 @@ def test_config_set_on_broken_file_refused(conf, capsys):
     broken = "theme = \n"
     conf.write_text(broken)
     code, out, err = run(capsys, "config", "set", "theme", "dark")
-    assert code == 1 and err.count("\n") == 1 and "line 1" in err
+    assert code == 78 and err.count("\n") == 1 and "line 1" in err  # errors.Exit.SETTINGS
     assert conf.read_text() == broken
     code, _, err = run(capsys, "config", "show")
-    assert code == 1 and "line 1" in err
+    assert code == 78 and "line 1" in err
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
@@ -377,7 +378,7 @@ def test_a_fifo_as_settings_never_hangs(conf, capsys, monkeypatch, tmp_path, set
     code, out, _ = run(capsys, "today", "--date", "2026-11-30", "--json")
     assert code == 0 and json.loads(out)["calls"] == expected()["totals"]["calls"]
     code, _, err = run(capsys, "config", "set", "theme", "dark")
-    assert code == 1 and "named pipe" in err and err.count("\n") == 1
+    assert code == Exit.SETTINGS and "named pipe" in err and err.count("\n") == 1
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")

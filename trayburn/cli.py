@@ -10,25 +10,15 @@ import argparse
 import sqlite3
 import sys
 from datetime import date, datetime
+from typing import Any, NoReturn
 
 from . import __version__, render
 from . import settings as st
-from .ledger import LedgerError
-
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-
-
-class CliError(Exception):
-    pass
-
-
-class UsageError(CliError):
-    """The command line itself is wrong (unknown option, bad date): exit 2."""
+from .errors import CantWrite, Exit, NotFound, SettingsRefused, TrayburnError, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, and main() returns instead of the parser exiting
+    def error(self, message: str) -> NoReturn:  # one line, and main() returns instead of the parser exiting
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
@@ -42,11 +32,11 @@ def _date(text: str) -> date:
     return day
 
 
-def _common(suppress: bool) -> argparse.ArgumentParser:
+def _common(suppress: bool) -> _Parser:
     """The options every command takes. A command's copy has no defaults, so that
     `trayburn --json today` keeps the --json given before the command."""
     unset = argparse.SUPPRESS if suppress else None
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--config", metavar="FILE", default=unset, help="settings file (default: TRAYBURN_CONFIG or the platform's)"
     )
@@ -114,39 +104,46 @@ def main(argv: list[str] | None = None) -> int:
         from .tray import dialogs
 
         return dialogs.main(argv[1:])
+    as_json = "--json" in argv
     try:
         args = build_parser().parse_args(argv)
-    except UsageError as exc:
-        print(f"trayburn: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        as_json = args.json
+        return COMMANDS[args.command or "tray"](args)
     except SystemExit as exc:  # --help and --version print and stop
         return exc.code if isinstance(exc.code, int) else 0
-    command = args.command or "tray"
-    try:
-        return COMMANDS[command](args)
-    except CliError as exc:
-        print(f"trayburn: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except st.SettingsError as exc:
-        print(f"trayburn: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     except KeyboardInterrupt:
-        return 130
+        return Exit.INTERRUPTED
     except BrokenPipeError:
-        return 0
-    except (OSError, sqlite3.Error, LedgerError) as exc:  # an unwritable state folder, a ledger locked too long
-        print(f"trayburn: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return Exit.OK
+    except (TrayburnError, st.SettingsError, OSError, sqlite3.Error) as exc:
+        return _fail(as_error(exc), as_json)
 
 
-def _engine(args, refresh: bool = True):
+def as_error(exc: Exception) -> TrayburnError:
+    """Errors from outside trayburn's own base (the settings module, the OS, SQLite) as one of its kinds."""
+    if isinstance(exc, TrayburnError):
+        return exc
+    if isinstance(exc, st.SettingsError):
+        return SettingsRefused(str(exc))
+    if isinstance(exc, PermissionError | FileExistsError | NotADirectoryError | IsADirectoryError):
+        return CantWrite(str(exc))
+    return TrayburnError(str(exc))  # an unwritable disk, a ledger SQLite cannot open
+
+
+def _fail(err: TrayburnError, as_json: bool) -> int:
+    """One line on stderr; with --json, one JSON object (kind, message, exit code, trayburn's version)."""
+    if as_json:
+        doc = {"error": err.kind, "message": str(err), "exit_code": int(err.code), "version": __version__}
+        print(render.as_json(doc, indent=None), file=sys.stderr)
+    else:
+        print(render.clean(f"trayburn: {err}"), file=sys.stderr)
+    return int(err.code)
+
+
+def _engine(args: argparse.Namespace, refresh: bool = True) -> Any:
     from .engine import Engine
-    from .ledger import LedgerError
 
-    try:
-        engine = Engine(args.config, args.state_dir)
-    except LedgerError as exc:
-        raise CliError(str(exc)) from None
+    engine = Engine(args.config, args.state_dir)
     if engine.ledger.notice:
         print(f"trayburn: {engine.ledger.notice}", file=sys.stderr)
     if refresh:
@@ -159,7 +156,7 @@ def _emit(args, data, text: str) -> int:
         try:
             out = render.as_json(data)
         except ValueError as exc:  # a NaN or Infinity got through: refuse to print invalid JSON
-            raise CliError(f"a figure is not a finite number ({exc}); please report this") from None
+            raise TrayburnError(f"a figure is not a finite number ({exc}); please report this") from None
         print(out)
     else:
         print(render.clean(text))  # names and paths from files never reach the terminal raw
@@ -176,14 +173,14 @@ def cmd_sessions(args) -> int:
     engine = _engine(args)
     today = datetime.now().date()
     if args.all and (args.since or args.until):
-        raise CliError("--all lists every session; leave out --since and --until, or --all")
+        raise UsageError("--all lists every session; leave out --since and --until, or --all")
     if args.all:
         since = until = None
     else:
         since = args.since or args.until or today
         until = args.until or max(since, today)
         if until < since:
-            raise CliError(f"--until {until} is before --since {since}")
+            raise UsageError(f"--until {until} is before --since {since}")
     items = engine.sessions(since, until)
     return _emit(args, [s.to_json() for s in items], render.sessions(items))
 
@@ -192,39 +189,16 @@ def cmd_session(args) -> int:
     engine = _engine(args)
     d = engine.session(args.id)
     if d is None:
-        raise CliError(f"no session '{args.id}' in the ledger (try `trayburn sessions --all`)")
+        raise NotFound(f"no session '{args.id}' in the ledger (try `trayburn sessions --all`)")
     return _emit(args, d.to_json(), render.session(d))
 
 
-def cmd_doctor(args) -> int:
+def cmd_doctor(args: argparse.Namespace) -> int:
     engine = _engine(args)
     h = engine.health()
     h.extra["tray_backend"] = _backend_line()
-    lines = ["Cline folders:"]
-    for lv in h.levels:
-        lines.append(f"  {lv.label:16} {lv.path}  [{lv.source()}]{'' if lv.exists else '  (missing)'}")
-    lines.append(f"Settings file:   {h.config_path}" + ("" if engine.loaded.exists else "  (none; defaults)"))
-    if h.config_error:
-        lines.append(f"  problem: {h.config_error}")
-    lines += [f"  warning: {w}" for w in h.config_warnings]
-    lines.append(f"Ledger:          {h.ledger_path}")
-    if h.ledger_notice:
-        lines.append(f"  {h.ledger_notice}")
-    lines.append(
-        f"Sessions:        {h.sessions}"
-        + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else "")
-    )
-    lines.append(f"Tray backend:    {h.extra['tray_backend']}")
-    if h.problems:
-        lines.append(f"Unreadable files ({len(h.problems)}):")
-        lines += [f"  {p}: {r}" for p, r in h.problems]
-    if h.settling:
-        lines.append(f"Changed in the last minute and not readable yet ({len(h.settling)}; retried at each refresh):")
-        lines += [f"  {p}: {r}" for p, r in h.settling]
-    lines.append("")
-    lines.append(h.verdict)
-    _emit(args, h.to_json(), "\n".join(lines))
-    return 0 if h.ok else EXIT_ERROR
+    _emit(args, h.to_json(), render.doctor(h, settings_file_exists=engine.loaded.exists))
+    return Exit.OK if h.kind == "ok" else Exit.PROBLEMS
 
 
 def cmd_prices(args) -> int:
@@ -254,13 +228,13 @@ def cmd_config(args) -> int:
     if args.action == "show":
         loaded = st.load(path)
         if loaded.error:
-            raise CliError(loaded.error)
+            raise SettingsRefused(loaded.error)
         data = {k: getattr(loaded.settings, k) for k in st.KEYS}
         text = _as_toml(data)
         text += "".join(f"\nwarning: {w}" for w in loaded.warnings)
         return _emit(args, {"path": str(path), "settings": data, "warnings": loaded.warnings}, f"# {path}\n{text}")
     if not args.key or (args.action == "set" and args.value is None):
-        raise CliError(f"usage: trayburn config {args.action} KEY{' VALUE' if args.action == 'set' else ''}")
+        raise UsageError(f"usage: trayburn config {args.action} KEY{' VALUE' if args.action == 'set' else ''}")
     st.update(path, args.key, args.value if args.action == "set" else None)
     return _emit(args, {"path": str(path), "ok": True}, f"{args.action} {args.key} in {path}")
 
@@ -294,7 +268,7 @@ def cmd_autostart(args) -> int:
         elif args.action == "off":
             a.disable()
     except AutostartError as exc:
-        raise CliError(str(exc)) from None
+        raise TrayburnError(str(exc)) from None
     s = a.status()
     data = {"enabled": s.enabled, "location": s.location, "detail": s.detail}
     return _emit(args, data, f"start at login: {'on' if s.enabled else 'off'} ({s.location})")

@@ -9,23 +9,37 @@ import logging
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Literal
 
-from . import paths, report
+from . import days, paths, report
 from . import settings as st
-from .cline.files import stat_file
-from .ledger import RETRY_RECENT_NS, Ledger, RefreshStats
+from .cline.files import Checkpoint, stat_file
+from .ledger import Ledger, RefreshStats
 from .pricing import PriceBook
+from .sources.base import Source
 
 log = logging.getLogger(__name__)
+
+# What state trayburn's inputs are in; the tray and `doctor` choose by this, never by the verdict's words.
+HealthKind = Literal[
+    "ok",
+    "settings_broken",  # the settings file does not parse: defaults are in use (see settings_problem)
+    "override_missing",  # a setting or variable points to a folder that does not exist (see problem_level)
+    "not_installed",  # no Cline folder at the default place, and no sessions folder
+    "no_sessions_folder",  # the sessions folder does not exist yet (Cline has recorded no session)
+    "sessions_not_a_folder",  # the sessions path exists but is a file
+    "no_sessions",  # the sessions folder exists and holds none
+]
 
 
 @dataclass
 class Health:
     """What `trayburn doctor` and the tray's problem line say."""
 
+    kind: HealthKind
     levels: paths.Levels
     config_path: Path
     config_error: str | None
@@ -39,16 +53,25 @@ class Health:
     ledger_notice: str | None = None
     settling: list[tuple[str, str]] = field(default_factory=list)  # failed within the last minute
     extra: dict = field(default_factory=dict)
+    problem_level: paths.Level | None = None  # for override_missing: the level whose override points nowhere
+    settings_problem: st.SettingsProblem | None = None  # for settings_broken: kind, message, line, key
 
     def to_json(self) -> dict:
         return {
+            "kind": self.kind,
             "ok": self.ok,
             "verdict": self.verdict,
             "levels": [
                 {"name": lv.name, "path": str(lv.path), "origin": lv.origin, "source": lv.source(), "exists": lv.exists}
                 for lv in self.levels
             ],
-            "config": {"path": str(self.config_path), "error": self.config_error, "warnings": self.config_warnings},
+            "config": {
+                "path": str(self.config_path),
+                "error": self.config_error,
+                "problem": asdict(self.settings_problem) if self.settings_problem else None,
+                "warnings": self.config_warnings,
+            },
+            "problem_level": self.problem_level.name if self.problem_level else None,
             "sessions": self.sessions,
             "removed_sessions": self.removed_sessions,
             "problems": [{"path": p, "reason": r} for p, r in self.problems],
@@ -71,10 +94,10 @@ class Engine:
         self.env = os.environ if env is None else env
         self.config_path = paths.config_file(config, self.env)
         self.state_dir = paths.state_dir(state_dir, self.env)
-        self._config_stamp: tuple | None = None
+        self._config_stamp: Checkpoint | None = None
         self.last_refresh: RefreshStats | None = None
         self.load_settings()
-        self.ledger = Ledger(self.state_dir / "ledger.db", self.settings.max_file_mb * 10**6, busy_timeout_s)
+        self.ledger = Ledger(paths.ledger_file(self.state_dir), self.settings.max_file_mb * 10**6, busy_timeout_s)
 
     # ---- settings and folders ------------------------------------------------------------------
 
@@ -99,29 +122,31 @@ class Engine:
         self.ledger.max_file_bytes = self.settings.max_file_mb * 10**6
         return True
 
-    def update_setting(self, key: str, value: str | None) -> None:
-        st.update(self.config_path, key, value)
-        self.reload_if_changed()
-
     # ---- refresh --------------------------------------------------------------------------------
 
     def refresh(self) -> RefreshStats:
-        time.tzset() if hasattr(time, "tzset") else None  # the time zone may have changed
+        if hasattr(time, "tzset"):  # the time zone may have changed (not on Windows)
+            time.tzset()
         self.reload_if_changed()
+        stats = RefreshStats()
+        for source in self.sources():
+            stats.add(self.ledger.refresh(source))
+        self.last_refresh = stats
+        return stats
+
+    def sources(self) -> list[Source]:
+        """What a refresh reads, each in its own transaction: the Cline CLI's sessions folder when it is
+        one (else the verdict says why; it is not an unreadable file). New sources are added here."""
         sessions = self.levels.sessions.path
-        if sessions.is_dir():
-            self.last_refresh = self.ledger.refresh(sessions)
-        else:
-            self.last_refresh = RefreshStats()  # the verdict says so; it is not an unreadable file
-        return self.last_refresh
+        return [self.ledger.cline_source(sessions)] if sessions.is_dir() else []
 
     # ---- figures --------------------------------------------------------------------------------
 
     def day(self, day: date | None = None) -> report.DayReport:
-        return report.day_report(self.ledger, self.book, day or report.now_date())
+        return report.day_report(self.ledger, self.book, day or days.now_date())
 
     def hourly(self, day: date | None = None) -> list[float]:
-        return report.hourly_costs(self.ledger, self.book, day or report.now_date())
+        return report.hourly_costs(self.ledger, self.book, day or days.now_date())
 
     def sessions(self, since: date | None, until: date | None) -> list[report.SessionSummary]:
         return report.sessions_report(self.ledger, self.book, since, until)
@@ -131,31 +156,30 @@ class Engine:
 
     def period(self, month: bool = False) -> report.Totals:
         """This week (Monday on) or this month, to the end of today."""
-        today = report.now_date()
+        today = days.now_date()
         first = today.replace(day=1) if month else today - timedelta(days=today.weekday())
-        start = report.local_midnight_ms(first)
-        return report.totals_between(self.ledger, self.book, start, report.day_bounds(today)[1])
+        start = days.local_midnight_ms(first)
+        return report.totals_between(self.ledger, self.book, start, days.day_bounds(today)[1])
 
     def last_hour(self) -> report.Totals:
-        now = report.utc_now_ms()
+        now = days.utc_now_ms()
         return report.totals_between(self.ledger, self.book, now - 3600_000, now + 1)
 
     # ---- health ---------------------------------------------------------------------------------
 
     def health(self) -> Health:
-        counts = self.ledger.query("SELECT SUM(removed=0), SUM(removed=1) FROM sessions")[0]
-        live, removed = counts[0] or 0, counts[1] or 0
+        live, removed = self.ledger.session_counts()
         # A file that failed within the last minute was most likely caught mid-write (normal: Cline
         # rewrites in place); it is retried at every refresh and reported only if it stays broken.
-        settling = time.time_ns() - RETRY_RECENT_NS
         rows = self.ledger.problems()
-        problems = [(p, r) for p, r, mtime in rows if mtime is None or mtime < settling]
-        recent = [(p, r) for p, r, mtime in rows if mtime is not None and mtime >= settling]
+        problems = [(p.path, p.reason) for p in rows if not p.settling]
+        recent = [(p.path, p.reason) for p in rows if p.settling]
         if self.last_refresh:
-            known = {p for p, _, _ in rows}
+            known = {p.path for p in rows}
             problems += [(p, r) for p, r in self.last_refresh.errors.items() if p not in known]
-        verdict, ok = self._verdict(live)
+        kind, level = self._kind(live)
         return Health(
+            kind,
             self.levels,
             self.config_path,
             self.loaded.error,
@@ -163,41 +187,63 @@ class Engine:
             live,
             removed,
             sorted(problems),
-            verdict,
-            ok,
+            self._verdict(kind, level, live),
+            kind == "ok",
             self.ledger.path,
             self.ledger.notice,
             settling=recent,
+            problem_level=level,
+            settings_problem=self.loaded.problem,
         )
 
-    def _verdict(self, sessions: int) -> tuple[str, bool]:
-        if self.loaded.error:
-            return f"The settings file is broken, defaults are in use: {self.loaded.error}", False
+    def _kind(self, sessions: int) -> tuple[HealthKind, paths.Level | None]:
+        if self.loaded.problem:
+            return "settings_broken", None
         level = self._missing_override()
         if level is not None:
-            who = f"The setting {level.name} in {self.config_path}" if level.origin == "settings" else level.variable
-            return f"{who} points to {level.path}, which does not exist", False
+            return "override_missing", level
         root, sess = self.levels.root, self.levels.sessions
-        if not root.exists and root.origin == "default" and not sess.exists:
-            return f"The Cline CLI is not installed (nothing at {root.path})", False
+        if not root.exists and root.origin == "default" and not sess.path.exists():
+            return "not_installed", None
+        if sess.path.exists() and not sess.exists:
+            return "sessions_not_a_folder", None
         if not sess.exists:
-            return f"The sessions folder {sess.path} does not exist yet: Cline has not recorded a session", False
-        if sessions == 0:
-            return f"The sessions folder {sess.path} exists but holds no sessions", False
-        return f"OK: {sessions} sessions in {sess.path}", True
+            return "no_sessions_folder", None
+        return ("ok" if sessions else "no_sessions"), None
+
+    def _verdict(self, kind: HealthKind, level: paths.Level | None, sessions: int) -> str:
+        """The sentence for a person (the tray and doctor choose by `kind`, not by these words)."""
+        sess = self.levels.sessions
+        if kind == "settings_broken":
+            return f"The settings file is broken, defaults are in use: {self.loaded.error}"
+        if kind == "override_missing" and level is not None:
+            who = f"The setting {level.name} in {self.config_path}" if level.origin == "settings" else level.variable
+            return f"{who} points to {level.path}, which does not exist"
+        if kind == "not_installed":
+            return f"The Cline CLI is not installed (nothing at {self.levels.root.path})"
+        if kind == "sessions_not_a_folder":
+            return f"The sessions path {sess.path} is a file, not a folder"
+        if kind == "no_sessions_folder":
+            return f"The sessions folder {sess.path} does not exist yet: Cline has not recorded a session"
+        if kind == "no_sessions":
+            return f"The sessions folder {sess.path} exists but holds no sessions"
+        return f"OK: {sessions} sessions in {sess.path}"
 
     def _missing_override(self) -> paths.Level | None:
         """An override (setting or variable) pointing nowhere, among the levels the sessions folder derives from."""
         used = [self.levels.sessions]
         while used[0].origin == "default" and used[0] is not self.levels.root:
             used.insert(0, self.levels.root if used[0] is self.levels.data else self.levels.data)
-        return next((lv for lv in used if lv.origin != "default" and not lv.exists), None)
+        sess = self.levels.sessions  # a sessions path that is a file is `sessions_not_a_folder`
+        return next(
+            (lv for lv in used if lv.origin != "default" and not (lv.path.exists() if lv is sess else lv.exists)), None
+        )
 
     def close(self) -> None:
         self.ledger.close()
 
 
-def _stamp(path: Path) -> tuple | None:
+def _stamp(path: Path) -> Checkpoint | None:
     try:
         return stat_file(str(path))
     except OSError:

@@ -120,3 +120,30 @@ def log_dir(env: Mapping[str, str] | None = None) -> Path:
     if env.get("TRAYBURN_LOG_DIR", "").strip():
         return Path(env["TRAYBURN_LOG_DIR"].strip()).expanduser()
     return Path(platformdirs.user_log_dir(APP, appauthor=False))
+
+
+# ---- trayburn's own files, each named once (in the state folder unless said otherwise) ----------------
+
+
+def ledger_file(state: Path) -> Path:
+    """The SQLite ledger (with its -wal and -shm beside it)."""
+    return state / "ledger.db"
+
+
+def tray_lock(state: Path) -> Path:
+    """Held while a tray runs on this state folder (one tray per ledger)."""
+    return state / "tray.lock"
+
+
+def notified_file(state: Path) -> Path:
+    """What the tray has already told the person (so a notice is shown once)."""
+    return state / "notified.json"
+
+
+def demo_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where `trayburn demo` makes its throwaway folders: under TRAYBURN_STATE_DIR when that is set
+    (tests and sandboxes keep everything in one place), else the platform's cache folder."""
+    env = os.environ if env is None else env
+    if env.get("TRAYBURN_STATE_DIR", "").strip():
+        return Path(env["TRAYBURN_STATE_DIR"].strip()).expanduser() / "demo"
+    return Path(platformdirs.user_cache_dir(APP, appauthor=False)) / "demo"

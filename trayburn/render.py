@@ -4,9 +4,51 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
 
-from .report import DayReport, ModelCost, SessionDetail, SessionSummary
+from .report import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
+
+if TYPE_CHECKING:
+    from .engine import Health
+
+# What to do, by Health.kind (the verdict says what is wrong; this says what to try).
+HINTS = {
+    "settings_broken": "fix that line by hand (`trayburn config path` shows the file); trayburn never overwrites it",
+    "override_missing": "correct or remove that override, or create the folder",
+    "not_installed": "install the Cline CLI (npm i -g cline), or set cline_dir if it lives elsewhere",
+    "no_sessions_folder": "run one Cline task; the folder appears with its first session",
+    "sessions_not_a_folder": "move that file away, or set sessions_dir to the real folder",
+    "no_sessions": "run one Cline task, or check that sessions_dir is the folder Cline writes to",
+}
+
+
+def doctor(h: Health, settings_file_exists: bool) -> str:
+    lines = ["Cline folders:"]
+    for lv in h.levels:
+        lines.append(f"  {lv.label:16} {lv.path}  [{lv.source()}]{'' if lv.exists else '  (missing)'}")
+    lines.append(f"Settings file:   {h.config_path}" + ("" if settings_file_exists else "  (none; defaults)"))
+    if h.settings_problem:
+        where = f" (line {h.settings_problem.line})" if h.settings_problem.line else ""
+        lines.append(f"  problem{where}: {h.settings_problem.message}")
+    lines += [f"  warning: {w}" for w in h.config_warnings]
+    lines.append(f"Ledger:          {h.ledger_path}")
+    if h.ledger_notice:
+        lines.append(f"  {h.ledger_notice}")
+    lines.append(
+        f"Sessions:        {h.sessions}"
+        + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else "")
+    )
+    lines.append(f"Tray backend:    {h.extra.get('tray_backend', '-')}")
+    if h.problems:
+        lines.append(f"Unreadable files ({len(h.problems)}):")
+        lines += [f"  {p}: {r}" for p, r in h.problems]
+    if h.settling:
+        lines.append(f"Changed in the last minute and not readable yet ({len(h.settling)}; retried at each refresh):")
+        lines += [f"  {p}: {r}" for p, r in h.settling]
+    lines += ["", h.verdict + (f". To fix: {HINTS[h.kind]}" if h.kind in HINTS else "")]
+    return "\n".join(lines)
+
 
 # What a terminal would obey rather than show: C0 controls but tab and newline (ESC, BEL, a lone CR…),
 # DEL, C1 controls (0x9b is CSI on its own), and the bidirectional overrides that reorder a line.
@@ -24,9 +66,9 @@ def one_line(text: str) -> str:
     return clean(text).replace("\n", " ").replace("\t", " ")
 
 
-def as_json(data: Any) -> str:
+def as_json(data: Any, indent: int | None = 2) -> str:
     """The one JSON writer for results: strict JSON (NaN or Infinity is a bug, raised as ValueError)."""
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
 def usd(value: float | None, estimated: bool = False) -> str:
@@ -43,7 +85,7 @@ def tokens(n: int) -> str:
     return str(n)
 
 
-def table(headers: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> str:
+def table(headers: list[str], rows: list[list[str]], right: Collection[int] = frozenset()) -> str:
     rows = [[one_line(str(c)) for c in r] for r in rows]
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=True)]
 
@@ -87,7 +129,7 @@ UNPRICED_MARK = "?"
 def cost_cell(cost: float, estimated: float, unpriced: int, calls: int, compact: bool = False) -> str:
     """A cost with its marks (* estimated; unpriced calls, as '?' when compact); calls none of
     which has a price are "unpriced", never $0."""
-    if calls and unpriced >= calls:
+    if priced_cost(cost, calls, unpriced) is None:
         return "unpriced"
     tail = (UNPRICED_MARK if compact else f" (+{unpriced} unpriced)") if unpriced else ""
     return usd(cost, bool(estimated)) + tail

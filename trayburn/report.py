@@ -6,14 +6,19 @@ better price data re-prices old calls.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 
-from .ledger import Ledger
+from .days import day_bounds as day_bounds
+from .days import iso_local as iso_local
+from .days import local_midnight_ms as local_midnight_ms
+from .days import now_date as now_date
+from .days import timezone_name as timezone_name
+from .days import utc_now_ms as utc_now_ms
+from .ledger import ALL_TIME, Ledger, Sums
 from .pricing import PriceBook
 
 RUNNING = ("running", "pending", "idle")
@@ -30,15 +35,6 @@ TOOL_WORDS = {
     "spawn_agent": "subagent",
 }
 _USER_INPUT = re.compile(r"^\s*<user_input[^>]*>(.*?)(</user_input>\s*)?$", re.S)
-
-# per group: calls, tokens, reported cost, then calls and tokens of those without a reported cost
-# (their input at least their cache tokens, so a call's uncached input is never below 0, as per call)
-_SUMS = (
-    "COUNT(*), SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), TOTAL(cost), SUM(cost IS NULL),"
-    " TOTAL(CASE WHEN cost IS NULL THEN MAX(input, cache_read + cache_write) END),"
-    " TOTAL(CASE WHEN cost IS NULL THEN output END),"
-    " TOTAL(CASE WHEN cost IS NULL THEN cache_read END), TOTAL(CASE WHEN cost IS NULL THEN cache_write END)"
-)
 
 
 @dataclass
@@ -65,23 +61,29 @@ class Totals:
     def cost_usd(self) -> float:
         return self.reported_usd + self.estimated_usd
 
-    def add(self, model: str | None, row: tuple, book: PriceBook) -> None:
-        n, i, o, cr, cw, reported, n_null, i_n, o_n, cr_n, cw_n = row
-        self.calls += n
+    def add(self, model: str | None, sums: Sums, book: PriceBook) -> None:
+        """A group of calls with one model: reported costs as they are, the others estimated."""
+        self.calls += sums.calls
         t = self.tokens
-        t.input, t.output, t.cache_read, t.cache_write = (
-            t.input + i,
-            t.output + o,
-            t.cache_read + cr,
-            t.cache_write + cw,
-        )
-        self.reported_usd += reported
-        if n_null:
-            est = book.estimate(model, int(i_n), int(o_n), int(cr_n), int(cw_n))
+        t.input += sums.input
+        t.output += sums.output
+        t.cache_read += sums.cache_read
+        t.cache_write += sums.cache_write
+        self.reported_usd += sums.reported_usd
+        if sums.unpriced_calls:
+            est = book.estimate(
+                model, sums.unpriced_input, sums.unpriced_output, sums.unpriced_cache_read, sums.unpriced_cache_write
+            )
             if est is None:
-                self.unpriced_calls += n_null
+                self.unpriced_calls += sums.unpriced_calls
             else:
                 self.estimated_usd += est
+
+    @classmethod
+    def of(cls, model: str | None, sums: Sums, book: PriceBook) -> Totals:
+        totals = cls()
+        totals.add(model, sums, book)
+        return totals
 
 
 @dataclass
@@ -186,70 +188,37 @@ class SessionDetail:
         return out
 
 
-# ---- days and time zones ---------------------------------------------------------------------------
-
-
-def local_midnight_ms(day: date) -> int:
-    """Epoch ms of local midnight (TZ respected, DST included)."""
-    return int(datetime(day.year, day.month, day.day).timestamp() * 1000)
-
-
-def day_bounds(day: date) -> tuple[int, int]:
-    return local_midnight_ms(day), local_midnight_ms(day + timedelta(days=1))
-
-
-def timezone_name() -> str:
-    tz = os.environ.get("TZ", "").strip().lstrip(":")
-    if tz:
-        return tz
-    try:
-        link = os.readlink("/etc/localtime")
-        if "zoneinfo/" in link:
-            return link.split("zoneinfo/", 1)[1]
-    except OSError:
-        pass
-    return datetime.now().astimezone().tzname() or "local"
-
-
-def iso_local(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000).astimezone().isoformat(timespec="seconds")
-
-
 def _r(usd: float) -> float:
     return round(usd, 9)  # nano-dollars: float noise goes, a cheap call's cost stays
 
 
+def priced_cost(cost_usd: float, calls: int, unpriced_calls: int) -> float | None:
+    """The cost to show for a group of calls: None ("unpriced", never $0) when none of them has a price.
+    The one place this rule lives: JSON, the terminal, the menu and the window all use it."""
+    return None if calls and unpriced_calls >= calls else cost_usd
+
+
 def _known_cost(m: dict) -> float | None:
-    """A model (or session) none of whose calls has a price has no cost (null), never $0."""
-    return None if m["calls"] and m["unpriced_calls"] == m["calls"] else _r(m["cost_usd"])
+    cost = priced_cost(m["cost_usd"], m["calls"], m["unpriced_calls"])
+    return None if cost is None else _r(cost)
 
 
 # ---- reports ---------------------------------------------------------------------------------------
 
 
-def _per_model(ledger: Ledger, start_ms: int, end_ms: int) -> list[tuple]:
-    """(model, sums…) of the counted calls in [start, end)."""
-    return ledger.query(
-        f"SELECT model, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<? GROUP BY model",
-        (start_ms, end_ms),
-    )
-
-
 def totals_between(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int) -> Totals:
     totals = Totals()
-    for model, *row in _per_model(ledger, start_ms, end_ms):
-        totals.add(model, tuple(row), book)
+    for row in ledger.model_sums(start_ms, end_ms):
+        totals.add(row.model, row.sums, book)
     return totals
 
 
 def day_report(ledger: Ledger, book: PriceBook, day: date) -> DayReport:
     start, end = day_bounds(day)
-    totals, per_model = Totals(), {}
-    for model, *row in _per_model(ledger, start, end):
-        totals.add(model, tuple(row), book)
-        per_model.setdefault(book.key(model), (book.display(model), Totals()))[1].add(model, tuple(row), book)
+    totals, per_model = Totals(), dict[str, tuple[str, Totals]]()
+    for row in ledger.model_sums(start, end):
+        totals.add(row.model, row.sums, book)
+        per_model.setdefault(book.key(row.model), (book.display(row.model), Totals()))[1].add(row.model, row.sums, book)
     models = sorted(
         (
             ModelCost(name, t.cost_usd, t.calls, t.estimated_usd, t.unpriced_calls, t.tokens.total)
@@ -257,9 +226,7 @@ def day_report(ledger: Ledger, book: PriceBook, day: date) -> DayReport:
         ),
         key=lambda m: (-m.cost_usd, -m.tokens, m.name),
     )
-    (sessions,) = ledger.query(
-        "SELECT COUNT(DISTINCT session_id) FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?", (start, end)
-    )[0]
+    sessions = ledger.session_count(start, end)
     return DayReport(
         date=day.isoformat(),
         timezone=timezone_name(),
@@ -278,14 +245,8 @@ def hourly_costs(ledger: Ledger, book: PriceBook, day: date) -> list[float]:
     """Cost per local hour of the day (24 values; 23 or 25 hours on DST days fold into 24 slots)."""
     start, end = day_bounds(day)
     hours = [0.0] * 24
-    rows = ledger.query(
-        f"SELECT ts_ms / 900000, model, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<? GROUP BY 1, 2",
-        (start, end),
-    )
-    for quarter, model, *row in rows:
-        t = Totals()
-        t.add(model, tuple(row), book)
-        hours[datetime.fromtimestamp(quarter * 900).hour] += t.cost_usd
+    for row in ledger.quarter_sums(start, end):
+        hours[datetime.fromtimestamp(row.start_ms / 1000).hour] += Totals.of(row.model, row.sums, book).cost_usd
     return hours
 
 
@@ -295,40 +256,27 @@ def sessions_report(
     """Sessions with calls (or a start) in [since, until]; figures for that range. None, None: all time."""
     start = local_midnight_ms(since) if since else 0
     end = day_bounds(until)[1] if until else 2**62
-    ids = [
-        r[0]
-        for r in ledger.query(
-            "SELECT DISTINCT session_id FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?"
-            " UNION SELECT id FROM sessions WHERE started_ms>=? AND started_ms<?",
-            (start, end, start, end),
-        )
-    ]
-    out = [_summary(ledger, book, sid, start, end, now_ms) for sid in ids]
+    out = [_summary(ledger, book, sid, start, end, now_ms) for sid in ledger.session_ids(start, end)]
     return sorted((s for s in out if s), key=lambda s: _ms(s.started_at) or 0, reverse=True)
 
 
 def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None = None) -> SessionDetail | None:
-    summary = _summary(ledger, book, sid, 0, 2**62, now_ms)
+    summary = _summary(ledger, book, sid, *ALL_TIME, now_ms)
     if summary is None:
         return None
-    rows = ledger.query(
-        "SELECT ts_ms, model, agent, input, output, cache_read, cache_write, cost, tools FROM calls"
-        " WHERE counted=1 AND session_id=? ORDER BY ts_ms, (SELECT path FROM files WHERE id=file_id), seq",
-        (sid,),
-    )
     calls = []
-    for ts, model, agent, i, o, cr, cw, cost, tools in rows:
-        est = book.estimate(model, i, o, cr, cw) if cost is None else None
+    for c in ledger.session_calls(sid):
+        est = book.estimate(c.model, c.input, c.output, c.cache_read, c.cache_write) if c.cost is None else None
         calls.append(
             CallRow(
-                iso_local(ts),
-                ts,
-                book.display(model),
-                agent or "lead",
-                Tokens(i, o, cr, cw),
-                cost if cost is not None else est,
-                cost is None,
-                tool_words(tools),
+                iso_local(c.ts_ms) or "",
+                c.ts_ms,
+                book.display(c.model),
+                c.agent or "lead",
+                Tokens(c.input, c.output, c.cache_read, c.cache_write),
+                c.cost if c.cost is not None else est,
+                c.cost is None,
+                tool_words(c.tools),
             )
         )
     s = summary
@@ -356,45 +304,36 @@ def _ms(iso: str | None) -> int | None:
 def _summary(
     ledger: Ledger, book: PriceBook, sid: str, start: int, end: int, now_ms: int | None
 ) -> SessionSummary | None:
-    meta = ledger.query(
-        "SELECT started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, removed, folder"
-        " FROM sessions WHERE id=?",
-        (sid,),
-    )
-    if not meta:
+    meta = ledger.session(sid)
+    if meta is None:
         return None
-    started, ended, status, title, prompt, cwd, root, model, removed, folder = meta[0]
-    rows = ledger.query(
-        f"SELECT (SELECT path FROM files WHERE id=file_id), agent, model, {_SUMS}, MAX(ts_ms) FROM calls"
-        " WHERE counted=1 AND session_id=? AND ts_ms>=? AND ts_ms<? GROUP BY file_id, agent, model",
-        (sid, start, end),
-    )
-    totals, models, subs, last = Totals(), [], {}, started
-    for file, agent, call_model, *row in rows:
-        sums, latest = tuple(row[:-1]), row[-1]
-        totals.add(call_model, sums, book)
-        name = book.display(call_model)
+    started = meta.started_ms
+    totals, models, last = Totals(), [], started
+    subs: dict[str, Subagent] = {}
+    for part in ledger.session_parts(sid, start, end):
+        totals.add(part.model, part.sums, book)
+        name = book.display(part.model)
         if name not in models:
             models.append(name)
-        last = max(last or 0, latest or 0)
-        if agent in ("subagent", "teammate"):
-            sub = subs.setdefault(file, Subagent(_agent_name(file), agent, 0, 0.0))
-            part = Totals()
-            part.add(call_model, sums, book)
-            sub.calls += part.calls
-            sub.cost_usd += part.cost_usd
-    if not models and model:
-        models.append(book.display(model))
+        last = max(last or 0, part.last_ms or 0)
+        if part.agent in ("subagent", "teammate"):
+            file = part.file or ""
+            sub = subs.setdefault(file, Subagent(_agent_name(file), part.agent, 0, 0.0))
+            cost = Totals.of(part.model, part.sums, book)
+            sub.calls += cost.calls
+            sub.cost_usd += cost.cost_usd
+    if not models and meta.model:
+        models.append(book.display(meta.model))
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     return SessionSummary(
         id=sid,
-        title=display_title(title, prompt),
-        project=_project(root or cwd),
-        cwd=cwd,
-        status=status,
-        state=_state(status, last or started, now_ms),
+        title=display_title(meta.title, meta.prompt),
+        project=_project(meta.workspace_root or meta.cwd),
+        cwd=meta.cwd,
+        status=meta.status,
+        state=_state(meta.status, last or started, now_ms),
         started_at=iso_local(started),
-        ended_at=iso_local(ended),
+        ended_at=iso_local(meta.ended_ms),
         models=models,
         calls=totals.calls,
         tokens=totals.tokens,
@@ -402,8 +341,8 @@ def _summary(
         estimated_cost_usd=totals.estimated_usd,
         unpriced_calls=totals.unpriced_calls,
         subagents=sorted(subs.values(), key=lambda s: s.name),
-        removed=bool(removed),
-        folder=folder,
+        removed=meta.removed,
+        folder=meta.folder,
         last_activity_ms=last,
     )
 
@@ -431,11 +370,3 @@ def display_title(title: str | None, prompt: str | None) -> str:
         text = m.group(1)
     text = " ".join(text.split())
     return text or "(untitled session)"
-
-
-def now_date() -> date:
-    return datetime.now().date()
-
-
-def utc_now_ms() -> int:
-    return int(datetime.now(UTC).timestamp() * 1000)

@@ -30,7 +30,7 @@ class FileStat:
 class Folder:
     session_id: str
     path: str
-    manifest: FileStat | None
+    manifest: FileStat
     messages: list[FileStat]  # the lead's file first when present
 
 
@@ -98,16 +98,15 @@ def _stamp(path: str) -> tuple[int, int, int]:
 def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     """Every session folder with the stats of its manifest and messages files.
 
-        The sessions folder is stat-ed (listed when its stamp changed), so new session folders are found at
-        every scan. A session folder is listed (scandir) when (a) `cache` has no listing of it (a first scan
-    keeps none), (b) a file of
-        its last listing is gone or stats differently (an active session rewrites its lead messages file or
-        manifest after every model call and status change, and its subagents' files appear only meanwhile),
-        (c) its id is not in `cache.settled` (idle, running, pending, or not a session yet: it may be in the
-        middle of a tool call), (d) its last listing had no lead messages file or a file it could not stat,
-        or (e) this scan is a full sweep (the first, then one every `sweep_s`), which bounds the delay for
-        anything else (a file copied by hand into an old folder). Otherwise only the files of its last
-        listing are stat-ed."""
+    The sessions folder is stat-ed (listed when its stamp changed), so new session folders are found at
+    every scan. A session folder is listed (scandir) when (a) `cache` has no listing of it (a first scan
+    keeps none), (b) a file of its last listing is gone or stats differently (an active session rewrites
+    its lead messages file or manifest after every model call and status change, and its subagents' files
+    appear only meanwhile), (c) its id is not in `cache.settled` (idle, running, pending, or not a session
+    yet: it may be in the middle of a tool call), (d) its last listing had no lead messages file or a file
+    it could not stat, or (e) this scan is a full sweep (the first, then one every `sweep_s`), which bounds
+    the delay for anything else (a file copied by hand into an old folder). Otherwise only the files of its
+    last listing are stat-ed."""
     out = Scan()
     cache = ScanCache() if cache is None else cache
     now = time.time_ns()
@@ -125,7 +124,7 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     above = "" if base is not None else prefix
     try:
         for name in names or ():
-            hit = None if name not in settled else memo.get(name)
+            hit = None if name not in settled or memo is None else memo.get(name)
             if hit is not None:  # the hot path: stat the files it had, nothing else
                 for path, known in hit[1]:
                     try:
@@ -155,10 +154,11 @@ def relist(scan: Scan, paths: set[str], cache: ScanCache) -> None:
     another process found them)."""
     folders = []
     for folder in scan.folders:
+        again: Folder | None = folder
         if folder.path in paths:
-            folder = _list_folder(folder.session_id, folder.path, scan.problems, cache._folders)
-        if folder is not None:
-            folders.append(folder)
+            again = _list_folder(folder.session_id, folder.path, scan.problems, cache._folders)
+        if again is not None:
+            folders.append(again)
     scan.folders = folders
 
 
@@ -218,7 +218,9 @@ def _list_folder(sid: str, path: str, problems: dict[str, str], memo: dict | Non
     return folder
 
 
-def _scan_folder(sid: str, path: str, problems: dict[str, str], files: list | None) -> tuple[Folder | None, list]:
+def _scan_folder(
+    sid: str, path: str, problems: dict[str, str], files: list | None
+) -> tuple[Folder | None, list | None]:
     """The folder, and its files as ("<id>/<file name>", checkpoint) pairs added to `files` (if given)."""
     manifest_name, lead_name = sid + ".json", sid + MESSAGES_SUFFIX
     try:
@@ -226,7 +228,9 @@ def _scan_folder(sid: str, path: str, problems: dict[str, str], files: list | No
     except OSError as exc:
         problems[path] = _why(exc)
         return None, files
-    manifest, lead, others = None, None, []
+    manifest: FileStat | None = None
+    lead: FileStat | None = None
+    others: list[FileStat] = []
     prefix, inside = path + os.sep, sid + os.sep  # == os.path.join(path, name) minus its cost
     for name in names:
         file_path = prefix + name
@@ -304,4 +308,5 @@ def _why(exc: OSError) -> str:
         errno.ENOENT: "vanished while reading",
         errno.EISDIR: "is a folder",
     }
-    return reasons.get(exc.errno, exc.strerror or str(exc))
+    why = reasons.get(exc.errno) if exc.errno is not None else None
+    return why or exc.strerror or str(exc)

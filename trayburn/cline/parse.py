@@ -53,6 +53,7 @@ class _Metrics(msgspec.Struct):
 
 class _ModelInfo(msgspec.Struct):
     id: Any = None
+    provider: Any = None
 
 
 class _Assistant(msgspec.Struct, tag_field="role", tag="assistant"):
@@ -88,6 +89,7 @@ class Call:
     cost: float | None  # as reported; None when absent or unusable
     tools: tuple[str, ...]
     note: str | None = None  # why a reported value was set aside (the call still counts, its cost estimated)
+    provider: str | None = None  # modelInfo.provider; None: use the session's provider
 
 
 @dataclass(slots=True)
@@ -223,25 +225,24 @@ def _calls(messages: list, session_id: str) -> list[Call]:
                 metrics.cacheReadTokens or 0,
                 metrics.cacheWriteTokens or 0,
             )
-            cost, model, note = metrics.cost, info.id if info is not None else None, None
+            cost, note = metrics.cost, None
+            model, provider = (info.id, info.provider) if info is not None else (None, None)
             mid, ts, content = m.id, m.ts, m.content
         elif isinstance(m, dict):  # the generic path
             metrics, info = m.get("metrics"), m.get("modelInfo")
             if m.get("role") != "assistant" or not isinstance(metrics, dict):
                 continue
             tokens, cost, note = _usage(metrics.get, "cost")
-            model = info.get("id") if isinstance(info, dict) else None
+            model, provider = (info.get("id"), info.get("provider")) if isinstance(info, dict) else (None, None)
             mid, ts, content = m.get("id"), m.get("ts"), m.get("content")
         else:
             continue  # a user message, or not an object: no call, but it keeps its index
         if any(tokens) or cost or note:
             key = _key(mid if isinstance(mid, str) and mid else f"{session_id}:{index}")
-            calls.append(Call(key, index, to_ms(ts), _model(model), *tokens, cost, _tool_names(content), note))
+            calls.append(
+                Call(key, index, to_ms(ts), _str(model), *tokens, cost, _tool_names(content), note, _str(provider))
+            )
     return calls
-
-
-def _model(value: Any) -> str | None:
-    return _text(value) if isinstance(value, str) and value.strip() else None
 
 
 def _text(value: str) -> str:

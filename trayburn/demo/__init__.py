@@ -8,10 +8,9 @@ import tempfile
 import time
 from datetime import UTC
 from pathlib import Path
+from typing import Any
 
-import platformdirs
-
-from .. import fsutil, render
+from .. import fsutil, paths, render
 from .. import settings as st
 
 SOURCE = Path(__file__).parent / "sessions"
@@ -43,7 +42,7 @@ def _iso_shift(text: str, delta_ms: int) -> str:
 
 def _shift(node, delta_ms: int):
     if isinstance(node, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in node.items():
             if k in MS_FIELDS and isinstance(v, (int, float)) and v > 1e12:
                 out[k] = int(v + delta_ms)
@@ -77,7 +76,7 @@ def prepare(root: Path, now_ms: int | None = None) -> Path:
 
 
 def _demo_home() -> Path:
-    return fsutil.private_dir(Path(platformdirs.user_cache_dir("trayburn", appauthor=False)) / "demo")
+    return fsutil.private_dir(paths.demo_dir())
 
 
 def main(args) -> int:

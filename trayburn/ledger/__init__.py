@@ -1,0 +1,39 @@
+"""The ledger: every call seen in the sources' files, each counted once (see `store.Ledger`).
+
+schema.py    tables, versions, migrations, opening and recovery
+store.py     the Ledger: refresh orchestration (stat → change? → one write transaction)
+refresh.py   the Writer a source writes through, and the settling of who counts each call
+queries.py   typed reads returning named rows (the only SQL the report layer relies on)
+"""
+
+from .queries import (
+    ALL_TIME,
+    CallRecord,
+    ModelSums,
+    Problem,
+    QuarterSums,
+    SessionCounts,
+    SessionPart,
+    SessionRow,
+    Sums,
+)
+from .schema import SCHEMA_VERSION, LedgerBusy, LedgerError
+from .stats import RefreshStats
+from .store import Ledger
+
+__all__ = [
+    "ALL_TIME",
+    "SCHEMA_VERSION",
+    "CallRecord",
+    "Ledger",
+    "LedgerBusy",
+    "LedgerError",
+    "ModelSums",
+    "Problem",
+    "QuarterSums",
+    "RefreshStats",
+    "SessionCounts",
+    "SessionPart",
+    "SessionRow",
+    "Sums",
+]

@@ -1,0 +1,268 @@
+"""One refresh inside the ledger's write transaction: the `Writer` a source writes through.
+
+Each call is counted by exactly one of the rows holding its key: the row of the session that started
+first. A row inserted with a key no other row has is its own owner, so it is counted as it is inserted;
+ownership is settled at the end only for keys that have copies (forks, copied folders, another machine's
+export), for the calls of sessions whose start moved and for rollups that came or went.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..cline import files as cf
+from ..cline.parse import id_ms
+from ..sources.base import Call, Checkpoint, FileStat, Known, SessionRecord, should_read
+from .stats import RefreshStats
+
+NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkpoint
+
+
+@dataclass
+class RefreshState:
+    """What this refresh did so far, for the bookkeeping at its end."""
+
+    touched: dict[str, int] = field(default_factory=dict)  # sessions given a row or calls: id -> fallback ms
+    reordered: set[str] = field(default_factory=set)  # sessions whose start (or whose files' session) changed
+    records: dict[str, tuple[SessionRecord, Call | None, int]] = field(default_factory=dict)  # (rollup, file id)
+    with_metrics: set[str] = field(default_factory=set)  # sessions given calls from messages
+    new_ids: dict[str, int] = field(default_factory=dict)  # files rows added
+    ok: dict[str, Checkpoint] = field(default_factory=dict)  # files read and parsed: their new checkpoint
+    written: set[str] = field(default_factory=set)  # paths whose files row was written
+    seen: set[str] = field(default_factory=set)  # paths the source still has
+    live: set[str] = field(default_factory=set)  # sessions the source still has
+    first_new_call: int = 0  # calls rows from this id on were inserted in this refresh
+
+
+class Refresh:
+    """Implements `sources.base.Writer` for one source, then `finish()` settles what it wrote."""
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        known: Mapping[str, Known],
+        stats: RefreshStats,
+        max_file_bytes: int,
+        feed: str,
+        origin: str | None = None,
+    ):
+        self.db, self.known, self.stats, self.max_file_bytes = db, known, stats, max_file_bytes
+        self.feed, self.origin = feed, origin
+        self.state = RefreshState()
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS touched(key TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM touched")
+        self.state.first_new_call = (db.execute("SELECT max(id) FROM calls").fetchone()[0] or 0) + 1
+        self.sessions: dict[str, int | None] = dict(
+            db.execute("SELECT id, started_ms FROM sessions WHERE feed=?", (feed,)).fetchall()
+        )
+
+    # ---- files ----------------------------------------------------------------------------------
+
+    def seen(self, path: str) -> None:
+        self.state.seen.add(path)
+
+    def live(self, sid: str) -> None:
+        self.state.live.add(sid)
+
+    def has_session(self, sid: str) -> bool:
+        return sid in self.sessions
+
+    def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None:
+        """The file's bytes if it changed (or came back) since the last read; None otherwise."""
+        known = self.known.get(f.path)
+        if known is not None and not known.gone and not should_read(f.checkpoint, known):
+            return None
+        try:
+            data, ckpt = cf.read(f.path, self.max_file_bytes)
+        except cf.FileProblem as exc:  # not remembered as bad: retried at every refresh (no bytes read)
+            self._file_id(f.path, sid, kind)
+            self._failed(f, str(exc), remember=False)
+            return None
+        self.stats.files_read += 1
+        self.stats.bytes_read += len(data)
+        return data, ckpt
+
+    def failed(self, f: FileStat, sid: str, kind: str, why: str) -> None:
+        """The file was read and does not parse: remembered as bad until it changes."""
+        self._file_id(f.path, sid, kind)
+        self._failed(f, why)
+
+    def _failed(self, f: FileStat, why: str, remember: bool = True) -> None:
+        self.stats.errors[f.path] = why
+        self.state.written.add(f.path)
+        c = tuple(f.checkpoint) if remember else NO_CHECKPOINT
+        self.db.execute(
+            "UPDATE files SET bad_size=?, bad_mtime_ns=?, bad_inode=?, error=?, gone=0 WHERE path=?", (*c, why, f.path)
+        )
+
+    def _file_id(self, path: str, sid: str, kind: str) -> int:
+        """The file's row; added, without a checkpoint, if it has none."""
+        known = self.known.get(path)
+        if known is not None:
+            return known.id
+        return self.state.new_ids.get(path) or self._add_file(path, sid, kind, None, NO_CHECKPOINT)
+
+    def _add_file(self, path: str, sid: str, kind: str, agent: str | None, c: tuple) -> int:
+        self.state.written.add(path)
+        cursor = self.db.execute(
+            "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode, origin, feed)"
+            " VALUES(?,?,?,?,?,?,?,?,?)",
+            (path, sid, kind, agent, *c, self.origin, self.feed),
+        )
+        file_id = cursor.lastrowid or 0
+        self.state.new_ids[path] = file_id
+        return file_id
+
+    def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int:
+        """Record a good read; the file's row id."""
+        self.state.ok[path] = c
+        known = self.known.get(path)
+        if known is None and path not in self.state.new_ids:  # the usual first sight: one statement
+            return self._add_file(path, sid, kind, agent, c)
+        if known is not None and known.session_id != sid:
+            self.state.reordered.add(sid)  # a file another session had: its calls change session
+        file_id = self._file_id(path, sid, kind)
+        self.state.written.add(path)
+        self.db.execute(
+            "UPDATE files SET session_id=?, kind=?, agent=?, size=?, mtime_ns=?, inode=?,"
+            " bad_size=NULL, bad_mtime_ns=NULL, bad_inode=NULL, error=NULL, gone=0 WHERE id=?",
+            (sid, kind, agent, *c, file_id),
+        )
+        return file_id
+
+    def good_checkpoint(self, path: str) -> Checkpoint | None:
+        """The checkpoint of the file's last good read (this refresh's included); None if never read well."""
+        good = self.state.ok.get(path) or (self.known[path].good if path in self.known else None)
+        if good is not None:  # from memory: `good` is only ever set (never cleared) in a refresh
+            return good
+        row = self.db.execute("SELECT size, mtime_ns, inode FROM files WHERE path=?", (path,)).fetchone()
+        return Checkpoint(*row) if row is not None and row[0] is not None else None
+
+    def path_of_kind(self, sid: str, kind: str) -> str | None:
+        row = self.db.execute("SELECT path FROM files WHERE session_id=? AND kind=?", (sid, kind)).fetchone()
+        return row[0] if row else None
+
+    # ---- sessions and calls ---------------------------------------------------------------------
+
+    def session(self, r: SessionRecord, rollup: Call | None, file_id: int, fallback_ms: int) -> None:
+        """Upsert the session's row. `rollup`: its total as one call, counted only while none of its
+        messages has figures; `fallback_ms`: the time of calls without one when the session has no start."""
+        self.db.execute(
+            "INSERT INTO sessions(id, folder, started_ms, ended_ms, status, title, prompt, cwd, workspace_root,"
+            " model, provider, source, forked_from, removed, origin, feed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?) "
+            "ON CONFLICT(id) DO UPDATE SET folder=excluded.folder, started_ms=excluded.started_ms,"
+            " ended_ms=excluded.ended_ms, status=excluded.status, title=excluded.title, prompt=excluded.prompt,"
+            " cwd=excluded.cwd, workspace_root=excluded.workspace_root, model=excluded.model,"
+            " provider=excluded.provider, source=excluded.source, forked_from=excluded.forked_from, removed=0,"
+            " origin=excluded.origin, feed=excluded.feed",
+            (
+                r.id, r.folder, r.started_ms, r.ended_ms, r.status, r.title, r.prompt, r.cwd, r.workspace_root,
+                r.model, r.provider, r.source, r.forked_from, self.origin, self.feed,
+            ),
+        )  # fmt: skip
+        if r.id in self.sessions and self.sessions[r.id] != r.started_ms:  # a new one's calls settle on insert
+            self.state.reordered.add(r.id)
+        self.state.records[r.id] = (r, rollup, file_id)
+        self.state.touched[r.id] = fallback_ms
+
+    def _defaults(self, sid: str, fallback_ms: int) -> tuple[int, str | None, str | None]:
+        """Time, model and provider for calls that carry none: the session's. A session without a start:
+        the time its id begins with, else `fallback_ms` (never 1970)."""
+        if sid in self.state.records:  # upserted in this refresh: the row holds exactly these values
+            r = self.state.records[sid][0]
+            started, model, provider = r.started_ms, r.model, r.provider
+        else:
+            row = self.db.execute("SELECT started_ms, model, provider FROM sessions WHERE id=?", (sid,)).fetchone()
+            started, model, provider = row if row else (None, None, None)
+        return started or id_ms(sid) or fallback_ms, model, provider
+
+    def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
+        """A message file's calls (a row whose key is new is inserted counted; copies settle at the end)."""
+        self._upsert_calls(sid, file_id, agent, calls, fallback_ms)
+        if calls:
+            self.state.with_metrics.add(sid)
+        self.state.touched[sid] = fallback_ms
+
+    def _upsert_calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
+        if not calls:
+            return
+        start, model, provider = self._defaults(sid, fallback_ms)
+        self.db.executemany(
+            "INSERT INTO calls(key, session_id, file_id, agent, seq, ts_ms, model, input, output, cache_read,"
+            " cache_write, cost, tools, provider, counted) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
+            " NOT EXISTS(SELECT 1 FROM calls WHERE key=?1)) "
+            "ON CONFLICT(key, file_id) DO UPDATE SET session_id=excluded.session_id, agent=excluded.agent,"
+            " seq=excluded.seq, ts_ms=excluded.ts_ms, model=excluded.model, input=excluded.input,"
+            " output=excluded.output, cache_read=excluded.cache_read, cache_write=excluded.cache_write,"
+            " cost=excluded.cost, tools=excluded.tools, provider=excluded.provider",
+            [
+                (
+                    c.key, sid, file_id, agent, c.index, c.ts_ms or start, c.model or model, c.input, c.output,
+                    c.cache_read, c.cache_write, c.cost, ",".join(c.tools), c.provider or provider,
+                )
+                for c in calls
+            ],
+        )  # fmt: skip
+        self.stats.calls_upserted += len(calls)
+
+    # ---- the end --------------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        self._mark_gone()
+        self._settle()
+
+    def _mark_gone(self) -> None:
+        """Files and sessions of this feed it no longer has: kept, marked gone / removed."""
+        seen = self.state.seen
+        gone = [p for p, k in self.known.items() if not k.gone and k.feed == self.feed and p not in seen]
+        self.db.executemany("UPDATE files SET gone=1 WHERE path=?", [(p,) for p in gone])
+        self.state.written.update(gone)
+        live = self.state.live
+        rows = self.db.execute("SELECT id FROM sessions WHERE removed=0 AND feed=?", (self.feed,))
+        removed = [s for (s,) in rows if s not in live]
+        self.db.executemany("UPDATE sessions SET removed=1 WHERE id=?", [(s,) for s in removed])
+        self.stats.removed_sessions = len(removed)
+
+    def _settle(self) -> None:
+        """Rollups for sessions without per-message metrics; then who owns each call whose key has copies."""
+        self.db.execute(  # rows new in this refresh that found their key already there
+            "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE id>=? AND counted=0",
+            (self.state.first_new_call,),
+        )
+        for sid, fallback_ms in self.state.touched.items():
+            self._rollup(sid, sid in self.sessions, fallback_ms)
+        self.db.executemany(
+            "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=?",
+            ((s,) for s in self.state.reordered),
+        )
+        self.db.execute(
+            "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
+            " WHERE c2.key = calls.key ORDER BY s.started_ms IS NULL, s.started_ms, c2.session_id, c2.id LIMIT 1))"
+            f" WHERE {self._key_access()}key IN (SELECT key FROM touched)"
+        )
+
+    def _key_access(self) -> str:
+        """'+' (scan calls in table order: no index) when many keys were touched (a copied sessions folder):
+        a lookup per key by the (key, file_id) index is then 2-3x slower. '' (use the index) otherwise."""
+        touched = self.db.execute("SELECT count(*) FROM touched").fetchone()[0]
+        rows = self.db.execute("SELECT max(id) FROM calls").fetchone()[0] or 0
+        return "+" if touched * 4 > rows else ""
+
+    def _rollup(self, sid: str, known: bool, fallback_ms: int) -> None:
+        """One call from the session's rollup while no message of it has metrics (rollup rows: seq -1)."""
+        has_metrics = (
+            sid in self.state.with_metrics
+            or self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
+        )
+        _, rollup, file_id = self.state.records.get(sid, (None, None, 0))
+        if has_metrics:
+            if known:  # only a session known before this refresh can have a rollup row
+                self.db.execute(
+                    "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=? AND seq<0", (sid,)
+                )
+                self.db.execute("DELETE FROM calls WHERE session_id=? AND seq<0", (sid,))
+        elif rollup is not None:
+            self._upsert_calls(sid, file_id, "lead", [rollup], fallback_ms)
+            self.db.execute("INSERT OR IGNORE INTO touched(key) VALUES(?)", (rollup.key,))

@@ -1,0 +1,159 @@
+"""The ledger: SQLite holding every call seen in the sources' files, each counted once.
+
+`refresh()` stats every file and re-reads only those whose checkpoint (size, mtime_ns, inode)
+changed. Calls are upserted, never deleted: a call that vanishes from a rewritten file, or a
+session whose folder is removed, keeps counting for the day it happened (the money was spent).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..cline.files import Checkpoint
+from ..sources.base import Known, Source
+from ..sources.cline_cli import ClineCliSource
+from .queries import Queries
+from .refresh import Refresh
+from .schema import busy_error, is_busy, open_ledger
+from .stats import RefreshStats
+
+ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
+
+
+class Ledger(Queries):
+    def __init__(
+        self,
+        path: Path,
+        max_file_bytes: int = 256 * 10**6,
+        busy_timeout_s: float = 30,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        """`busy_timeout_s`: how long to wait for another process's lock before raising LedgerBusy.
+        `clock` (seconds): times the full sweeps of the session folders (`files.scan`)."""
+        self.path = Path(path)
+        self.max_file_bytes = max_file_bytes
+        self.busy_timeout_s = busy_timeout_s
+        self.clock = clock
+        self.db, self.notice = open_ledger(self.path, busy_timeout_s)  # notice: set when it had to be rebuilt
+        self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
+        self._sources: dict[str, ClineCliSource] = {}  # by sessions folder: each keeps its listings
+        self._known_memo: tuple[int, dict[str, Known]] | None = None  # (data_version, files) between refreshes
+        self._ended_memo: tuple[int, set[str]] | None = None  # (data_version, ids of ended sessions)
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()
+
+    # ---- refresh -------------------------------------------------------------------------------
+
+    def refresh(self, source: Source | Path | str) -> RefreshStats:
+        """Bring the ledger up to date with a source (a path: the Cline CLI's sessions folder there).
+        Thread-safe; other processes wait for the write lock (SQLite's) up to `busy_timeout_s`, then LedgerBusy."""
+        chosen = self.cline_source(source) if isinstance(source, (str, os.PathLike)) else source
+        with self._lock, self._busy_raises():
+            return self._refresh(chosen)
+
+    def cline_source(self, sessions_dir: Path | str) -> ClineCliSource:
+        """The Cline CLI source for this sessions folder, kept between refreshes (its listings are reused)."""
+        key = str(sessions_dir)
+        if key not in self._sources:
+            self._sources[key] = ClineCliSource(key, self.clock)
+        return self._sources[key]
+
+    @contextmanager
+    def _busy_raises(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                raise busy_error(self.path, self.busy_timeout_s, exc) from exc
+            raise
+
+    def _refresh(self, source: Source) -> RefreshStats:
+        started = time.perf_counter()
+        stats = RefreshStats()
+        seen = source.scan(self._ended)
+        known = self._known_unless_unchanged()
+        if seen.listed and source.needs_work(known):
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
+                version, self._known_memo, self._ended_memo = self._data_version(), None, None
+                refresh = Refresh(self.db, known, stats, self.max_file_bytes, source.feed, source.origin)
+                source.ingest(refresh)
+                refresh.finish()
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            written = refresh.state.written
+            if len(written) < len(known) // 4:  # the usual poll: a few files changed
+                known.update(self._known(written))  # our own commit leaves data_version as it was
+                self._known_memo = (version, known)
+        stats.folders = seen.sessions
+        stats.files_stat = seen.files
+        stats.errors = {**seen.problems, **stats.errors}
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _data_version(self) -> int:
+        return self.db.execute("PRAGMA data_version").fetchone()[0]
+
+    def _ended(self) -> set[str]:
+        """Ids of the sessions whose status is ended (their folders are not listed at every refresh)."""
+        version = self._data_version()
+        if self._ended_memo is None or self._ended_memo[0] != version:
+            marks = ",".join("?" * len(ENDED))
+            ids = {r[0] for r in self.db.execute(f"SELECT id FROM sessions WHERE status IN ({marks})", ENDED)}
+            self._ended_memo = (version, ids)
+        return self._ended_memo[1]
+
+    def _known_unless_unchanged(self) -> dict[str, Known]:
+        """`_known()`, reused while no connection has written the ledger since (PRAGMA data_version
+        changes when another connection commits; our own commits clear the memo)."""
+        version = self._data_version()
+        if self._known_memo is None or self._known_memo[0] != version:
+            self._known_memo = (version, self._known())
+        return self._known_memo[1]
+
+    def _known(self, paths: set[str] | None = None) -> dict[str, Known]:
+        """What the ledger knows of every file (or of these paths)."""
+        sql = (
+            "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id, origin,"
+            " feed FROM files"
+        )
+        if paths is None:
+            rows = self.db.execute(sql).fetchall()
+        else:
+            rows = [row for path in paths for row in self.db.execute(sql + " WHERE path=?", (path,))]
+        return {
+            r[0]: Known(
+                Checkpoint(r[1], r[2], r[3]) if r[1] is not None else None,
+                Checkpoint(r[4], r[5], r[6]) if r[4] is not None else None,
+                bool(r[7]),
+                r[8],
+                r[9],
+                r[10],
+                r[11],
+                r[12],
+            )
+            for r in rows
+        }
+
+    # ---- reads ---------------------------------------------------------------------------------
+
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        with self._lock, self._busy_raises():
+            return self.db.execute(sql, params).fetchall()
+
+    def query(self, sql: str, params: tuple | dict = ()) -> list[tuple]:
+        """Rows of any read, for tests and tools (trayburn's own code uses the typed methods of `Queries`);
+        never in the middle of a refresh (its figures would be half-settled)."""
+        with self._lock, self._busy_raises():
+            return self.db.execute(sql, params).fetchall()

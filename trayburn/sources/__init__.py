@@ -1,0 +1,1 @@
+"""Where calls come from: each source behind the `base.Source` interface (see docs/ARCHITECTURE.md)."""

@@ -1,0 +1,131 @@
+"""The seam between where calls come from and the ledger that counts them.
+
+A `Source` finds its files (stat only), says whether any changed since the ledger last read them, and,
+inside the ledger's write transaction, reads the changed ones and hands sessions and calls to a `Writer`.
+The ledger owns the bookkeeping (checkpoints, failures, what went missing, who counts a call); a source
+owns only its layout and its format. A new source (another machine's export, Cline's pre-4.0 VS Code
+task folders) is a new module implementing `Source`, not an edit of the refresh.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..cline.files import Checkpoint, FileStat
+from ..cline.parse import Call
+
+__all__ = [
+    "Call",
+    "Checkpoint",
+    "FileStat",
+    "Known",
+    "Seen",
+    "SessionRecord",
+    "Source",
+    "Writer",
+    "RETRY_RECENT_NS",
+    "qualified_id",
+    "should_read",
+]
+
+RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retried even if its stat looks the same
+
+
+@dataclass(slots=True)
+class Known:
+    """What the ledger knows of one file: its last good and last failed checkpoints."""
+
+    good: Checkpoint | None
+    bad: Checkpoint | None
+    gone: bool
+    kind: str  # a source's word for the file: "manifest", "messages", "external", "machine", …
+    session_id: str = ""
+    id: int = 0  # the files row (0: none yet)
+    origin: str | None = None  # None: this machine
+    feed: str = "cline_cli"  # the Source that wrote it (`Source.feed`)
+
+
+def should_read(current: Checkpoint, known: Known) -> bool:
+    """Read a file whose stat differs from its last good read, unless it is the very version that failed
+    (retried anyway while it changed within the last minute: caught mid-write)."""
+    if current == known.good:
+        return False
+    if current != known.bad:
+        return True
+    return time.time_ns() - current.mtime_ns < RETRY_RECENT_NS
+
+
+def changed(f: FileStat, known: Known | None) -> bool:
+    return known is None or known.gone or should_read(f.checkpoint, known)
+
+
+@dataclass(slots=True)
+class SessionRecord:
+    """What a source knows of one session (the sessions row)."""
+
+    id: str
+    folder: str | None
+    started_ms: int | None
+    ended_ms: int | None
+    status: str
+    title: str | None = None
+    prompt: str | None = None
+    cwd: str | None = None
+    workspace_root: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    source: str | None = None  # the Cline client that wrote it ("cli", "vscode", …)
+    forked_from: str | None = None
+
+
+@dataclass
+class Seen:
+    """The stat phase's outcome, as the ledger needs it."""
+
+    listed: bool  # False: the source's place could not be listed; the ledger then changes nothing
+    sessions: int = 0
+    files: int = 0
+    problems: dict[str, str] = field(default_factory=dict)  # path -> what is wrong
+
+
+class Writer(Protocol):
+    """What a source may do inside the ledger's write transaction (see `ledger.refresh.Refresh`)."""
+
+    known: Mapping[str, Known]
+
+    def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None: ...
+    def failed(self, f: FileStat, sid: str, kind: str, why: str) -> None: ...
+    def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int: ...
+    def session(self, record: SessionRecord, rollup: Call | None, file_id: int, fallback_ms: int) -> None: ...
+    def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None: ...
+    def seen(self, path: str) -> None: ...
+    def live(self, sid: str) -> None: ...
+    def has_session(self, sid: str) -> bool: ...
+    def good_checkpoint(self, path: str) -> Checkpoint | None: ...
+    def path_of_kind(self, sid: str, kind: str) -> str | None: ...
+
+
+def qualified_id(origin: str | None, sid: str) -> str:
+    """A session id as stored: another machine's sessions are `<origin>/<id>`, so one copied between
+    machines is two sessions whose calls (same message ids) are counted once by the ledger."""
+    return sid if origin is None else f"{origin}/{sid}"
+
+
+class Source(Protocol):
+    """One place calls come from. `scan` stats; `needs_work` compares with the ledger's `known` files
+    (a source looks only at those of its own `feed`); `ingest` reads and writes through the `Writer`,
+    which stamps every row it writes with the source's `feed` and `origin`.
+
+    The ledger keeps no list of sources: whoever refreshes (the engine) passes each one to
+    `Ledger.refresh(source)`, one transaction each. A source must keep its identity (`feed`) from one
+    run to the next: the files and sessions of a feed it no longer reports are marked gone / removed."""
+
+    feed: str  # unique per source: "cline_cli", "vscode_tasks", "machine:<id>"
+    origin: str | None  # the machine its sessions belong to; None: this one
+
+    def scan(self, settled: Callable[[], Container[str]]) -> Seen: ...
+    def needs_work(self, known: Mapping[str, Known]) -> bool: ...
+    def ingest(self, writer: Writer) -> None: ...

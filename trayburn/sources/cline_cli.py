@@ -1,0 +1,215 @@
+"""The Cline CLI's sessions folder as a source: `<sessions>/<id>/<id>.json` (the manifest), the lead's
+`<id>.messages.json` beside it, subagents' `*.messages.json`, and a manifest's `messages_path` used only
+while the co-located lead file is missing or has never parsed. Other Cline clients that write the same
+layout (with another `source` in the manifest) come through here too."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Container, Mapping
+from functools import cached_property
+
+from ..cline import files as cf
+from ..cline.parse import Manifest, ParseError, parse_manifest, parse_messages
+from .base import Known, Seen, SessionRecord, Writer, changed, should_read
+
+LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
+
+
+class ClineCliSource:
+    feed = "cline_cli"
+    origin: str | None = None  # this machine
+
+    def __init__(self, sessions_dir: str, clock: Callable[[], float]):
+        self.sessions_dir = str(sessions_dir)
+        self.listings = cf.ScanCache(clock)  # folder listings: see `files.scan` for when one is listed again
+        self.last = cf.Scan()
+        # folders (the very objects the scan gave) found as last read against this `known` dict; its live files
+        self._checked: tuple[object | None, dict[str, tuple[cf.Folder, int]], int, bool] = (None, {}, 0, False)
+
+    # ---- stat phase -----------------------------------------------------------------------------
+
+    def scan(self, settled: Callable[[], Container[str]]) -> Seen:
+        self.listings.settled = settled
+        self.last = scan = cf.scan(self.sessions_dir, self.listings)
+        return Seen(
+            listed=self.sessions_dir not in scan.problems,  # unlisted: change nothing (not "all removed")
+            sessions=len(scan.folders),
+            files=sum(1 + len(f.messages) for f in scan.folders),
+            problems=scan.problems,
+        )
+
+    def needs_work(self, known: Mapping[str, Known]) -> bool:
+        """Whether some file changed (or came, or went) since the ledger last read it. A folder the scan
+        gave as the same object as at the last check against this same `known` is not checked again."""
+        if self._checked[0] is not known:
+            live = sum(1 for k in known.values() if not k.gone and k.kind != EXTERNAL and k.feed == self.feed)
+            self._checked = (known, {}, live, any(k.kind == EXTERNAL for k in known.values()))
+        _, checked, live, externals = self._checked
+        seen = 0
+        for folder in self.last.folders:
+            hit = checked.get(folder.path)
+            if hit is not None and hit[0] is folder:
+                seen += hit[1]
+                continue
+            m = known.get(folder.manifest.path)
+            if m is None or changed(folder.manifest, m):
+                return True
+            n = 1
+            if m.good is not None:  # else not a session: its manifest never parsed and has not changed since
+                for f in folder.messages:
+                    k = known.get(f.path)
+                    if (k is None or k.good != f.checkpoint or k.gone) and changed(f, k):  # the first test, inline
+                        return True
+                    n += 1
+            checked[folder.path] = (folder, n)
+            seen += n
+        return live != seen or (externals and self._externals_changed(known))
+
+    def _externals_changed(self, known: Mapping[str, Known]) -> bool:
+        """A `messages_path` file matters only while its session has no usable co-located file."""
+        leadless = {f.session_id for f in self.last.folders if not _lead_usable(f, known.get(_lead_path(f)))}
+        return any(_external_changed(p, k) for p, k in known.items() if k.kind == EXTERNAL and k.session_id in leadless)
+
+    # ---- read phase (inside the ledger's write transaction) -------------------------------------
+
+    def ingest(self, writer: Writer) -> None:
+        self._relist_unseen(writer.known)
+        self._checked = (None, {}, 0, False)  # `known` is updated in place by the ledger after this
+        _Ingest(self.last, writer).run()
+
+    def _relist_unseen(self, known: Mapping[str, Known]) -> None:
+        """List again the folders holding files the ledger knows and the scan did not see (another process
+        found them since this one listed the folder), rather than mark those files gone."""
+        scan = self.last
+        if scan.swept:
+            return
+        seen = {f.path for d in scan.folders for f in (d.manifest, *d.messages)}
+        folders = {d.path for d in scan.folders}
+        unseen = {
+            os.path.dirname(p)
+            for p, k in known.items()
+            if not k.gone and k.kind != EXTERNAL and k.feed == ClineCliSource.feed and p not in seen
+        }
+        if unseen & folders:
+            cf.relist(scan, unseen & folders, self.listings)
+
+
+class _Ingest:
+    def __init__(self, scan: cf.Scan, writer: Writer):
+        self.scan, self.w, self.known = scan, writer, writer.known
+
+    def run(self) -> None:
+        w = self.w
+        for folder in self.scan.folders:
+            if self._as_last_read(folder):  # the usual folder: nothing to do but note that it is there
+                w.seen(folder.manifest.path)
+                for f in folder.messages:
+                    w.seen(f.path)
+                w.live(folder.session_id)
+            else:
+                self._folder(folder)
+
+    def _as_last_read(self, folder: cf.Folder) -> bool:
+        """Every file as it was when last read and parsed, the lead's among them (so no `messages_path`)."""
+        known = self.known
+        for f in (folder.manifest, *folder.messages):
+            k = known.get(f.path)
+            if k is None or k.gone or k.good != f.checkpoint:
+                return False
+        return bool(folder.messages) and folder.messages[0].path == _lead_path(folder)
+
+    def _folder(self, folder: cf.Folder) -> None:
+        sid, w = folder.session_id, self.w
+        w.seen(folder.manifest.path)
+        fallback = folder.manifest.checkpoint.mtime_ns // 10**6
+        manifest = self._manifest(folder, fallback)
+        if manifest is None and not w.has_session(sid):
+            return  # not a session (yet): its manifest does not parse
+        w.live(sid)
+        for f in folder.messages:
+            w.seen(f.path)
+            self._messages(sid, f, LEAD, fallback)
+        external = self._external(folder, manifest)
+        if external:
+            w.seen(external.path)
+            self._messages(sid, external, EXTERNAL, fallback)
+
+    @cached_property
+    def scanned(self) -> set[str]:  # built on first use: only a session without its lead file needs it
+        return {os.path.abspath(f.path) for d in self.scan.folders for f in [d.manifest, *d.messages]}
+
+    def _external(self, folder: cf.Folder, manifest: Manifest | None) -> cf.FileStat | None:
+        """`messages_path`, used only when the co-located lead file is missing or has never parsed."""
+        lead = _lead_path(folder)
+        if any(f.path == lead for f in folder.messages) and self.w.good_checkpoint(lead) is not None:
+            return None
+        path = manifest.messages_path if manifest else self.w.path_of_kind(folder.session_id, EXTERNAL)
+        if not path or os.path.abspath(path) in self.scanned:  # never another session's (or our own) file
+            return None
+        try:
+            return cf.FileStat(path, cf.stat_file(path))
+        except OSError:
+            return None
+
+    def _manifest(self, folder: cf.Folder, fallback: int) -> Manifest | None:
+        f, sid = folder.manifest, folder.session_id
+        got = self.w.read(f, sid, MANIFEST)
+        if got is None:
+            return None
+        data, ckpt = got
+        try:
+            m = parse_manifest(data)
+        except ParseError as exc:
+            self.w.failed(f, sid, MANIFEST, str(exc))
+            return None
+        file_id = self.w.ok(f.path, sid, MANIFEST, None, ckpt)
+        rollup = m.rollup
+        if rollup is not None:
+            rollup.key = f"{m.session_id or sid}:rollup"
+        self.w.session(_record(folder, m), rollup, file_id, fallback)
+        return m
+
+    def _messages(self, sid: str, f: cf.FileStat, kind: str, fallback: int) -> None:
+        got = self.w.read(f, sid, kind)
+        if got is None:
+            return
+        data, ckpt = got
+        try:
+            parsed = parse_messages(data, _scope(sid, f.path, kind))
+        except ParseError as exc:
+            self.w.failed(f, sid, kind, str(exc))
+            return
+        file_id = self.w.ok(f.path, sid, kind, parsed.agent, ckpt)
+        self.w.calls(sid, file_id, parsed.agent, parsed.calls, fallback)
+
+
+def _record(folder: cf.Folder, m: Manifest) -> SessionRecord:
+    return SessionRecord(
+        folder.session_id, folder.path, m.started_ms, m.ended_ms, m.status, m.title, m.prompt, m.cwd,
+        m.workspace_root, m.model, m.provider, m.source, m.forked_from,
+    )  # fmt: skip
+
+
+def _scope(sid: str, path: str, kind: str) -> str:
+    """What keys a message without an id: the session for its lead file, session/file for the others."""
+    name = os.path.basename(path)
+    return sid if kind == EXTERNAL or name == sid + cf.MESSAGES_SUFFIX else f"{sid}/{name}"
+
+
+def _lead_path(folder: cf.Folder) -> str:
+    return os.path.join(folder.path, folder.session_id + cf.MESSAGES_SUFFIX)
+
+
+def _lead_usable(folder: cf.Folder, known: Known | None) -> bool:
+    """The co-located lead file is there and has parsed at least once."""
+    lead = _lead_path(folder)
+    return any(f.path == lead for f in folder.messages) and known is not None and known.good is not None
+
+
+def _external_changed(path: str, known: Known) -> bool:
+    try:
+        current = cf.stat_file(path)
+    except OSError:
+        return not known.gone
+    return known.gone or should_read(current, known)
