@@ -1,4 +1,4 @@
-"""The command line: `trayburn today|sessions|session|doctor|config|summary|autostart|demo`.
+"""The command line: `trayburn today|sessions|report|export|session|doctor|config|summary|autostart|demo`.
 
 Commands build data with the engine; one renderer prints it as text or JSON. With no command,
 the tray starts. GUI modules are imported only by the commands that need them.
@@ -81,6 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--until", type=_date, help="last day, YYYY-MM-DD")
     s.add_argument("--all", action="store_true", help="every session ever seen")
 
+    s = sub.add_parser("report", parents=[common], help="a period's spend by day, week, month, project, model…")
+    _period_options(s)
+    s.add_argument("--by", choices=BY, default="day", help="how rows are grouped (default: day)")
+
+    s = sub.add_parser("export", parents=[common], help="a period's calls, one row each, as CSV or JSON")
+    _period_options(s)
+    s.add_argument("--format", choices=("csv", "json"), default="csv", help="default: csv")
+    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of the standard output")
+
     s = sub.add_parser("session", parents=[common], help="one session in full, with its calls")
     s.add_argument("id")
 
@@ -91,9 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("key", nargs="?")
     s.add_argument("value", nargs="?")
 
-    s = sub.add_parser("summary", parents=[common], help="open the summary window (a day, or one session)")
+    s = sub.add_parser("summary", parents=[common], help="open the summary window (a day, a period, one session)")
     s.add_argument("session_id", nargs="?")
     s.add_argument("--date", type=_date)
+    s.add_argument("--period", choices=("day", "week", "month"), help="the day, week or month holding --date")
 
     s = sub.add_parser("autostart", parents=[common], help="start the tray at login: on, off or status")
     s.add_argument("action", choices=["on", "off", "status"])
@@ -103,6 +113,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("tray", parents=[common], help="start the tray app (the default)")
     return p
+
+
+BY = ("day", "week", "month", "project", "model", "session", "source")
+PERIOD_HELP = "YYYY-MM-DD, today, yesterday, 7d, 30d, week, last-week, month or last-month"
+
+
+def _period_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--since", metavar="D", help=f"first day: {PERIOD_HELP} (default: the 1st of the month)")
+    s.add_argument("--until", metavar="D", help="last day, same forms (default: today)")
+
+
+def _period(args):
+    from . import period
+
+    try:
+        return period.between(args.since, args.until, datetime.now().date())
+    except period.BadPeriod as exc:
+        raise UsageError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     command = args.command or "tray"
     try:
         return COMMANDS[command](args)
+    except UsageError as exc:
+        print(f"trayburn: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except CliError as exc:
         print(f"trayburn: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -180,6 +211,30 @@ def cmd_sessions(args) -> int:
             raise CliError(f"--until {until} is before --since {since}")
     items = engine.sessions(since, until)
     return _emit(args, [s.to_json() for s in items], render.sessions(items))
+
+
+def cmd_report(args) -> int:
+    period = _period(args)
+    engine = _engine(args)
+    r, money = engine.history(period, args.by), engine.money()
+    return _emit(args, r.to_json(money), render.history(r, money))
+
+
+def cmd_export(args) -> int:
+    from . import export
+
+    period = _period(args)
+    engine = _engine(args)
+    rows = export.rows(engine.ledger, engine.book, period)
+    if not args.output:
+        export.write(rows, sys.stdout, args.format, engine.money())
+        return 0
+    n = export.to_file(rows, args.output, args.format, engine.money())
+    print(
+        f"trayburn: wrote {render.plural(n, 'call')} ({period.since} to {period.until}) to {args.output}",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def cmd_session(args) -> int:
@@ -307,6 +362,8 @@ def tray_main() -> int:
 COMMANDS = {
     "today": cmd_today,
     "sessions": cmd_sessions,
+    "report": cmd_report,
+    "export": cmd_export,
     "session": cmd_session,
     "doctor": cmd_doctor,
     "config": cmd_config,

@@ -136,6 +136,18 @@ class Engine:
         start = report.local_midnight_ms(first)
         return report.totals_between(self.ledger, self.book, start, report.day_bounds(today)[1])
 
+    def history(self, period, by: str = "day"):
+        """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
+        from . import history
+
+        return history.report(self.ledger, self.book, period, by)
+
+    def money(self):
+        """How amounts are shown: the settings' currency and rate, the locale's format (money.Money)."""
+        from . import money
+
+        return money.from_settings(self.settings, self.env)
+
     def last_hour(self) -> report.Totals:
         now = report.utc_now_ms()
         return report.totals_between(self.ledger, self.book, now - 3600_000, now + 1)

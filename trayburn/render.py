@@ -122,3 +122,30 @@ def plural(n: int, word: str) -> str:
 
 def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def history(r, money) -> str:
+    """`trayburn report`: one line per day (week, month, project, model, session, source) and a total."""
+
+    def cost(g) -> str:
+        t = g.totals
+        if t.calls and t.unpriced_calls >= t.calls:
+            return "unpriced"
+        tail = f" (+{t.unpriced_calls} unpriced)" if t.unpriced_calls else ""
+        return money.text(t.cost_usd, bool(t.estimated_usd)) + tail
+
+    def line(g) -> list[str]:
+        t = g.totals.tokens
+        name = f"{shorten(g.label, 40)} ({g.key})" if r.by == "session" else shorten(g.label, 48)
+        return [name, str(g.sessions), f"{g.totals.calls:,}", tokens(t.input), tokens(t.output), cost(g)]
+
+    head = f"{r.period.since} to {r.period.until} ({r.timezone}), by {r.by}"
+    rows = [line(g) for g in r.rows] + [line(r.total)]
+    rows[-1][0] = "total"
+    body = table([r.by, "sessions", "calls", "in", "out", "cost"], rows, right={1, 2, 3, 4, 5})
+    lines = [head, "", body]
+    if r.total.totals.estimated_usd:
+        lines.append(f"* includes {money.text(r.total.totals.estimated_usd)} estimated from tokens (no cost reported)")
+    if money.note:
+        lines.append(f"({money.note})")
+    return "\n".join(lines)
