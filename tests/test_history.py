@@ -250,7 +250,8 @@ def test_json_export_is_an_array_and_adds_the_converted_cost(made):
 @pytest.fixture
 def real(tmp_path, set_tz):
     set_tz("UTC")
-    engine = Engine(env=isolated_env(tmp_path, CLINE_DIR=str(CORPUS)))
+    (tmp_path / "real").mkdir()
+    engine = Engine(env=isolated_env(tmp_path / "real", CLINE_DIR=str(CORPUS)))
     engine.refresh()
     yield engine
     engine.close()
@@ -303,3 +304,20 @@ def test_report_and_export_commands(cli_env, capsys, tmp_path):
     assert "not a date or a period" in capsys.readouterr().err
     assert cli.main(["export", "--since", "2026-11-01", "-o", str(tmp_path / "no" / "such" / "dir.csv")]) == 1
     assert "Traceback" not in capsys.readouterr().err
+
+
+# ---- sessions, grouped ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("span", [(None, None), (date(2026, 11, 3), date(2026, 11, 10)), (date(2026, 11, 30), None)])
+def test_grouped_sessions_equal_the_per_session_report(made, real, span):
+    from trayburn import report, session_list
+
+    for engine in (made[0], real):
+        since, until = span
+        until = until or (since and date(2026, 12, 31))
+        now = 1796100000000
+        grouped = session_list.sessions(engine.ledger, engine.book, since, until, now)
+        one_by_one = report.sessions_report(engine.ledger, engine.book, since, until, now)
+        assert [s.to_json() for s in grouped] == [s.to_json() for s in one_by_one]
+    assert len(session_list.sessions(made[0].ledger, made[0].book, None, None)) == 6

@@ -210,7 +210,9 @@ def cmd_sessions(args) -> int:
         if until < since:
             raise CliError(f"--until {until} is before --since {since}")
     items = engine.sessions(since, until)
-    return _emit(args, [s.to_json() for s in items], render.sessions(items))
+    if args.json:  # each row's JSON only when it is printed (5,000 sessions: 0.5 s of asdict)
+        return _emit(args, [s.to_json() for s in items], "")
+    return _emit(args, None, render.sessions(items))
 
 
 def cmd_report(args) -> int:

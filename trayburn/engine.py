@@ -124,7 +124,9 @@ class Engine:
         return report.hourly_costs(self.ledger, self.book, day or report.now_date())
 
     def sessions(self, since: date | None, until: date | None) -> list[report.SessionSummary]:
-        return report.sessions_report(self.ledger, self.book, since, until)
+        from . import session_list  # two grouped queries, not two per session as report.sessions_report
+
+        return session_list.sessions(self.ledger, self.book, since, until)
 
     def session(self, sid: str) -> report.SessionDetail | None:
         return report.session_detail(self.ledger, self.book, sid)

@@ -1,7 +1,8 @@
 """History: any period's figures by day, week, month, project, model, session or source, as plain data.
 
-Two grouped queries per report (`history_queries`), whatever the number of sessions: the sums per
-(part, group, model) and which sessions were active where. Estimated costs are made in one place,
+Two queries per report (`history_queries`), whatever the number of sessions: the sums per (part,
+session, model), and what each session is grouped by (its project, source, title). Estimated costs
+are made in one place,
 `priced()`. The total is priced from the same sums added up per model, so the rows and the total
 agree, and a test can check both against the files.
 """
@@ -104,61 +105,63 @@ def report(ledger: Ledger, book: PriceBook, period: Period, by: str = "day") -> 
         raise ValueError(f"cannot group by '{by}': use one of {', '.join(BY)}")
     parts = cut(period, by) if by in TIME_BY else [period]
     buckets = [hq.Bucket(i, *p.bounds_ms()) for i, p in enumerate(parts)]
-    group = "time" if by in TIME_BY else by
     with ledger._lock:  # noqa: SLF001 - one read at a time on the shared connection, as Ledger.query does
-        sums = hq.model_sums(ledger.db, buckets, group)
-        present = hq.presence(ledger.db, buckets, group)
-    name = _namer(by, book, parts, ledger)
-    by_key: dict[str, list[hq.ModelSums]] = {}
-    for r in sums:
-        by_key.setdefault(name(r.bucket, r.key, r.model)[0], []).append(r)
-    seen: dict[str, set[str]] = {}
-    for p in present:
-        seen.setdefault(name(p.bucket, p.key, p.key)[0], set()).add(p.session_id)
-    groups = {}
+        rows = hq.session_model_sums(ledger.db, buckets)
+        keys = {k.id: k for k in hq.session_keys(ledger.db)} if by not in TIME_BY else {}
+    name = _namer(by, book, parts, keys)
+    groups: dict[str, Group] = {}
     if by in TIME_BY:  # every day (week, month) of the period, those without calls too
         for part in parts:
             key = part_key(part, by)
             groups[key] = Group(key, key, since=part.since, until=part.until)
-    for r in sums:
+    sums: dict[str, dict[str | None, list]] = {}  # group key → model → sums (priced once per model)
+    seen: dict[str, set[str]] = {}
+    for r in rows:
         key, label = name(r.bucket, r.key, r.model)
         groups.setdefault(key, Group(key, label))
+        _add(sums.setdefault(key, {}), r)
+        seen.setdefault(key, set()).add(r.key or "")
     for key, g in groups.items():
-        g.totals = priced(by_key.get(key, []), book)
+        g.totals = priced(_as_rows(sums.get(key, {})), book)
         g.sessions = len(seen.get(key, ()))
-    rows = list(groups.values())
+    ordered = list(groups.values())
     if by not in TIME_BY:
-        rows.sort(key=lambda g: (-(g.totals.cost_usd), -g.totals.calls, g.label.casefold()))
+        ordered.sort(key=lambda g: (-(g.totals.cost_usd), -g.totals.calls, g.label.casefold()))
     total = Group("total", "total", since=period.since, until=period.until)
-    total.totals = priced(_per_model(sums), book)
-    total.sessions = len({p.session_id for p in present})
-    return HistoryReport(period, by, timezone_name(), rows, total)
+    every: dict[str | None, list] = {}
+    for per_model in sums.values():
+        for model, acc in per_model.items():
+            _add(every, hq.ModelSums(0, None, model, *acc))
+    total.totals = priced(_as_rows(every), book)
+    total.sessions = len({r.key for r in rows})
+    return HistoryReport(period, by, timezone_name(), ordered, total)
 
 
-def _per_model(rows: Iterable[hq.ModelSums]) -> list[hq.ModelSums]:
-    """The sums added up per model over every part and group (the total, priced like any group)."""
-    merged: dict[str | None, list] = {}
-    for r in rows:
-        acc = merged.setdefault(r.model, [0] * len(r.sums))
-        for i, x in enumerate(r.sums):
-            acc[i] += x
-    return [hq.ModelSums(0, None, model, *acc) for model, acc in merged.items()]
+def _add(per_model: dict[str | None, list], r: hq.ModelSums) -> None:
+    acc = per_model.setdefault(r.model, [0] * len(r.sums))
+    for i, x in enumerate(r.sums):
+        acc[i] += x
 
 
-def _namer(by: str, book: PriceBook, parts: list[Period], ledger: Ledger):
-    """(key, label) of a row from a query row's part, group key and model."""
+def _as_rows(per_model: dict[str | None, list]) -> list[hq.ModelSums]:
+    return [hq.ModelSums(0, None, model, *acc) for model, acc in per_model.items()]
+
+
+def _namer(by: str, book: PriceBook, parts: list[Period], keys: dict[str, hq.SessionKeys]):
+    """(key, label) of a row from a query row's part, session and model."""
     if by in TIME_BY:
-        keys = [part_key(p, by) for p in parts]
-        return lambda bucket, key, model: (keys[bucket], keys[bucket])
+        names = [part_key(p, by) for p in parts]
+        return lambda bucket, sid, model: (names[bucket], names[bucket])
     if by == "model":
-        return lambda bucket, key, model: (book.key(model), book.display(model))
+        return lambda bucket, sid, model: (book.key(model), book.display(model))
     if by == "project":
-        return lambda bucket, key, model: (project_name(key),) * 2
+        projects = {sid: project_name(k.workspace_root or k.cwd) for sid, k in keys.items()}
+        return lambda bucket, sid, model: (projects.get(sid, NO_PROJECT),) * 2
     if by == "source":
-        return lambda bucket, key, model: ((key or NO_SOURCE),) * 2
-    with ledger._lock:  # noqa: SLF001
-        titles = {t.id: display_title(t.title, t.prompt) for t in hq.titles(ledger.db)}
-    return lambda bucket, key, model: (key, titles.get(key, key))
+        sources = {sid: k.source or NO_SOURCE for sid, k in keys.items()}
+        return lambda bucket, sid, model: (sources.get(sid, NO_SOURCE),) * 2
+    titles = {sid: display_title(k.title, k.prompt) for sid, k in keys.items()}
+    return lambda bucket, sid, model: (sid, titles.get(sid, sid))
 
 
 def project_name(path: str | None) -> str:

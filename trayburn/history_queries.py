@@ -1,8 +1,8 @@
 """The ledger's history queries: counted calls summed per time bucket, per group and per model, and
 the calls one by one for an export. The only module of the history feature that speaks SQL.
 
-Every function takes the ledger's sqlite3 connection and returns named rows. A report is a handful
-of grouped queries whatever the number of sessions: one for the sums, one for who was active where.
+Every function takes the ledger's sqlite3 connection and returns named rows. A report is two queries
+whatever the number of sessions: the sums per time bucket, session and model, and the sessions' keys.
 Time buckets (local days, weeks, months) are given as epoch-ms bounds, computed by the caller, so
 days follow the local time zone and its DST changes exactly as everywhere else in trayburn.
 
@@ -15,14 +15,6 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-# What a call is grouped by (besides its time bucket), as a SQL expression over calls c and sessions s.
-GROUP_KEYS = {
-    "time": "NULL",
-    "project": "COALESCE(NULLIF(s.workspace_root, ''), NULLIF(s.cwd, ''))",
-    "source": "s.source",
-    "session": "c.session_id",
-    "model": "NULL",  # the model is always a grouping column of its own
-}
 FETCH_ROWS = 2000  # calls fetched at a time by `calls()`: memory stays flat whatever the period
 
 
@@ -59,12 +51,15 @@ class ModelSums(NamedTuple):
         return tuple(self[3:])
 
 
-class Presence(NamedTuple):
-    """A session with counted calls in a bucket and group (sessions are counted from these, once each)."""
+class SessionKeys(NamedTuple):
+    """What a session's calls are grouped by, besides their time and model."""
 
-    bucket: int
-    key: str | None
-    session_id: str
+    id: str
+    workspace_root: str | None
+    cwd: str | None
+    source: str | None
+    title: str | None
+    prompt: str | None
 
 
 class ExportCall(NamedTuple):
@@ -85,13 +80,13 @@ class ExportCall(NamedTuple):
     cost: float | None
 
 
-_SUMS = (
-    "COUNT(*), TOTAL(c.input), TOTAL(c.output), TOTAL(c.cache_read), TOTAL(c.cache_write), TOTAL(c.cost),"
+_SUMS = (  # integers stay integers (SUM of integer columns): rows become ModelSums as they come
+    "COUNT(*), SUM(c.input), SUM(c.output), SUM(c.cache_read), SUM(c.cache_write), TOTAL(c.cost),"
     " SUM(c.cost IS NULL),"
-    " TOTAL(CASE WHEN c.cost IS NULL THEN MAX(c.input, c.cache_read + c.cache_write) END),"
-    " TOTAL(CASE WHEN c.cost IS NULL THEN c.output END),"
-    " TOTAL(CASE WHEN c.cost IS NULL THEN c.cache_read END),"
-    " TOTAL(CASE WHEN c.cost IS NULL THEN c.cache_write END)"
+    " SUM(CASE WHEN c.cost IS NULL THEN MAX(c.input, c.cache_read + c.cache_write) ELSE 0 END),"
+    " SUM(CASE WHEN c.cost IS NULL THEN c.output ELSE 0 END),"
+    " SUM(CASE WHEN c.cost IS NULL THEN c.cache_read ELSE 0 END),"
+    " SUM(CASE WHEN c.cost IS NULL THEN c.cache_write ELSE 0 END)"
 )
 
 
@@ -102,32 +97,20 @@ def _buckets_cte(buckets: Sequence[Bucket]) -> tuple[str, list[int]]:
     return f"WITH b(i, lo, hi) AS (VALUES {values})", [x for bk in buckets for x in bk]
 
 
-def _from(group: str) -> str:
-    """Counted calls in each bucket (by the day index), with their session where the key needs it."""
-    join = " LEFT JOIN sessions s ON s.id = c.session_id" if group in ("project", "source") else ""
-    return f" FROM b JOIN calls c ON c.counted = 1 AND c.ts_ms >= b.lo AND c.ts_ms < b.hi{join}"
-
-
-def model_sums(db: sqlite3.Connection, buckets: Sequence[Bucket], group: str) -> list[ModelSums]:
-    """Sums per (bucket, group key, model) of the counted calls in the buckets. `group` is one of GROUP_KEYS."""
+def session_model_sums(db: sqlite3.Connection, buckets: Sequence[Bucket]) -> list[ModelSums]:
+    """Sums per (bucket, session, model) of the counted calls in the buckets (found by the day index);
+    `key` is the session id. Any grouping is made from these rows and `session_keys()`: a few rows per
+    session, never a query per session, and no join per call."""
     cte, params = _buckets_cte(buckets)
-    sql = f"{cte} SELECT b.i, {GROUP_KEYS[group]}, c.model, {_SUMS}{_from(group)} GROUP BY 1, 2, 3"
-    return [_model_sums(r) for r in db.execute(sql, params)]
+    sql = (
+        f"{cte} SELECT b.i, c.session_id, c.model, {_SUMS}"
+        " FROM b JOIN calls c ON c.counted = 1 AND c.ts_ms >= b.lo AND c.ts_ms < b.hi GROUP BY 1, 2, 3"
+    )
+    return [ModelSums(*r) for r in db.execute(sql, params)]
 
 
-def _model_sums(r: tuple) -> ModelSums:
-    head, floats = r[:4], r[4:]
-    ints = [int(x) for x in floats[:4]]
-    return ModelSums(*head, *ints, floats[4], int(floats[5]), *(int(x) for x in floats[6:]))
-
-
-def presence(db: sqlite3.Connection, buckets: Sequence[Bucket], group: str) -> list[Presence]:
-    """Each session once per (bucket, group key) it has counted calls in; for the model group the key is
-    the call's model."""
-    cte, params = _buckets_cte(buckets)
-    key = "c.model" if group == "model" else GROUP_KEYS[group]
-    sql = f"{cte} SELECT DISTINCT b.i, {key}, c.session_id{_from(group)}"
-    return [Presence(*r) for r in db.execute(sql, params)]
+def session_keys(db: sqlite3.Connection) -> list[SessionKeys]:
+    return [SessionKeys(*r) for r in db.execute("SELECT id, workspace_root, cwd, source, title, prompt FROM sessions")]
 
 
 def calls(db: sqlite3.Connection, start_ms: int, end_ms: int) -> Iterator[ExportCall]:
@@ -147,16 +130,6 @@ def calls(db: sqlite3.Connection, start_ms: int, end_ms: int) -> Iterator[Export
             yield from (ExportCall(*r) for r in rows)
     finally:
         cursor.close()
-
-
-class Title(NamedTuple):
-    id: str
-    title: str | None
-    prompt: str | None
-
-
-def titles(db: sqlite3.Connection) -> list[Title]:
-    return [Title(*r) for r in db.execute("SELECT id, title, prompt FROM sessions")]
 
 
 def _has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
@@ -181,9 +154,11 @@ class SessionRow(NamedTuple):
 
 
 class SessionPart(NamedTuple):
-    """A session's counted calls in the range, per file, agent and model, with the latest call's time."""
+    """A session's counted calls in the range, per file, agent and model, with the latest call's time
+    (`file`: the path of a subagent's or teammate's file, None for the lead's)."""
 
     session_id: str
+    file_id: int
     file: str | None
     agent: str | None
     model: str | None
@@ -206,14 +181,10 @@ def sessions_between(db: sqlite3.Connection, start_ms: int, end_ms: int) -> list
 
 def session_parts(db: sqlite3.Connection, start_ms: int, end_ms: int) -> list[SessionPart]:
     """Every session's sums in [start, end) per file, agent and model, in one grouped query."""
+    paths = dict(db.execute("SELECT id, path FROM files WHERE agent IN ('subagent', 'teammate')"))
     rows = db.execute(
-        f"SELECT c.session_id, f.path, c.agent, c.model, {_SUMS}, MAX(c.ts_ms)"
-        " FROM calls c LEFT JOIN files f ON f.id = c.file_id"
+        f"SELECT c.session_id, c.file_id, c.agent, c.model, {_SUMS}, MAX(c.ts_ms) FROM calls c"
         " WHERE c.counted = 1 AND c.ts_ms >= ? AND c.ts_ms < ? GROUP BY c.session_id, c.file_id, c.agent, c.model",
         (start_ms, end_ms),
     )
-    out = []
-    for sid, path, agent, model, *rest in rows:
-        sums = _model_sums((0, None, None, *rest[:-1])).sums
-        out.append(SessionPart(sid, path, agent, model, sums, rest[-1]))
-    return out
+    return [SessionPart(r[0], r[1], paths.get(r[1]), r[2], r[3], r[4:-1], r[-1]) for r in rows]
