@@ -321,3 +321,11 @@ def test_grouped_sessions_equal_the_per_session_report(made, real, span):
         one_by_one = report.sessions_report(engine.ledger, engine.book, since, until, now)
         assert [s.to_json() for s in grouped] == [s.to_json() for s in one_by_one]
     assert len(session_list.sessions(made[0].ledger, made[0].book, None, None)) == 6
+
+
+def test_overview_equals_the_single_reports(made, real):
+    for engine, span in ((made[0], NOVEMBER), (real, pd.week_of(REAL_DAY))):
+        views = engine.overview(span)
+        for by, r in views.items():
+            alone = engine.history(span, by)
+            assert r.to_json() == alone.to_json(), by

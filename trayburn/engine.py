@@ -144,6 +144,12 @@ class Engine:
 
         return history.report(self.ledger, self.book, period, by)
 
+    def overview(self, period):
+        """A period by day, project, model and source from one read (the window's period view)."""
+        from . import history
+
+        return history.overview(self.ledger, self.book, period)
+
     def money(self):
         """How amounts are shown: the settings' currency and rate, the locale's format (money.Money)."""
         from . import money

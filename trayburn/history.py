@@ -104,10 +104,37 @@ def report(ledger: Ledger, book: PriceBook, period: Period, by: str = "day") -> 
     if by not in BY:
         raise ValueError(f"cannot group by '{by}': use one of {', '.join(BY)}")
     parts = cut(period, by) if by in TIME_BY else [period]
+    rows, keys = _fetch(ledger, parts, keys=by not in TIME_BY)
+    return _grouped(rows, keys, parts, period, by, book)
+
+
+def overview(
+    ledger: Ledger, book: PriceBook, period: Period, groupings: tuple[str, ...] = ("day", "project", "model", "source")
+) -> dict[str, HistoryReport]:
+    """Several groupings of one period from a single read (per day), as the window's period view shows."""
+    days = cut(period, "day")
+    rows, keys = _fetch(ledger, days, keys=True)
+    return {by: _grouped(rows, keys, days if by == "day" else [period], period, by, book) for by in groupings}
+
+
+def _fetch(ledger: Ledger, parts: list[Period], keys: bool) -> tuple[list[hq.ModelSums], dict[str, hq.SessionKeys]]:
     buckets = [hq.Bucket(i, *p.bounds_ms()) for i, p in enumerate(parts)]
     with ledger._lock:  # noqa: SLF001 - one read at a time on the shared connection, as Ledger.query does
         rows = hq.session_model_sums(ledger.db, buckets)
-        keys = {k.id: k for k in hq.session_keys(ledger.db)} if by not in TIME_BY else {}
+        found = {k.id: k for k in hq.session_keys(ledger.db)} if keys else {}
+    return rows, found
+
+
+def _grouped(
+    rows: list[hq.ModelSums],
+    keys: dict[str, hq.SessionKeys],
+    parts: list[Period],
+    period: Period,
+    by: str,
+    book: PriceBook,
+) -> HistoryReport:
+    """The rows of a report from sums per (part, session, model); for a grouping other than time, the
+    parts' indexes are not looked at (any cut of the period will do)."""
     name = _namer(by, book, parts, keys)
     groups: dict[str, Group] = {}
     if by in TIME_BY:  # every day (week, month) of the period, those without calls too

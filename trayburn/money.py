@@ -10,7 +10,8 @@ Without a rate the amounts stay in USD and `note` says why.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -47,14 +48,23 @@ class Money:
             return None
         return usd * self.usd_rate if self.converts and self.usd_rate else usd
 
-    def text(self, usd: float | None, estimated: bool = False) -> str:
-        """ "$1.50", "1,38 €", "€0.0042"; "unpriced" for None; "*" marks an estimate."""
+    def text(self, usd: float | None, estimated: bool = False, decimals: int | None = None) -> str:
+        """E.g. "$1.50", "1,38 €", "€0.0042"; "unpriced" for None; "*" marks an estimate. `decimals`: a
+        fixed precision (one per table column), else two, or four below one cent."""
         from .render import usd as usd_text
 
-        if usd is None or not self.converts:
+        mark = "*" if estimated else ""
+        if usd is None or (not self.converts and decimals is None):
             return usd_text(usd, estimated)
         value = self.amount(usd) or 0.0
-        return _format(value, self.currency, self.locale) + ("*" if estimated else "")
+        if not self.converts:
+            return f"${value:,.{decimals}f}{mark}"
+        return _format(value, self.currency, self.locale, decimals) + mark
+
+    def decimals(self, amounts_usd: Iterable[float | None]) -> int:
+        """One precision for a column of amounts: four when one of them is a fraction of a cent, else two."""
+        small = any(a is not None and 0 < abs(self.amount(a) or 0) < 0.01 for a in amounts_usd)
+        return 4 if small else 2
 
     def to_json(self, usd: float | None) -> dict:
         """The converted fields a JSON object carries beside its `cost_usd`."""
@@ -75,16 +85,22 @@ def locale_of(env: Mapping[str, str]) -> str:
     return FALLBACK_LOCALE
 
 
-def _format(value: float, currency: str, locale: str) -> str:
+def _format(value: float, currency: str, locale: str, decimals: int | None = None) -> str:
     from babel.numbers import format_currency
 
-    small = value != 0 and abs(value) < 0.01
+    loc = _locale(locale)
+    if decimals is None and value != 0 and abs(value) < 0.01:
+        decimals = 4  # a cheap call keeps its figure: four decimals instead of the currency's two
     try:
-        if small:  # a cheap call keeps its figure: four decimals instead of the currency's two
-            return format_currency(round(value, 4), currency, locale=_locale(locale), decimal_quantization=False)
-        return format_currency(value, currency, locale=_locale(locale))
+        if decimals is None:
+            return format_currency(value, currency, locale=loc)
+        pattern = loc.currency_formats["standard"].pattern.split(";")[0]
+        fixed = re.sub(
+            r"0(\.0+)?(?=[^0-9#.,]*$|[^0-9#.,])", "0" + ("." + "0" * decimals if decimals else ""), pattern, count=1
+        )
+        return format_currency(value, currency, format=fixed, locale=loc, currency_digits=False)
     except (ValueError, TypeError):  # pragma: no cover - the settings validate the code's shape only
-        return f"{value:,.2f} {currency}"
+        return f"{value:,.{decimals if decimals is not None else 2}f} {currency}"
 
 
 @lru_cache(maxsize=8)

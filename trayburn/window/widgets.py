@@ -13,6 +13,11 @@ from . import model
 from .theme import Metrics, Palette
 
 TOTALS_IID = "total"
+FIT_SAMPLE = "the quick brown fox jumps over a lazy dog: Fix add() in app.py, 2026-11-30"
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
 
 
 class Table(ttk.Frame):
@@ -37,6 +42,12 @@ class Table(ttk.Frame):
         super().__init__(master, style="Table.TFrame", padding=1)
         self.columns, self.on_open = tuple(columns), on_open
         self.rows: dict[str, model.Row] = {}
+        self.m = metrics
+        font = tkfont.nametofont("TkDefaultFont")
+        self.unit = font.measure("0")
+        # a generous average letter (titles are mostly lower case): a text is cut to what its column holds
+        self.letter = font.measure(FIT_SAMPLE) / len(FIT_SAMPLE) * 1.08
+        self.chars: dict[str, int] = {}  # text column → characters it holds at its current width
         self.sort_key, self.sort_desc = sort or (None, False)
         keys = [c.key for c in self.columns]
         self.tree = ttk.Treeview(self, columns=keys, show="headings", height=height, selectmode="browse")
@@ -46,24 +57,58 @@ class Table(ttk.Frame):
         self.vsb.grid(row=0, column=1, sticky="ns")
         self.columnconfigure(0, weight=1)
         self.rowconfigure(0, weight=1)
+        self.totals: ttk.Treeview | None = None
         self._setup_columns(self.tree, metrics, headings=True)
         self.totals = self._totals(metrics, keys) if totals else None
         self.empty = ttk.Label(self, text=empty, style="Muted.TLabel", anchor="center")
+        self.tree.bind("<Configure>", lambda e: self._layout(e.width), add=True)
         self.tree.bind("<Double-1>", self._double_click)
         self.tree.bind("<Return>", self._enter)
         self.tree.bind("<KP_Enter>", self._enter)
 
     def _setup_columns(self, tree: ttk.Treeview, metrics: Metrics, headings: bool) -> None:
-        unit = tkfont.nametofont("TkDefaultFont").measure("0")
         for c in self.columns:
             anchor = "e" if c.numeric else "w"
             if headings:
                 tree.heading(c.key, text=c.heading, anchor=anchor, command=lambda k=c.key: self.sort_by(k))
-            width = unit * c.chars + metrics.px(16)
-            # stretching columns start narrow and take the room left, so the others are never cut off
-            tree.column(
-                c.key, width=width // 2 if c.stretch else width, minwidth=unit * 4, anchor=anchor, stretch=c.stretch
-            )
+            width = self._natural(c)
+            # `_layout` sets every width as the table's own width changes: figures keep theirs
+            tree.column(c.key, width=width // 2 if c.stretch else width, minwidth=0, anchor=anchor, stretch=False)
+
+    def _natural(self, c: model.Column) -> int:
+        return self.unit * c.chars + self.m.px(16)
+
+    def _layout(self, width: int) -> None:
+        """Share the table's width: figures (numeric columns) always whole at their natural width, the
+        stretching column takes what is left over, and when room is short the text columns give it up,
+        in proportion, their texts cut with an ellipsis."""
+        numeric = sum(self._natural(c) for c in self.columns if c.fixed)
+        texts = [c for c in self.columns if not c.fixed]
+        wanted = {c.key: self._natural(c) // (2 if c.stretch else 1) for c in texts}
+        room = max(width - numeric, len(texts) * self.unit * 3)
+        extra = room - sum(wanted.values())
+        stretch = [c for c in texts if c.stretch]
+        widths = {}
+        for c in texts:
+            if extra >= 0:
+                widths[c.key] = wanted[c.key] + (extra // len(stretch) if c in stretch else 0)
+            else:
+                widths[c.key] = max(int(wanted[c.key] * room / sum(wanted.values())), self.unit * 3)
+        for c in self.columns:
+            self.tree.column(c.key, width=widths.get(c.key, self._natural(c)))
+        chars = {k: max(int((w - self.m.px(12)) / self.letter), 2) for k, w in widths.items()}
+        if chars != self.chars:
+            self.chars = chars
+            for r in self.rows.values():
+                self.tree.item(r.iid, values=self._fitted(r.values))
+        if self.totals is not None:
+            self.after_idle(self._sync_widths)
+
+    def _fitted(self, values: Sequence[str]) -> list[str]:
+        return [
+            _cut(str(v), self.chars[c.key]) if c.key in self.chars else v
+            for c, v in zip(self.columns, values, strict=True)
+        ]
 
     def _totals(self, metrics: Metrics, keys: list[str]) -> ttk.Treeview:
         line = ttk.Treeview(
@@ -98,9 +143,9 @@ class Table(ttk.Frame):
             self.tree.delete(*gone)
         for r in rows:
             if not self.tree.exists(r.iid):
-                self.tree.insert("", "end", iid=r.iid, values=r.values)
+                self.tree.insert("", "end", iid=r.iid, values=self._fitted(r.values))
             elif self.rows.get(r.iid) != r:
-                self.tree.item(r.iid, values=r.values)
+                self.tree.item(r.iid, values=self._fitted(r.values))
         self.rows = fresh
         self._order()
         self.tree.yview_moveto(top)
@@ -113,12 +158,21 @@ class Table(ttk.Frame):
         if self.totals is not None:
             self.totals.item(TOTALS_IID, values=list(values))
 
+    def shown(self, iid: str) -> dict[str, str]:
+        """The cells of a row as they are on screen (cut to their columns)."""
+        return {k: str(v) for k, v in self.tree.set(iid).items()}
+
     def sort_by(self, key: str, descending: bool | None = None) -> None:
+        """Sort by a column; the selected row stays in view (else the view stays where it was)."""
         if descending is None:
             column = next(c for c in self.columns if c.key == key)
             descending = (not self.sort_desc) if key == self.sort_key else column.numeric
         self.sort_key, self.sort_desc = key, descending
+        top = self.tree.yview()[0]
         self._order()
+        self.tree.yview_moveto(top)
+        if self.selected and self.tree.winfo_ismapped():
+            self.tree.see(self.selected)
 
     def _order(self) -> None:
         keys = [c.key for c in self.columns]
@@ -320,3 +374,23 @@ def show_text(label, text: str) -> None:
         label.grid()
     else:
         label.grid_remove()
+
+
+class BudgetBar(ttk.Progressbar):
+    """A thin bar of how much of a budget is spent, shown only while a budget applies; the part past
+    the budget is not drawn (the card says by how much)."""
+
+    STYLE = "Budget.Horizontal.TProgressbar"
+
+    def __init__(self, master: tk.Misc, metrics: Metrics):
+        ttk.Style(master).configure(self.STYLE, thickness=metrics.px(6))
+        super().__init__(master, orient="horizontal", mode="determinate", maximum=100, style=self.STYLE)
+        self.share: float | None = None
+
+    def show(self, share: float | None) -> None:
+        self.share = share
+        if share is None:
+            self.grid_remove()
+            return
+        self.configure(value=min(share, 1.0) * 100)
+        self.grid()
