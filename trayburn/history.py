@@ -9,6 +9,7 @@ agree, and a test can check both against the files.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -78,7 +79,7 @@ class HistoryReport:
 
     def to_json(self, money: Money | None = None) -> dict:
         money = money or Money()
-        out = {
+        out: dict[str, object] = {
             "since": self.period.since.isoformat(),
             "until": self.period.until.isoformat(),
             "by": self.by,
@@ -165,9 +166,8 @@ def _grouped(
 
 
 def _add(per_model: dict[str | None, list], r: hq.ModelSums) -> None:
-    acc = per_model.setdefault(r.model, [0] * len(r.sums))
-    for i, x in enumerate(r.sums):
-        acc[i] += x
+    acc = per_model.get(r.model)
+    per_model[r.model] = list(r.sums) if acc is None else list(map(operator.add, acc, r.sums))
 
 
 def _as_rows(per_model: dict[str | None, list]) -> list[hq.ModelSums]:
@@ -180,7 +180,10 @@ def _namer(by: str, book: PriceBook, parts: list[Period], keys: dict[str, hq.Ses
         names = [part_key(p, by) for p in parts]
         return lambda bucket, sid, model: (names[bucket], names[bucket])
     if by == "model":
-        return lambda bucket, sid, model: (book.key(model), book.display(model))
+        names: dict[str | None, tuple[str, str]] = {}  # looked up once per model id, not once per row
+        return lambda bucket, sid, model: (
+            names.get(model) or names.setdefault(model, (book.key(model), book.display(model)))
+        )
     if by == "project":
         projects = {sid: project_name(k.workspace_root or k.cwd) for sid, k in keys.items()}
         return lambda bucket, sid, model: (projects.get(sid, NO_PROJECT),) * 2

@@ -19,9 +19,9 @@ FETCH_ROWS = 2000  # calls fetched at a time by `calls()`: memory stays flat wha
 
 
 class Bucket(NamedTuple):
-    """A span of time, [start_ms, end_ms), with the index it is reported under."""
+    """A span of time, [start_ms, end_ms), with the number it is reported under (`ModelSums.bucket`)."""
 
-    index: int
+    number: int
     start_ms: int
     end_ms: int
 

@@ -52,7 +52,8 @@ def sessions(
 def _summary(
     m: hq.SessionRow, parts: list[hq.SessionPart], book: PriceBook, now_ms: int, names: dict[str | None, str]
 ) -> SessionSummary:
-    totals, models, subs, last = Totals(), [], {}, m.started_ms
+    totals, models, last = Totals(), [], m.started_ms
+    subs: dict[str | None, Subagent] = {}
     for p in sorted(parts, key=lambda p: (p.file_id, p.agent or "", p.model or "")):  # as sessions_report
         totals.add(p.model, p.sums, book)
         name = names.get(p.model) or names.setdefault(p.model, book.display(p.model))

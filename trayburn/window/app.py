@@ -66,7 +66,7 @@ class SummaryWindow:
         except model.BadDay as exc:
             self.problem = self.problem or str(exc)
         self.period = pd.of_kind(kind if kind in ("day", "week", "month") else "day", self.day)
-        self.demo = bool(engine) and is_demo(engine.levels.sessions.path)
+        self.demo = engine is not None and is_demo(engine.levels.sessions.path)
         self._build()
         keys.bind(self)
 
@@ -81,7 +81,7 @@ class SummaryWindow:
         self._set_icon()
         self.root.columnconfigure(0, weight=1)
         self.root.rowconfigure(0, weight=1)
-        nav = {
+        nav: dict[str, Callable[..., object]] = {
             "on_kind": self.show_kind,
             "on_step": self.step,
             "on_typed": self.typed,
@@ -154,6 +154,7 @@ class SummaryWindow:
 
     def _render_period(self) -> None:
         e, p = self.engine, self.period
+        assert e is not None  # render() shows a notice without an engine
         s = e.settings
         views = e.overview(p)
         sessions = e.sessions(p.since, p.until)
@@ -287,6 +288,8 @@ class SummaryWindow:
         """Write the period's calls to `path` (JSON when it ends in .json, else CSV); what happened, in words."""
         fmt = "json" if path.lower().endswith(".json") else "csv"
         e = self.engine
+        if e is None:
+            return "Nothing to export: the ledger is not open"
         try:
             n = export.to_file(export.rows(e.ledger, e.book, self.period), path, fmt, e.money())
         except (OSError, ValueError) as exc:

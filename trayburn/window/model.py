@@ -85,7 +85,8 @@ MODEL_COLUMNS = (
 def clean(text: object, width: int = TITLE_CHARS) -> str:
     """One line of plain text, at most `width` characters (an ellipsis marks the cut)."""
     raw = str(text or "")
-    raw = "".join(" " if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") else ch for ch in raw)
+    if not raw.isprintable():  # the usual title is printable: no control or separator character to replace
+        raw = "".join(" " if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") else ch for ch in raw)
     line = " ".join(raw.split())
     return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
@@ -264,7 +265,7 @@ def day_cards(
 
 def budget_text(spent: float, budget: float, money: Money = USD, what: str = "budget") -> str:
     """ "of $0.40 budget (82 %)" """
-    return f"of {money.text(budget)} {what} ({budget_share(spent, budget) * 100:.0f} %)"
+    return f"of {money.text(budget)} {what} ({(budget_share(spent, budget) or 0.0) * 100:.0f} %)"
 
 
 def budget_share(spent: float, budget: float | None) -> float | None:

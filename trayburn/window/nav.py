@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tkinter as tk
 from collections.abc import Callable
+from functools import partial
 from tkinter import ttk
 
 from .. import period as pd
@@ -32,10 +33,10 @@ class PeriodNav(ttk.Frame):
         self.kind = tk.StringVar(value="day")
         kinds = ttk.Frame(self)
         kinds.grid(row=0, column=0, columnspan=4, sticky="e", pady=(0, m.px(4)))
-        self.kind_buttons = {}
+        self.kind_buttons: dict[str, ttk.Radiobutton] = {}
         for i, (kind, label) in enumerate(KINDS):
             b = ttk.Radiobutton(
-                kinds, text=label, value=kind, variable=self.kind, style="Toolbutton", command=lambda k=kind: on_kind(k)
+                kinds, text=label, value=kind, variable=self.kind, style="Toolbutton", command=partial(on_kind, kind)
             )
             b.grid(row=0, column=i, sticky="ns")
             self.kind_buttons[kind] = b
@@ -48,8 +49,9 @@ class PeriodNav(ttk.Frame):
         self.now = ttk.Button(self, text="Today", width=11, command=on_now)
         for i, w in enumerate((self.prev, self.entry, self.next, self.now)):
             w.grid(row=1, column=i, padx=(0 if i == 0 else m.px(4), 0), sticky="nse" if i == 0 else "ns")
+        self.on_typed = on_typed
         for seq in ("<Return>", "<KP_Enter>"):
-            self.entry.bind(seq, lambda e: (on_typed(self.text.get()), "break")[1])
+            self.entry.bind(seq, self._typed)
         self.entry.bind("<Escape>", lambda e: self.reset())
         self.period: pd.Period | None = None
 
@@ -64,6 +66,10 @@ class PeriodNav(ttk.Frame):
         self.next.state(["disabled"] if p.until >= today else ["!disabled"])
         self.now.configure(text=BACK_TO_NOW[p.kind])
         self.now.state(["disabled"] if p.contains(today) and p.kind != "range" else ["!disabled"])
+
+    def _typed(self, _event: tk.Event) -> str:
+        self.on_typed(self.text.get())
+        return "break"
 
     def reset(self) -> None:
         self.text.set(entry_text(self.period) if self.period else "")

@@ -48,6 +48,7 @@ class Table(ttk.Frame):
         # a generous average letter (titles are mostly lower case): a text is cut to what its column holds
         self.letter = font.measure(FIT_SAMPLE) / len(FIT_SAMPLE) * 1.08
         self.chars: dict[str, int] = {}  # text column → characters it holds at its current width
+        self._tags: dict[str, tuple[str, ...]] = {}  # the tags each row has in the tree
         self.sort_key, self.sort_desc = sort or (None, False)
         keys = [c.key for c in self.columns]
         self.tree = ttk.Treeview(self, columns=keys, show="headings", height=height, selectmode="browse")
@@ -141,6 +142,8 @@ class Table(ttk.Frame):
         gone = [iid for iid in self.tree.get_children() if iid not in fresh]
         if gone:
             self.tree.delete(*gone)
+            for iid in gone:
+                self._tags.pop(iid, None)
         for r in rows:
             if not self.tree.exists(r.iid):
                 self.tree.insert("", "end", iid=r.iid, values=self._fitted(r.values))
@@ -179,9 +182,14 @@ class Table(ttk.Frame):
         rows = list(self.rows.values())
         if self.sort_key in keys:
             rows = model.sort_rows(rows, keys.index(self.sort_key), self.sort_desc)
+        if [r.iid for r in rows] != list(self.tree.get_children()):
+            for index, r in enumerate(rows):
+                self.tree.move(r.iid, "", index)
         for index, r in enumerate(rows):
-            self.tree.move(r.iid, "", index)
-            self.tree.item(r.iid, tags=r.tags + (("odd",) if index % 2 else ()))
+            tags = r.tags + (("odd",) if index % 2 else ())
+            if self._tags.get(r.iid) != tags:  # a Tk call only where the stripes or the state changed
+                self.tree.item(r.iid, tags=tags)
+                self._tags[r.iid] = tags
         for c in self.columns:
             arrow = (" ▼" if self.sort_desc else " ▲") if c.key == self.sort_key else ""
             self.tree.heading(c.key, text=c.heading + arrow)
