@@ -300,6 +300,10 @@ def test_report_and_export_commands(cli_env, capsys, tmp_path):
     assert cli.main(["export", "--since", "2026-11-01", "--until", "2026-11-30", "-o", str(target)]) == 0
     assert "wrote 11 calls" in capsys.readouterr().err
     assert len(list(csv.DictReader(target.open(newline="", encoding="utf-8")))) == 11
+    assert cli.main(["export", "--since", "2026-11-16", "--until", "2026-11-16", "--format", "json"]) == 0
+    assert [c["session_id"] for c in json.loads(capsys.readouterr().out)] == ["1796300000000_alph2"]
+    args = cli.build_parser().parse_args(["summary", "--period", "month", "--date", "2026-11-30"])
+    assert (args.period, args.date) == ("month", date(2026, 11, 30))
     assert cli.main(["report", "--since", "soon"]) == cli.EXIT_USAGE
     assert "not a date or a period" in capsys.readouterr().err
     assert cli.main(["export", "--since", "2026-11-01", "-o", str(tmp_path / "no" / "such" / "dir.csv")]) == 1
@@ -329,3 +333,20 @@ def test_overview_equals_the_single_reports(made, real):
         for by, r in views.items():
             alone = engine.history(span, by)
             assert r.to_json() == alone.to_json(), by
+
+
+def test_report_in_another_currency(cli_env, capsys, tmp_path, monkeypatch):
+    settings = tmp_path / "eur.toml"
+    settings.write_text('currency = "EUR"\nusd_rate = 0.5\n')
+    monkeypatch.setenv("LANG", "de_DE.UTF-8")
+    argv = ["report", "--since", "2026-11-01", "--until", "2026-11-30", "--by", "source", "--config", str(settings)]
+    assert cli.main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["currency"] == "EUR" and out["total"]["currency"] == "EUR"
+    assert out["total"]["cost"] == pytest.approx(out["total"]["cost_usd"] * 0.5)
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "€" in text and "$" not in text
+    settings.write_text('currency = "EUR"\n')  # no rate: dollars, and the report says why
+    assert cli.main(argv) == 0
+    assert "set usd_rate" in capsys.readouterr().out

@@ -250,6 +250,10 @@ def test_at_the_minimum_size_figures_stay_whole_and_titles_end_in_an_ellipsis(op
     assert [s["cost"] for s in shown] == [table.rows[i].values[-1] for i in table.order()]  # whole
     titles = [(table.shown(i)["title"], table.rows[i].values[1]) for i in table.order()]
     assert any(shown_t.endswith("…") and full.startswith(shown_t[:-1]) for shown_t, full in titles)
+    heading = win.day_view.heading  # cut to its room too, and whole again when there is room
+    assert heading.cget("text").endswith("…") and heading.full.startswith(heading.cget("text")[:-1])
+    win.root.geometry("1000x640")
+    wait_for(lambda: (settle(win.root), heading.cget("text"))[1] == "Monday 30 November 2026", "the whole heading")
 
 
 def test_sorting_by_cost_keeps_the_selected_row_in_view(open_window, engine):

@@ -119,8 +119,8 @@ def open_window(display, env):
     def make(engine, *, refresh: bool = True, scaling: float | None = None, **options):
         root = tk.Tk(screenName=display, className="trayburn")
         roots.append(root)
-        if scaling:
-            root.tk.call("tk", "scaling", scaling)
+        # Tk keeps one scaling per display for the whole process: set it for every window (Xvfb's 96 dpi)
+        root.tk.call("tk", "scaling", scaling or 96 / 72)
         options.setdefault("today", lambda: DAY)
         options.setdefault("env", env)
         win = SummaryWindow(root, engine, **options)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Protocol
 
 from . import history_queries as hq
 from .ledger import Ledger
@@ -92,9 +93,20 @@ class HistoryReport:
         return out
 
 
-def priced(rows: Iterable[hq.ModelSums], book: PriceBook) -> Totals:
-    """THE place a group's calls become cost, estimate and unpriced calls: its sums per model, each
-    estimated where no cost was reported (per-call prices go here when the ledger keeps them)."""
+class Sums(Protocol):
+    """Sums of calls of one model (`history_queries.ModelSums`, `SessionPart`)."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def sums(self) -> tuple: ...
+
+
+def priced(rows: Iterable[Sums], book: PriceBook) -> Totals:
+    """THE place calls become cost, estimate and unpriced calls (for reports, the window's periods and
+    the sessions list): their sums per model, each estimated where no cost was reported. Per-call
+    prices go here when the ledger keeps them."""
     totals = Totals()
     for r in rows:
         totals.add(r.model, r.sums, book)
@@ -145,10 +157,11 @@ def _grouped(
     sums: dict[str, dict[str | None, list]] = {}  # group key → model → sums (priced once per model)
     seen: dict[str, set[str]] = {}
     for r in rows:
-        key, label = name(r.bucket, r.key, r.model)
+        sid = r.key or ""  # rows from session_model_sums: the key is the session id
+        key, label = name(r.bucket, sid, r.model)
         groups.setdefault(key, Group(key, label))
         _add(sums.setdefault(key, {}), r)
-        seen.setdefault(key, set()).add(r.key or "")
+        seen.setdefault(key, set()).add(sid)
     for key, g in groups.items():
         g.totals = priced(_as_rows(sums.get(key, {})), book)
         g.sessions = len(seen.get(key, ()))
@@ -174,11 +187,13 @@ def _as_rows(per_model: dict[str | None, list]) -> list[hq.ModelSums]:
     return [hq.ModelSums(0, None, model, *acc) for model, acc in per_model.items()]
 
 
-def _namer(by: str, book: PriceBook, parts: list[Period], keys: dict[str, hq.SessionKeys]):
+def _namer(
+    by: str, book: PriceBook, parts: list[Period], keys: dict[str, hq.SessionKeys]
+) -> Callable[[int, str, str | None], tuple[str, str]]:
     """(key, label) of a row from a query row's part, session and model."""
     if by in TIME_BY:
-        names = [part_key(p, by) for p in parts]
-        return lambda bucket, sid, model: (names[bucket], names[bucket])
+        part_keys = [part_key(p, by) for p in parts]
+        return lambda bucket, sid, model: (part_keys[bucket], part_keys[bucket])
     if by == "model":
         names: dict[str | None, tuple[str, str]] = {}  # looked up once per model id, not once per row
         return lambda bucket, sid, model: (

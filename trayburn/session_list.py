@@ -11,12 +11,12 @@ import time
 from datetime import date
 
 from . import history_queries as hq
+from .history import priced
 from .ledger import Ledger
 from .pricing import PriceBook
 from .report import (
     SessionSummary,
     Subagent,
-    Totals,
     _agent_name,
     _ms,
     _project,
@@ -52,18 +52,18 @@ def sessions(
 def _summary(
     m: hq.SessionRow, parts: list[hq.SessionPart], book: PriceBook, now_ms: int, names: dict[str | None, str]
 ) -> SessionSummary:
-    totals, models, last = Totals(), [], m.started_ms
+    models, last = [], m.started_ms
     subs: dict[str | None, Subagent] = {}
-    for p in sorted(parts, key=lambda p: (p.file_id, p.agent or "", p.model or "")):  # as sessions_report
-        totals.add(p.model, p.sums, book)
+    parts = sorted(parts, key=lambda p: (p.file_id, p.agent or "", p.model or ""))  # as sessions_report
+    totals = priced(parts, book)
+    for p in parts:
         name = names.get(p.model) or names.setdefault(p.model, book.display(p.model))
         if name not in models:
             models.append(name)
         last = max(last or 0, p.last_ms or 0)
         if p.agent in ("subagent", "teammate"):
             sub = subs.setdefault(p.file, Subagent(_agent_name(p.file or ""), p.agent, 0, 0.0))
-            part = Totals()
-            part.add(p.model, p.sums, book)
+            part = priced([p], book)
             sub.calls += part.calls
             sub.cost_usd += part.cost_usd
     if not models and m.model:

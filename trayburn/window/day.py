@@ -11,10 +11,11 @@ from .. import period as pd
 from ..money import Money
 from ..report import DayReport, SessionSummary
 from . import model
+from .charts import HourChart
 from .model import USD
 from .nav import PeriodNav
 from .theme import Metrics, Palette
-from .widgets import BudgetBar, Cards, HourChart, Table, show_text
+from .widgets import BudgetBar, Cards, FitLabel, Table, show_text
 
 
 class DayView(ttk.Frame):
@@ -59,8 +60,8 @@ class DayView(ttk.Frame):
         top = ttk.Frame(self)
         top.grid(row=0, column=0, sticky="ew")
         top.columnconfigure(0, weight=1)
-        self.heading = ttk.Label(top, style="Title.TLabel")
-        self.heading.grid(row=0, column=0, sticky="w")
+        self.heading = FitLabel(top, style="Title.TLabel")
+        self.heading.grid(row=0, column=0, sticky="ew")
         self.zone = ttk.Label(top, style="Muted.TLabel")
         self.zone.grid(row=1, column=0, sticky="w")
         self.nav = PeriodNav(top, m, **nav)
@@ -106,7 +107,7 @@ class DayView(ttk.Frame):
         day = model.parse_day(report.date)
         self.today, self.day = today, day
         self.nav.show(pd.day_of(day), today)
-        self.heading.configure(text=model.day_heading(day))
+        self.heading.set(model.day_heading(day))
         self.zone.configure(
             text=f"Times in {model.clean(report.timezone, 40)}" + ("  ·  today" if day == today else "")
         )

@@ -17,7 +17,7 @@ from .charts import DayChart
 from .model import USD
 from .nav import PeriodNav
 from .theme import Metrics, Palette
-from .widgets import BudgetBar, Cards, Table, show_text
+from .widgets import BudgetBar, Cards, FitLabel, Table, show_text
 
 
 class PeriodView(ttk.Frame):
@@ -39,8 +39,8 @@ class PeriodView(ttk.Frame):
         top = ttk.Frame(self)
         top.grid(row=0, column=0, sticky="ew")
         top.columnconfigure(0, weight=1)
-        self.heading = ttk.Label(top, style="Title.TLabel")
-        self.heading.grid(row=0, column=0, sticky="w")
+        self.heading = FitLabel(top, style="Title.TLabel")
+        self.heading.grid(row=0, column=0, sticky="ew")
         self.zone = ttk.Label(top, style="Muted.TLabel")
         self.zone.grid(row=1, column=0, sticky="w")
         self.nav = PeriodNav(top, m, **nav)
@@ -103,7 +103,7 @@ class PeriodView(ttk.Frame):
     ) -> None:
         self.period = p
         days = views["day"]
-        self.heading.configure(text=p.label())
+        self.heading.set(p.label())
         ahead = period_model.projection(p, 0.0, today) is not None
         note = "  ·  the projection is a straight line, not a forecast" if ahead else ""
         self.zone.configure(text=f"Times in {model.clean(days.timezone, 40)}{note}")

@@ -1,5 +1,6 @@
-"""The summary window's building blocks: a sortable table updated in place, figure cards, and
-a bar chart of cost per hour. They show `model.Row`s and strings; they know nothing of the engine.
+"""The summary window's building blocks: a sortable table updated in place, figure cards, a budget
+bar and labels cut to their width (the charts are in `charts`). They show `model.Row`s and strings;
+they know nothing of the engine.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class Table(ttk.Frame):
         self.columns, self.on_open = tuple(columns), on_open
         self.rows: dict[str, model.Row] = {}
         self.m = metrics
-        font = tkfont.nametofont("TkDefaultFont")
+        font = tkfont.nametofont("TkDefaultFont", root=self)
         self.unit = font.measure("0")
         # a generous average letter (titles are mostly lower case): a text is cut to what its column holds
         self.letter = font.measure(FIT_SAMPLE) / len(FIT_SAMPLE) * 1.08
@@ -264,83 +265,6 @@ class Cards(ttk.Frame):
         return [tuple(str(label.cget("text")) for label in cell) for cell in self.cells]
 
 
-class HourChart(tk.Canvas):
-    """Cost per hour of the day: 24 bars, a label every three hours, the value under the pointer."""
-
-    def __init__(self, master: tk.Misc, metrics: Metrics, palette: Palette, height: int):
-        super().__init__(master, height=height, highlightthickness=0, borderwidth=0)
-        self.m, self.p = metrics, palette
-        self.values: list[float] = [0.0] * 24
-        self.now_hour: int | None = None
-        self.hover: int | None = None
-        self.bind("<Configure>", lambda e: self.redraw())
-        self.bind("<Motion>", self._motion)
-        self.bind("<Leave>", lambda e: self._set_hover(None))
-
-    def show(self, values: Sequence[float], now_hour: int | None = None) -> None:
-        self.values, self.now_hour = list(values)[:24] + [0.0] * (24 - len(values)), now_hour
-        self.redraw()
-
-    def recolor(self, p: Palette) -> None:
-        self.p = p
-        self.redraw()
-
-    def _geometry(self) -> tuple[float, float, float, float]:
-        """left, top, bottom, slot width"""
-        px = self.m.px
-        left, right = px(10), self.winfo_width() - px(10)
-        return left, px(26), self.winfo_height() - px(20), max(1.0, (right - left) / 24)
-
-    def redraw(self) -> None:
-        from ..render import usd
-
-        p, px = self.p, self.m.px
-        self.delete("all")
-        self.configure(background=p.surface)
-        left, top, bottom, slot = self._geometry()
-        peak = max(self.values) if any(self.values) else 0.0
-        small = tkfont.nametofont("trayburn.small")
-        self.create_line(left, bottom, left + slot * 24, bottom, fill=p.border)
-        gap = max(1.0, slot * 0.2)
-        for hour, value in enumerate(self.values):
-            x0 = left + hour * slot + gap / 2
-            height = (bottom - top) * value / peak if peak else 0
-            height = max(height, 2 if value > 0 else 0)
-            fill = p.accent if hour == self.hover else p.bar
-            if height:
-                self.create_rectangle(
-                    x0, bottom - height, x0 + slot - gap, bottom, fill=fill, width=0, tags=("bar", f"h{hour}")
-                )
-            if hour == self.now_hour:
-                self.create_line(x0, bottom + px(2), x0 + slot - gap, bottom + px(2), fill=p.accent, width=px(2))
-            if hour % 3 == 0:
-                self.create_text(
-                    x0 + (slot - gap) / 2, bottom + px(4), text=f"{hour:02d}", anchor="n", font=small, fill=p.muted
-                )
-        if self.hover is not None:
-            text = f"{model.hour_label(self.hover)}   {usd(self.values[self.hover])}"
-        elif peak:
-            busiest = self.values.index(peak)
-            text = f"Busiest hour {model.hour_label(busiest)}   {usd(peak)}"
-        else:
-            text = "No spend on this day"
-        self.create_text(left, px(4), text=text, anchor="nw", font=small, fill=p.muted, tags=("caption",))
-
-    def _motion(self, event: tk.Event) -> None:
-        left, top, bottom, slot = self._geometry()
-        hour = int((event.x - left) // slot)
-        self._set_hover(hour if 0 <= hour < 24 and top - slot <= event.y <= bottom + 2 else None)
-
-    def _set_hover(self, hour: int | None) -> None:
-        if hour != self.hover:
-            self.hover = hour
-            self.redraw()
-
-    def caption(self) -> str:
-        items = self.find_withtag("caption")
-        return str(self.itemcget(items[0], "text")) if items else ""
-
-
 class Notice(ttk.Frame):
     """A message in place of the figures (unknown session, bad date, no ledger) with one way out."""
 
@@ -402,3 +326,36 @@ class BudgetBar(ttk.Progressbar):
             return
         self.configure(value=min(share, 1.0) * 100)
         self.grid()
+
+
+class FitLabel(ttk.Label):
+    """A one-line label cut with an ellipsis to the width the grid gives it (grid it with sticky "ew"),
+    and whole again when there is room."""
+
+    def __init__(self, master: tk.Misc, **options):
+        super().__init__(master, **options)
+        self.full = ""
+        self.bind("<Configure>", lambda e: self._fit(e.width))
+
+    def set(self, text: str) -> None:
+        self.full = text
+        self._fit(self.winfo_width())
+
+    def _fit(self, width: int) -> None:
+        text = self.full
+        font = self._font()
+        if width > 1 and font.measure(text) > width:
+            lo, hi = 0, len(text)  # the longest start that fits with its ellipsis
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if font.measure(text[:mid] + "…") <= width else (lo, mid - 1)
+            text = text[:lo].rstrip() + "…"
+        if str(self.cget("text")) != text:
+            self.configure(text=text)
+
+    def _font(self) -> tkfont.Font:
+        name = ttk.Style(self).lookup(str(self.cget("style")) or "TLabel", "font") or "TkDefaultFont"
+        try:
+            return tkfont.nametofont(name, root=self)
+        except tk.TclError:  # a font description rather than a named font
+            return tkfont.nametofont("TkDefaultFont", root=self)
