@@ -350,3 +350,15 @@ def test_report_in_another_currency(cli_env, capsys, tmp_path, monkeypatch):
     settings.write_text('currency = "EUR"\n')  # no rate: dollars, and the report says why
     assert cli.main(argv) == 0
     assert "set usd_rate" in capsys.readouterr().out
+
+
+def test_export_takes_the_call_s_provider_when_the_ledger_has_one(made):
+    """Schema 3 adds calls.provider; on schema 2 the session's provider is used."""
+    engine, calls = made
+    before = {r.provider for r in export.rows(engine.ledger, engine.book, NOVEMBER)}
+    assert before == {"openai-compatible"}  # the manifests' provider
+    db = engine.ledger.db
+    db.execute("ALTER TABLE calls ADD COLUMN provider TEXT")
+    db.execute("UPDATE calls SET provider = 'deepseek' WHERE model = 'deepseek-chat'")
+    after = {(r.model, r.provider) for r in export.rows(engine.ledger, engine.book, NOVEMBER)}
+    assert ("deepseek-chat", "deepseek") in after and ("gpt-4o", "openai-compatible") in after
