@@ -362,3 +362,11 @@ def test_export_takes_the_call_s_provider_when_the_ledger_has_one(made):
     db.execute("UPDATE calls SET provider = 'deepseek' WHERE model = 'deepseek-chat'")
     after = {(r.model, r.provider) for r in export.rows(engine.ledger, engine.book, NOVEMBER)}
     assert ("deepseek-chat", "deepseek") in after and ("gpt-4o", "openai-compatible") in after
+
+
+def test_a_long_period_by_day_is_a_few_queries_and_still_adds_up(made):
+    engine, calls = made
+    decades = pd.Period(date(2000, 1, 1), date(2026, 12, 31))  # 9,862 days: five batches of buckets
+    r = engine.history(decades, "day")
+    assert len(r.rows) == decades.days and sum(g.totals.calls for g in r.rows) == len(calls)
+    assert_adds_up(r)

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
+BUCKETS_PER_QUERY = 2000  # 6,000 parameters: under SQLite's smallest limit of a statement's (32,766)
 FETCH_ROWS = 2000  # calls fetched at a time by `calls()`: memory stays flat whatever the period
 
 
@@ -100,13 +101,17 @@ def _buckets_cte(buckets: Sequence[Bucket]) -> tuple[str, list[int]]:
 def session_model_sums(db: sqlite3.Connection, buckets: Sequence[Bucket]) -> list[ModelSums]:
     """Sums per (bucket, session, model) of the counted calls in the buckets (found by the day index);
     `key` is the session id. Any grouping is made from these rows and `session_keys()`: a few rows per
-    session, never a query per session, and no join per call."""
-    cte, params = _buckets_cte(buckets)
-    sql = (
-        f"{cte} SELECT b.i, c.session_id, c.model, {_SUMS}"
-        " FROM b JOIN calls c ON c.counted = 1 AND c.ts_ms >= b.lo AND c.ts_ms < b.hi GROUP BY 1, 2, 3"
-    )
-    return [ModelSums(*r) for r in db.execute(sql, params)]
+    session, never a query per session, and no join per call. Buckets go BUCKETS_PER_QUERY at a time
+    (SQLite bounds a statement's parameters: years by day are a few queries)."""
+    out: list[ModelSums] = []
+    for first in range(0, len(buckets), BUCKETS_PER_QUERY):
+        cte, params = _buckets_cte(buckets[first : first + BUCKETS_PER_QUERY])
+        sql = (
+            f"{cte} SELECT b.i, c.session_id, c.model, {_SUMS}"
+            " FROM b JOIN calls c ON c.counted = 1 AND c.ts_ms >= b.lo AND c.ts_ms < b.hi GROUP BY 1, 2, 3"
+        )
+        out += [ModelSums(*r) for r in db.execute(sql, params)]
+    return out
 
 
 def session_keys(db: sqlite3.Connection) -> list[SessionKeys]:

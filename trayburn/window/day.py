@@ -29,7 +29,7 @@ class DayView(ttk.Frame):
         on_open: Callable[[str], None],
     ):
         super().__init__(master, padding=(metrics.px(16), metrics.px(12), metrics.px(16), 0))
-        self.m, self.on_step = metrics, nav["on_step"]
+        self.m = metrics
         self.day: date | None = None
         self.today: date | None = None
         self.columnconfigure(0, weight=1)
@@ -122,11 +122,6 @@ class DayView(ttk.Frame):
         self._legend(model.legend([r.values[-1] for r in rows] + [totals[-1]]))
         self.chart.show(hours, now_hour if day == today else None)
         self.say(None)
-
-    def step(self, days: int) -> None:
-        """The previous or next day (never past today: the app checks)."""
-        if self.day is not None:
-            self.on_step(days)
 
     def say(self, problem: str | None) -> None:
         if problem:
