@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import NamedTuple, TextIO
 
 from . import history_queries as hq
-from .history import project_name
+from .history import CallEstimator, call_estimator, project_name
 from .ledger import Ledger
 from .money import Money
 from .period import Period
@@ -28,7 +28,7 @@ from .pricing import PriceBook
 from .report import _USER_INPUT
 
 FORMATS = ("csv", "json")
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_STARTS = frozenset("=+-@\t\r")
 
 
 class ExportRow(NamedTuple):
@@ -54,20 +54,29 @@ FIELDS = ExportRow._fields
 def rows(ledger: Ledger, book: PriceBook, period: Period) -> Iterator[ExportRow]:
     """The counted calls of the period, oldest first, one at a time."""
     start, end = period.bounds_ms()
+    estimate = call_estimator(book)
+    sessions: dict[str, tuple[str, str, str]] = {}  # id → title, project, source: worked out once a session
     with ledger._lock:  # noqa: SLF001 - the shared connection serves one statement at a time
         for c in hq.calls(ledger.db, start, end):
-            yield _row(c, book)
+            about = sessions.get(c.session_id)
+            if about is None:
+                about = sessions[c.session_id] = _about(c)
+            yield _row(c, about, estimate)
 
 
-def _row(c: hq.ExportCall, book: PriceBook) -> ExportRow:
+def _about(c: hq.ExportCall) -> tuple[str, str, str]:
+    return title(c.title, c.prompt), project_name(c.workspace_root or c.cwd), c.source or "unknown"
+
+
+def _row(c: hq.ExportCall, about: tuple[str, str, str], estimate: CallEstimator) -> ExportRow:
     estimated = c.cost is None
-    cost = book.estimate(c.model, c.input, c.output, c.cache_read, c.cache_write) if estimated else c.cost
+    cost = estimate(c.model, c.input, c.output, c.cache_read, c.cache_write) if estimated else c.cost
     return ExportRow(
         time=datetime.fromtimestamp(c.ts_ms / 1000).astimezone().isoformat(timespec="milliseconds"),
         session_id=c.session_id,
-        title=title(c.title, c.prompt),
-        project=project_name(c.workspace_root or c.cwd),
-        source=c.source or "unknown",
+        title=about[0],
+        project=about[1],
+        source=about[2],
         agent=c.agent or "lead",
         model=c.model or "",
         provider=c.provider or "",
@@ -122,10 +131,24 @@ def write_csv(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
     out = csv.writer(stream)  # the excel dialect: RFC 4180 quoting, \r\n line ends
     out.writerow(FIELDS + (("cost", "currency") if _extra(money) else ()))
     n = 0
+    safe = _safe
     for r in items:
-        cells: list = [_safe(x) if isinstance(x, str) else x for x in r]
-        cells[-2] = "" if r.cost_usd is None else repr(r.cost_usd)
-        cells[-1] = "true" if r.estimated else "false"
+        cells = [
+            r.time,  # trayburn's own text, like the agent and the numbers: never a formula
+            safe(r.session_id),
+            safe(r.title),
+            safe(r.project),
+            safe(r.source),
+            r.agent,
+            safe(r.model),
+            safe(r.provider),
+            r.input_tokens,
+            r.output_tokens,
+            r.cache_read_tokens,
+            r.cache_write_tokens,
+            "" if r.cost_usd is None else repr(r.cost_usd),
+            "true" if r.estimated else "false",
+        ]
         if _extra(money):
             value = money.amount(r.cost_usd)
             cells += ["" if value is None else repr(value), money.shown]
@@ -136,7 +159,7 @@ def write_csv(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
 
 def _safe(text: str) -> str:
     """A cell a spreadsheet shows as text, never runs as a formula."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    return "'" + text if text[:1] in FORMULA_STARTS else text
 
 
 def write_json(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:

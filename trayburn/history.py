@@ -113,6 +113,16 @@ def priced(rows: Iterable[Sums], book: PriceBook) -> Totals:
     return totals
 
 
+CallEstimator = Callable[[str | None, int, int, int, int], float | None]
+
+
+def call_estimator(book: PriceBook) -> CallEstimator:
+    """The estimate of one call without a reported cost (the export's rows), as `priced` makes it for a
+    group. Beside `priced`, the other place an estimate is made: per-call (tiered, provider-aware) prices
+    go in both."""
+    return book.estimate
+
+
 def report(ledger: Ledger, book: PriceBook, period: Period, by: str = "day") -> HistoryReport:
     if by not in BY:
         raise ValueError(f"cannot group by '{by}': use one of {', '.join(BY)}")
