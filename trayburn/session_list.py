@@ -2,7 +2,8 @@
 their number: the sessions, then every session's sums per file, agent and model.
 
 The same `report.SessionSummary` rows as `report.sessions_report`, which asks two queries per session
-(10,001 for 5,000 sessions); `sessions_report` can become this function.
+(10,001 for 5,000 sessions); `sessions_report` can become this function. One difference: a project is
+named by `history.project_name`, as in reports, which also cuts a Windows path (C:\\Users\\me\\beta → beta).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import time
 from datetime import date
 
 from . import history_queries as hq
-from .history import priced
+from .history import priced, project_name
 from .ledger import Ledger
 from .pricing import PriceBook
 from .report import (
@@ -19,7 +20,6 @@ from .report import (
     Subagent,
     _agent_name,
     _ms,
-    _project,
     _state,
     day_bounds,
     display_title,
@@ -71,7 +71,7 @@ def _summary(
     return SessionSummary(
         id=m.id,
         title=display_title(m.title, m.prompt),
-        project=_project(m.workspace_root or m.cwd),
+        project=project_name(m.workspace_root or m.cwd) if (m.workspace_root or m.cwd) else None,
         cwd=m.cwd,
         status=m.status,  # type: ignore[arg-type]  # as Cline left it (a manifest may have none)
         state=_state(m.status, last or m.started_ms, now_ms),  # type: ignore[arg-type]

@@ -282,6 +282,8 @@ class SummaryWindow:
             filetypes=[("CSV (spreadsheets)", "*.csv"), ("JSON", "*.json")],
         )
         if path:
+            self.say(f"Exporting the calls of {p.label()}…")
+            self.root.update_idletasks()  # a long period takes a second or two: say so first
             self.say(self.export_to(path))
 
     def export_to(self, path: str) -> str:
