@@ -14,7 +14,7 @@ import history_corpus as hc
 import pytest
 from corpus import CORPUS, expected, isolated_env, sessions_of, set_tz  # noqa: F401
 
-from trayburn import cli, export, history
+from trayburn import cli, export, history, session_list
 from trayburn import period as pd
 from trayburn.engine import Engine
 from trayburn.money import Money
@@ -315,7 +315,7 @@ def test_report_and_export_commands(cli_env, capsys, tmp_path):
 
 @pytest.mark.parametrize("span", [(None, None), (date(2026, 11, 3), date(2026, 11, 10)), (date(2026, 11, 30), None)])
 def test_grouped_sessions_equal_the_per_session_report(made, real, span):
-    from trayburn import report, session_list
+    from trayburn import report
 
     for engine in (made[0], real):
         since, until = span
@@ -364,6 +364,11 @@ def test_export_takes_the_call_s_provider_when_the_ledger_has_one(made):
     db.execute("UPDATE calls SET provider = 'deepseek' WHERE model = 'deepseek-chat'")
     after = {(r.model, r.provider) for r in export.rows(engine.ledger, engine.book, NOVEMBER)}
     assert ("deepseek-chat", "deepseek") in after and ("gpt-4o", "openai-compatible") in after
+    for by in ("model", "day", "session"):  # sums now split by provider too: the same figures
+        r = engine.history(NOVEMBER, by)
+        assert_adds_up(r)
+        assert group_sums(r.total)[:5] == hc.sums(calls)[:5]
+    assert len(session_list.sessions(engine.ledger, engine.book, None, None)) == 6
 
 
 def test_a_long_period_by_day_is_a_few_queries_and_still_adds_up(made):

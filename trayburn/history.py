@@ -23,6 +23,7 @@ from .period import Period, cut, part_key
 from .pricing import PriceBook
 from .report import Totals, display_title, timezone_name
 
+PerModel = dict[tuple[str | None, str | None], list]  # (model, provider) → sums, added up
 BY = ("day", "week", "month", "project", "model", "session", "source")
 TIME_BY = ("day", "week", "month")
 NO_PROJECT = "(no folder)"
@@ -164,7 +165,7 @@ def _grouped(
         for part in parts:
             key = part_key(part, by)
             groups[key] = Group(key, key, since=part.since, until=part.until)
-    sums: dict[str, dict[str | None, list]] = {}  # group key → model → sums (priced once per model)
+    sums: dict[str, PerModel] = {}  # group key → (model, provider) → sums (priced once per model)
     seen: dict[str, set[str]] = {}
     for r in rows:
         sid = r.key or ""  # rows from session_model_sums: the key is the session id
@@ -179,22 +180,23 @@ def _grouped(
     if by not in TIME_BY:
         ordered.sort(key=lambda g: (-(g.totals.cost_usd), -g.totals.calls, g.label.casefold()))
     total = Group("total", "total", since=period.since, until=period.until)
-    every: dict[str | None, list] = {}
+    every: PerModel = {}
     for per_model in sums.values():
-        for model, acc in per_model.items():
-            _add(every, hq.ModelSums(0, None, model, *acc))
+        for row in _as_rows(per_model):
+            _add(every, row)
     total.totals = priced(_as_rows(every), book)
     total.sessions = len({r.key for r in rows})
     return HistoryReport(period, by, timezone_name(), ordered, total)
 
 
-def _add(per_model: dict[str | None, list], r: hq.ModelSums) -> None:
-    acc = per_model.get(r.model)
-    per_model[r.model] = list(r.sums) if acc is None else list(map(operator.add, acc, r.sums))
+def _add(per_model: PerModel, r: hq.ModelSums) -> None:
+    key = (r.model, r.provider)
+    acc = per_model.get(key)
+    per_model[key] = list(r.sums) if acc is None else list(map(operator.add, acc, r.sums))
 
 
-def _as_rows(per_model: dict[str | None, list]) -> list[hq.ModelSums]:
-    return [hq.ModelSums(0, None, model, *acc) for model, acc in per_model.items()]
+def _as_rows(per_model: PerModel) -> list[hq.ModelSums]:
+    return [hq.ModelSums(0, None, model, provider, hq.Sums(*acc)) for (model, provider), acc in per_model.items()]
 
 
 def _namer(

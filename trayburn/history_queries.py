@@ -27,29 +27,32 @@ class Bucket(NamedTuple):
     end_ms: int
 
 
-class ModelSums(NamedTuple):
-    """Counted calls of one bucket, one group and one model: their sums, then the sums of those of them
-    without a reported cost (to be estimated from their tokens; input at least its cache tokens)."""
+class Sums(NamedTuple):
+    """Counted calls of a group: their tokens and reported cost, then the calls without a reported cost
+    and their tokens (what an estimate prices; input at least its cache tokens). The fields and their
+    order of the ledger package's `Sums`, which `report.Totals.add` takes."""
 
-    bucket: int
-    key: str | None
-    model: str | None
     calls: int
     input: int
     output: int
     cache_read: int
     cache_write: int
     reported_usd: float
-    unreported_calls: int
-    unreported_input: int
-    unreported_output: int
-    unreported_cache_read: int
-    unreported_cache_write: int
+    unpriced_calls: int
+    unpriced_input: int
+    unpriced_output: int
+    unpriced_cache_read: int
+    unpriced_cache_write: int
 
-    @property
-    def sums(self) -> tuple:
-        """The figures in the order `report.Totals.add` takes them."""
-        return tuple(self[3:])
+
+class ModelSums(NamedTuple):
+    """Counted calls of one bucket, one group (a session) and one model on one provider."""
+
+    bucket: int
+    key: str | None
+    model: str | None
+    provider: str | None  # the call's own (schema 3), else None
+    sums: Sums
 
 
 class SessionKeys(NamedTuple):
@@ -104,13 +107,14 @@ def session_model_sums(db: sqlite3.Connection, buckets: Sequence[Bucket]) -> lis
     session, never a query per session, and no join per call. Buckets go BUCKETS_PER_QUERY at a time
     (SQLite bounds a statement's parameters: years by day are a few queries)."""
     out: list[ModelSums] = []
+    provider = _provider(db)
     for first in range(0, len(buckets), BUCKETS_PER_QUERY):
         cte, params = _buckets_cte(buckets[first : first + BUCKETS_PER_QUERY])
         sql = (
-            f"{cte} SELECT b.i, c.session_id, c.model, {_SUMS}"
-            " FROM b JOIN calls c ON c.counted = 1 AND c.ts_ms >= b.lo AND c.ts_ms < b.hi GROUP BY 1, 2, 3"
+            f"{cte} SELECT b.i, c.session_id, c.model, {provider}, {_SUMS}"
+            " FROM b JOIN calls c ON c.counted = 1 AND c.ts_ms >= b.lo AND c.ts_ms < b.hi GROUP BY 1, 2, 3, 4"
         )
-        out += [ModelSums(*r) for r in db.execute(sql, params)]
+        out += [ModelSums(r[0], r[1], r[2], r[3], Sums(*r[4:])) for r in db.execute(sql, params)]
     return out
 
 
@@ -135,6 +139,11 @@ def calls(db: sqlite3.Connection, start_ms: int, end_ms: int) -> Iterator[Export
             yield from (ExportCall(*r) for r in rows)
     finally:
         cursor.close()
+
+
+def _provider(db: sqlite3.Connection) -> str:
+    """The call's provider where the ledger records one (schema 3), else NULL."""
+    return "c.provider" if _has_column(db, "calls", "provider") else "NULL"
 
 
 def _has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
@@ -167,7 +176,8 @@ class SessionPart(NamedTuple):
     file: str | None
     agent: str | None
     model: str | None
-    sums: tuple
+    provider: str | None
+    sums: Sums
     last_ms: int | None
 
 
@@ -188,8 +198,8 @@ def session_parts(db: sqlite3.Connection, start_ms: int, end_ms: int) -> list[Se
     """Every session's sums in [start, end) per file, agent and model, in one grouped query."""
     paths = dict(db.execute("SELECT id, path FROM files WHERE agent IN ('subagent', 'teammate')"))
     rows = db.execute(
-        f"SELECT c.session_id, c.file_id, c.agent, c.model, {_SUMS}, MAX(c.ts_ms) FROM calls c"
-        " WHERE c.counted = 1 AND c.ts_ms >= ? AND c.ts_ms < ? GROUP BY c.session_id, c.file_id, c.agent, c.model",
+        f"SELECT c.session_id, c.file_id, c.agent, c.model, {_provider(db)}, {_SUMS}, MAX(c.ts_ms) FROM calls c"
+        " WHERE c.counted = 1 AND c.ts_ms >= ? AND c.ts_ms < ? GROUP BY 1, 2, 3, 4, 5",
         (start_ms, end_ms),
     )
-    return [SessionPart(r[0], r[1], paths.get(r[1]), r[2], r[3], r[4:-1], r[-1]) for r in rows]
+    return [SessionPart(r[0], r[1], paths.get(r[1]), r[2], r[3], r[4], Sums(*r[5:-1]), r[-1]) for r in rows]
