@@ -1,10 +1,10 @@
 """History: any period's figures by day, week, month, project, model, session or source, as plain data.
 
 Two queries per report (`history_queries`), whatever the number of sessions: the sums per (part,
-session, model), and what each session is grouped by (its project, source, title). Estimated costs
-are made in one place,
-`priced()`. The total is priced from the same sums added up per model, so the rows and the total
-agree, and a test can check both against the files.
+session, model), and what each session is grouped by (its project, source, title). Costs are priced
+in one place, `priced()` (and a single call's estimate, for the export, by `call_estimator()` beside
+it). The total is priced from the same sums added up per model, so the rows and the total agree, and
+a test can check both against the files.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class HistoryReport:
 
 
 class Sums(Protocol):
-    """Sums of calls of one model (`history_queries.ModelSums`, `SessionPart`)."""
+    """Sums of calls of one model (`history_queries.BucketSums`, `ListedPart`)."""
 
     @property
     def model(self) -> str | None: ...
@@ -141,7 +141,7 @@ def overview(
     return {by: _grouped(rows, keys, days if by == "day" else [period], period, by, book) for by in groupings}
 
 
-def _fetch(ledger: Ledger, parts: list[Period], keys: bool) -> tuple[list[hq.ModelSums], dict[str, hq.SessionKeys]]:
+def _fetch(ledger: Ledger, parts: list[Period], keys: bool) -> tuple[list[hq.BucketSums], dict[str, hq.SessionKeys]]:
     buckets = [hq.Bucket(i, *p.bounds_ms()) for i, p in enumerate(parts)]
     with ledger._lock:  # noqa: SLF001 - one read at a time on the shared connection, as Ledger.query does
         rows = hq.session_model_sums(ledger.db, buckets)
@@ -150,7 +150,7 @@ def _fetch(ledger: Ledger, parts: list[Period], keys: bool) -> tuple[list[hq.Mod
 
 
 def _grouped(
-    rows: list[hq.ModelSums],
+    rows: list[hq.BucketSums],
     keys: dict[str, hq.SessionKeys],
     parts: list[Period],
     period: Period,
@@ -189,14 +189,14 @@ def _grouped(
     return HistoryReport(period, by, timezone_name(), ordered, total)
 
 
-def _add(per_model: PerModel, r: hq.ModelSums) -> None:
+def _add(per_model: PerModel, r: hq.BucketSums) -> None:
     key = (r.model, r.provider)
     acc = per_model.get(key)
     per_model[key] = list(r.sums) if acc is None else list(map(operator.add, acc, r.sums))
 
 
-def _as_rows(per_model: PerModel) -> list[hq.ModelSums]:
-    return [hq.ModelSums(0, None, model, provider, hq.Sums(*acc)) for (model, provider), acc in per_model.items()]
+def _as_rows(per_model: PerModel) -> list[hq.BucketSums]:
+    return [hq.BucketSums(0, None, model, provider, hq.Sums(*acc)) for (model, provider), acc in per_model.items()]
 
 
 def _namer(

@@ -1,5 +1,6 @@
-"""The ledger's history queries: counted calls summed per time bucket, per group and per model, and
-the calls one by one for an export. The only module of the history feature that speaks SQL.
+"""The ledger's history queries: counted calls summed per time bucket, session and model; the sessions'
+keys; the calls one by one for an export; every session's sums for the sessions list. The only module
+of the history feature that speaks SQL.
 
 Every function takes the ledger's sqlite3 connection and returns named rows. A report is two queries
 whatever the number of sessions: the sums per time bucket, session and model, and the sessions' keys.
@@ -20,7 +21,7 @@ FETCH_ROWS = 2000  # calls fetched at a time by `calls()`: memory stays flat wha
 
 
 class Bucket(NamedTuple):
-    """A span of time, [start_ms, end_ms), with the number it is reported under (`ModelSums.bucket`)."""
+    """A span of time, [start_ms, end_ms), with the number it is reported under (`BucketSums.bucket`)."""
 
     number: int
     start_ms: int
@@ -45,7 +46,7 @@ class Sums(NamedTuple):
     unpriced_cache_write: int
 
 
-class ModelSums(NamedTuple):
+class BucketSums(NamedTuple):
     """Counted calls of one bucket, one group (a session) and one model on one provider."""
 
     bucket: int
@@ -84,7 +85,7 @@ class ExportCall(NamedTuple):
     cost: float | None
 
 
-_SUMS = (  # integers stay integers (SUM of integer columns): rows become ModelSums as they come
+_SUMS = (  # integers stay integers (SUM of integer columns): rows become BucketSums as they come
     "COUNT(*), SUM(c.input), SUM(c.output), SUM(c.cache_read), SUM(c.cache_write), TOTAL(c.cost),"
     " SUM(c.cost IS NULL),"
     " SUM(CASE WHEN c.cost IS NULL THEN MAX(c.input, c.cache_read + c.cache_write) ELSE 0 END),"
@@ -101,12 +102,12 @@ def _buckets_cte(buckets: Sequence[Bucket]) -> tuple[str, list[int]]:
     return f"WITH b(i, lo, hi) AS (VALUES {values})", [x for bk in buckets for x in bk]
 
 
-def session_model_sums(db: sqlite3.Connection, buckets: Sequence[Bucket]) -> list[ModelSums]:
+def session_model_sums(db: sqlite3.Connection, buckets: Sequence[Bucket]) -> list[BucketSums]:
     """Sums per (bucket, session, model) of the counted calls in the buckets (found by the day index);
     `key` is the session id. Any grouping is made from these rows and `session_keys()`: a few rows per
     session, never a query per session, and no join per call. Buckets go BUCKETS_PER_QUERY at a time
     (SQLite bounds a statement's parameters: years by day are a few queries)."""
-    out: list[ModelSums] = []
+    out: list[BucketSums] = []
     provider = _provider(db)
     for first in range(0, len(buckets), BUCKETS_PER_QUERY):
         cte, params = _buckets_cte(buckets[first : first + BUCKETS_PER_QUERY])
@@ -114,7 +115,7 @@ def session_model_sums(db: sqlite3.Connection, buckets: Sequence[Bucket]) -> lis
             f"{cte} SELECT b.i, c.session_id, c.model, {provider}, {_SUMS}"
             " FROM b JOIN calls c ON c.counted = 1 AND c.ts_ms >= b.lo AND c.ts_ms < b.hi GROUP BY 1, 2, 3, 4"
         )
-        out += [ModelSums(r[0], r[1], r[2], r[3], Sums(*r[4:])) for r in db.execute(sql, params)]
+        out += [BucketSums(r[0], r[1], r[2], r[3], Sums(*r[4:])) for r in db.execute(sql, params)]
     return out
 
 
@@ -153,7 +154,7 @@ def _has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
 # ---- sessions, grouped (for `sessions --all` and a period's sessions) ------------------------------------
 
 
-class SessionRow(NamedTuple):
+class ListedSession(NamedTuple):
     id: str
     started_ms: int | None
     ended_ms: int | None
@@ -167,7 +168,7 @@ class SessionRow(NamedTuple):
     folder: str | None
 
 
-class SessionPart(NamedTuple):
+class ListedPart(NamedTuple):
     """A session's counted calls in the range, per file, agent and model, with the latest call's time
     (`file`: the path of a subagent's or teammate's file, None for the lead's)."""
 
@@ -181,10 +182,10 @@ class SessionPart(NamedTuple):
     last_ms: int | None
 
 
-def sessions_between(db: sqlite3.Connection, start_ms: int, end_ms: int) -> list[SessionRow]:
+def sessions_between(db: sqlite3.Connection, start_ms: int, end_ms: int) -> list[ListedSession]:
     """Sessions with counted calls, or a start, in [start, end)."""
     return [
-        SessionRow(*r)
+        ListedSession(*r)
         for r in db.execute(
             "SELECT id, started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, removed, folder"
             " FROM sessions WHERE id IN (SELECT session_id FROM calls WHERE counted = 1 AND ts_ms >= ?1"
@@ -194,7 +195,7 @@ def sessions_between(db: sqlite3.Connection, start_ms: int, end_ms: int) -> list
     ]
 
 
-def session_parts(db: sqlite3.Connection, start_ms: int, end_ms: int) -> list[SessionPart]:
+def session_parts(db: sqlite3.Connection, start_ms: int, end_ms: int) -> list[ListedPart]:
     """Every session's sums in [start, end) per file, agent and model, in one grouped query."""
     paths = dict(db.execute("SELECT id, path FROM files WHERE agent IN ('subagent', 'teammate')"))
     rows = db.execute(
@@ -202,4 +203,4 @@ def session_parts(db: sqlite3.Connection, start_ms: int, end_ms: int) -> list[Se
         " WHERE c.counted = 1 AND c.ts_ms >= ? AND c.ts_ms < ? GROUP BY 1, 2, 3, 4, 5",
         (start_ms, end_ms),
     )
-    return [SessionPart(r[0], r[1], paths.get(r[1]), r[2], r[3], r[4], Sums(*r[5:-1]), r[-1]) for r in rows]
+    return [ListedPart(r[0], r[1], paths.get(r[1]), r[2], r[3], r[4], Sums(*r[5:-1]), r[-1]) for r in rows]

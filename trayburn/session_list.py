@@ -40,7 +40,7 @@ def sessions(
     with ledger._lock:  # noqa: SLF001 - one statement at a time on the shared connection
         metas = hq.sessions_between(ledger.db, start, end)
         parts = hq.session_parts(ledger.db, start, end)
-    by_session: dict[str, list[hq.SessionPart]] = {}
+    by_session: dict[str, list[hq.ListedPart]] = {}
     for p in parts:
         by_session.setdefault(p.session_id, []).append(p)
     now = now_ms if now_ms is not None else int(time.time() * 1000)
@@ -50,7 +50,7 @@ def sessions(
 
 
 def _summary(
-    m: hq.SessionRow, parts: list[hq.SessionPart], book: PriceBook, now_ms: int, names: dict[str | None, str]
+    m: hq.ListedSession, parts: list[hq.ListedPart], book: PriceBook, now_ms: int, names: dict[str | None, str]
 ) -> SessionSummary:
     models, last = [], m.started_ms
     subs: dict[str | None, Subagent] = {}

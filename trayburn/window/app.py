@@ -219,8 +219,6 @@ class SummaryWindow:
         self.render()
 
     def show_session(self, sid: str) -> None:
-        if ":" in sid:  # a row of the by-project/model/source tables, not a session
-            return
         self.session_id = sid
         self.render()
 
