@@ -139,6 +139,10 @@ def test_kind_buttons_prev_next_and_the_typed_range(open_window, engine):
     entry.insert(0, "next fortnight")
     press(win, entry, "<Return>")
     assert "not a date or a period" in win.period_view.problem.cget("text")
+    win.period_view.nav.kind_buttons["range"].invoke()  # the range in view, to edit in the field
+    assert win.period.kind == "range" and win.root.focus_get() is win.period_view.nav.entry
+    win.period_view.nav.now.invoke()
+    assert win.period == pd.Period(date(2026, 11, 1), DAY, "range")  # the last 30 days
     win.period_view.nav.kind_buttons["day"].invoke()
     assert win.current is win.day_view and win.day == DAY
 
