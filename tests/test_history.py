@@ -349,6 +349,13 @@ def test_report_in_another_currency(cli_env, capsys, tmp_path, monkeypatch):
     assert cli.main(argv) == 0
     text = capsys.readouterr().out
     assert "€" in text and "$" not in text
+    for command in (["today", "--date", "2026-11-16"], ["sessions", "--since", "2026-11-16"]):
+        assert cli.main([*command, "--config", str(settings)]) == 0
+        text = capsys.readouterr().out
+        assert "€" in text and "$" not in text, command
+    assert cli.main(["today", "--date", "2026-11-16", "--config", str(settings), "--json"]) == 0
+    day = json.loads(capsys.readouterr().out)
+    assert day["currency"] == "EUR" and day["cost"] == pytest.approx(day["cost_usd"] * 0.5)
     settings.write_text('currency = "EUR"\n')  # no rate: dollars, and the report says why
     assert cli.main(argv) == 0
     assert "set usd_rate" in capsys.readouterr().out

@@ -193,8 +193,8 @@ def _emit(args, data, text: str) -> int:
 
 def cmd_today(args) -> int:
     engine = _engine(args)
-    r = engine.day(args.date)
-    return _emit(args, r.to_json(), render.day(r))
+    r, money = engine.day(args.date), engine.money()
+    return _emit(args, _converted(r.to_json(), money), render.day(r, money))
 
 
 def cmd_sessions(args) -> int:
@@ -210,9 +210,10 @@ def cmd_sessions(args) -> int:
         if until < since:
             raise CliError(f"--until {until} is before --since {since}")
     items = engine.sessions(since, until)
+    money = engine.money()
     if args.json:  # each row's JSON only when it is printed (5,000 sessions: 0.5 s of asdict)
-        return _emit(args, [s.to_json() for s in items], "")
-    return _emit(args, None, render.sessions(items))
+        return _emit(args, [_converted(s.to_json(), money) for s in items], "")
+    return _emit(args, None, render.sessions(items, money))
 
 
 def cmd_report(args) -> int:
@@ -244,7 +245,15 @@ def cmd_session(args) -> int:
     d = engine.session(args.id)
     if d is None:
         raise CliError(f"no session '{args.id}' in the ledger (try `trayburn sessions --all`)")
-    return _emit(args, d.to_json(), render.session(d))
+    money = engine.money()
+    return _emit(args, _converted(d.to_json(), money), render.session(d, money))
+
+
+def _converted(data: dict, money) -> dict:
+    """JSON keeps its USD figures; in another currency it adds `cost` and `currency` beside `cost_usd`."""
+    if money.currency != "USD":
+        data.update(money.to_json(data.get("cost_usd")))
+    return data
 
 
 def cmd_doctor(args) -> int:
