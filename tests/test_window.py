@@ -7,19 +7,13 @@ as its own process and screenshots it. The pure row-building layer is tested wit
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import select
 import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from datetime import date
-from pathlib import Path
 
-import desktop
 import pytest
 
 from trayburn import render
@@ -27,20 +21,25 @@ from trayburn.engine import Engine
 from trayburn.window import model
 
 tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
+from window_harness import (  # noqa: E402, F401  (fixtures)
+    BY_LABEL,
+    CORPUS,
+    DAY,
+    DEADLINE_S,
+    EXPECTED,
+    ROOT,
+    cells,
+    column,
+    display,
+    engine,
+    env,
+    open_window,
+    press,
+    settle,
+    wait_for,
+)
+
 from trayburn.window import theme  # noqa: E402  (needs tkinter)
-
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = Path(__file__).parent / "data" / "real-cline-v1"
-EXPECTED = json.loads((CORPUS / "EXPECTED.json").read_text())
-BY_LABEL = {s["label"]: s for s in EXPECTED["sessions"]}
-DAY = date(2026, 11, 30)
-DEADLINE_S = 20
-
-
-def wait_for(condition, what: str, timeout: float = DEADLINE_S, every: float = 0.05):
-    """Poll a real condition until it holds (returning its value) or fail saying what was awaited."""
-    return desktop.wait_for(condition, timeout, interval=every, what=what)
-
 
 # ---- the rows, without a display -----------------------------------------------------------------
 
@@ -71,114 +70,6 @@ def test_sort_rows_is_stable_and_typed():
     assert [r.iid for r in model.sort_rows(rows, 1, descending=False)] == ["c", "b", "a"]  # None first
 
 
-# ---- fixtures ------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def display():
-    """A private Xvfb; its display number is what it writes to -displayfd."""
-    if not shutil.which("Xvfb"):
-        pytest.skip("the window tests need Xvfb: apt-get install xvfb")
-    read_end, write_end = os.pipe()
-    proc = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-dpi", "96", "-nolisten", "tcp"],
-        pass_fds=(write_end,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write_end)
-    number = b""
-    try:
-        end = time.monotonic() + DEADLINE_S
-        while not number.endswith(b"\n"):
-            ready, _, _ = select.select([read_end], [], [], max(0.0, end - time.monotonic()))
-            chunk = os.read(read_end, 16) if ready else b""
-            if not chunk:
-                pytest.fail(f"Xvfb did not report its display (exit code {proc.poll()})")
-            number += chunk
-        yield f":{int(number)}"
-    finally:
-        os.close(read_end)
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    """The recorded corpus as Cline's folder, a fresh ledger, no settings file, UTC."""
-    state = tmp_path_factory.mktemp("window-state")
-    values = {
-        "CLINE_DIR": str(CORPUS),
-        "TRAYBURN_STATE_DIR": str(state),
-        "TRAYBURN_CONFIG": str(state / "none.toml"),
-        "TZ": "UTC",
-    }
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TZ", "UTC")
-        mp.delenv("GTK_THEME", raising=False)
-        time.tzset()
-        first = Engine(env=values)
-        first.refresh()  # build the ledger once; every later refresh reads nothing
-        first.close()
-        yield values
-    time.tzset()
-
-
-@pytest.fixture
-def engine(env):
-    e = Engine(env=env)
-    yield e
-    e.close()
-
-
-@pytest.fixture
-def open_window(display, env):
-    """`open_window(engine, **options) -> SummaryWindow`, shown and refreshed, closed afterwards."""
-    from trayburn.window.app import SummaryWindow
-
-    roots = []
-
-    def make(engine, *, refresh: bool = True, scaling: float | None = None, **options):
-        root = tk.Tk(screenName=display, className="trayburn")
-        roots.append(root)
-        if scaling:
-            root.tk.call("tk", "scaling", scaling)
-        options.setdefault("today", lambda: DAY)
-        options.setdefault("env", env)
-        win = SummaryWindow(root, engine, **options)
-        win.render()
-        if refresh:
-            win.refresh()
-        settle(root)
-        return win
-
-    yield make
-    for root in roots:
-        with contextlib.suppress(tk.TclError):  # closed by the test
-            root.destroy()
-
-
-def settle(root) -> None:
-    root.update_idletasks()
-    root.update()
-
-
-def cells(tree, iid) -> dict[str, str]:
-    return {k: str(v) for k, v in tree.set(iid).items()}
-
-
-def column(tree, key) -> list[str]:
-    return [str(tree.set(iid, key)) for iid in tree.get_children()]
-
-
-def press(win, widget, key: str) -> None:
-    """A key press as the user makes it: focus on the widget, then the event."""
-    widget.focus_force()
-    settle(win.root)
-    widget.event_generate(key, when="tail")
-    settle(win.root)
-
-
 # ---- the day ---------------------------------------------------------------------------------------
 
 
@@ -194,8 +85,11 @@ def test_day_table_holds_every_session_with_expected_calls_and_tokens(open_windo
         assert row["title"].startswith(f"[{s['label']}]")
         # a session left "running" by a killed process shows as stale once it has been silent for long
         assert row["status"] == s["status"] or (s["status"] == "running" and row["status"] == "stale")
-    for s in engine.sessions(DAY, DAY):  # costs include estimates: compare with the engine
-        assert cells(tree, s.id)["cost"] == model.cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls)
+    # costs include estimates: compare with the engine, at the one precision of the column (some are below a cent)
+    for s in engine.sessions(DAY, DAY):
+        want = model.cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, decimals=4)
+        assert cells(tree, s.id)["cost"] == want
+    assert {len(c.rstrip("*?").split(".")[1]) for c in column(tree, "cost")} == {4}
 
 
 def test_totals_line_and_cards_match_expected_and_the_engine(open_window, engine):
@@ -206,11 +100,12 @@ def test_totals_line_and_cards_match_expected_and_the_engine(open_window, engine
     assert str(totals[1]) == f"{EXPECTED['session_count']} sessions"
     assert str(totals[5]) == str(t["calls"])
     assert str(totals[6]) == render.tokens(t["inputTokens"] + t["outputTokens"])
-    assert str(totals[7]) == render.usd(day.cost_usd, True)  # part of it is estimated
+    assert str(totals[7]) == f"${day.cost_usd:.4f}*"  # the column's precision; part of it is estimated
     assert day.cost_usd >= t["cost"] - 1e-9  # reported cost plus estimates
     cards = dict((c[0], c[1:]) for c in win.day_view.cards.texts())
-    assert cards["COST"][0] == render.usd(day.cost_usd)
-    assert cards["COST"][1] == f"{render.usd(day.estimated_cost_usd)} estimated"
+    assert cards["TODAY"][0] == render.usd(day.cost_usd)  # the day shown is today (no budget set)
+    assert cards["TODAY"][1] == f"{render.usd(day.estimated_cost_usd)} estimated"
+    assert not win.day_view.budget.winfo_ismapped()
     assert cards["SESSIONS"][0] == "18" and cards["CALLS"][0] == "94"
     assert "4 failed" in cards["SESSIONS"][1] and "1 cancelled" in cards["SESSIONS"][1]
     assert "includes an estimate" in str(win.day_view.legend.cget("text"))
@@ -432,9 +327,11 @@ def test_titles_are_shortened_and_shown_as_text(open_window, engine):
     )
     win = open_window(engine, day=DAY)
     win.day_view.show(engine.day(DAY), [fake], [0.0] * 24, DAY, None)
-    shown = cells(win.day_view.sessions.tree, "odd")["title"]
-    assert shown == model.clean(title) and shown.endswith("…") and len(shown) == model.TITLE_CHARS
-    assert shown.startswith("[exec rm -rf ~] {unbalanced $HOME \\ <b>bold</b> xxx")
+    full = win.day_view.sessions.rows["odd"].values[1]
+    assert full == model.clean(title) and full.endswith("…") and len(full) == model.TITLE_CHARS
+    shown = cells(win.day_view.sessions.tree, "odd")["title"]  # then cut to the column's width
+    assert shown.endswith("…") and full.startswith(shown[:-1]) and len(shown) < len(full)
+    assert shown.startswith("[exec rm -rf ~] {unbalanced $HOME \\ <b>")
 
 
 # ---- look and feel ---------------------------------------------------------------------------------
@@ -485,6 +382,8 @@ def test_window_icon_is_used_when_present_and_a_broken_one_is_ignored(open_windo
     [
         ("summary-day", ["--date", "2026-11-30"], "30 November 2026"),
         ("summary-session", [BY_LABEL["c_subagent"]["session_id"]], "c_subagent"),
+        ("summary-week", ["--period", "week", "--date", "2026-11-30"], "Week of 30 November 2026"),  # the tray's
+        ("summary-month", ["--period", "month", "--date", "2026-11-30"], "November 2026"),  # week and month lines
     ],
 )
 def test_trayburn_summary_opens_a_window_that_shows_the_day(display, env, artifacts, name, argv, title):

@@ -1,4 +1,4 @@
-"""The command line: `trayburn today|sessions|session|doctor|config|summary|autostart|demo`.
+"""The command line: `trayburn today|sessions|report|export|session|doctor|config|summary|autostart|demo`.
 
 Commands build data with the engine; one renderer prints it as text or JSON. With no command,
 the tray starts. GUI modules are imported only by the commands that need them.
@@ -70,6 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--until", type=_date, help="last day, YYYY-MM-DD")
     s.add_argument("--all", action="store_true", help="every session ever seen")
 
+    s = sub.add_parser("report", parents=[common], help="a period's spend by day, week, month, project, model…")
+    _period_options(s)
+    s.add_argument("--by", choices=BY, default="day", help="how rows are grouped (default: day)")
+
+    s = sub.add_parser("export", parents=[common], help="a period's calls, one row each, as CSV or JSON")
+    _period_options(s)
+    s.add_argument("--format", choices=("csv", "json"), default="csv", help="default: csv")
+    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of the standard output")
+
     s = sub.add_parser("session", parents=[common], help="one session in full, with its calls")
     s.add_argument("id")
 
@@ -84,9 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("key", nargs="?")
     s.add_argument("value", nargs="?")
 
-    s = sub.add_parser("summary", parents=[common], help="open the summary window (a day, or one session)")
+    s = sub.add_parser("summary", parents=[common], help="open the summary window (a day, a period, one session)")
     s.add_argument("session_id", nargs="?")
     s.add_argument("--date", type=_date)
+    s.add_argument("--period", choices=("day", "week", "month"), help="the day, week or month holding --date")
 
     s = sub.add_parser("autostart", parents=[common], help="start the tray at login: on, off or status")
     s.add_argument("action", choices=["on", "off", "status"])
@@ -96,6 +106,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("tray", parents=[common], help="start the tray app (the default)")
     return p
+
+
+BY = ("day", "week", "month", "project", "model", "session", "source")
+PERIOD_HELP = "YYYY-MM-DD, today, yesterday, 7d, 30d, week, last-week, month or last-month"
+
+
+def _period_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--since", metavar="D", help=f"first day: {PERIOD_HELP} (default: the 1st of the month)")
+    s.add_argument("--until", metavar="D", help="last day, same forms (default: today)")
+
+
+def _period(args):
+    from . import period
+
+    try:
+        return period.between(args.since, args.until, datetime.now().date())
+    except period.BadPeriod as exc:
+        raise UsageError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,8 +193,8 @@ def _emit(args, data, text: str) -> int:
 
 def cmd_today(args) -> int:
     engine = _engine(args)
-    r = engine.day(args.date)
-    return _emit(args, r.to_json(), render.day(r))
+    r, money = engine.day(args.date), engine.money()
+    return _emit(args, _converted(r.to_json(), money), render.day(r, money))
 
 
 def cmd_sessions(args) -> int:
@@ -182,7 +210,34 @@ def cmd_sessions(args) -> int:
         if until < since:
             raise UsageError(f"--until {until} is before --since {since}")
     items = engine.sessions(since, until)
-    return _emit(args, [s.to_json() for s in items], render.sessions(items))
+    money = engine.money()
+    if args.json:  # each row's JSON only when it is printed (5,000 sessions: 0.5 s of asdict)
+        return _emit(args, [_converted(s.to_json(), money) for s in items], "")
+    return _emit(args, None, render.sessions(items, money))
+
+
+def cmd_report(args) -> int:
+    period = _period(args)
+    engine = _engine(args)
+    r, money = engine.history(period, args.by), engine.money()
+    return _emit(args, r.to_json(money), render.history(r, money))
+
+
+def cmd_export(args) -> int:
+    from . import export
+
+    period = _period(args)
+    engine = _engine(args)
+    rows = export.rows(engine.ledger, engine.book, period)
+    if not args.output:
+        export.write(rows, sys.stdout, args.format, engine.money())
+        return 0
+    n = export.to_file(rows, args.output, args.format, engine.money())
+    print(
+        f"trayburn: wrote {render.plural(n, 'call')} ({period.since} to {period.until}) to {args.output}",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def cmd_session(args) -> int:
@@ -190,7 +245,15 @@ def cmd_session(args) -> int:
     d = engine.session(args.id)
     if d is None:
         raise NotFound(f"no session '{args.id}' in the ledger (try `trayburn sessions --all`)")
-    return _emit(args, d.to_json(), render.session(d))
+    money = engine.money()
+    return _emit(args, _converted(d.to_json(), money), render.session(d, money))
+
+
+def _converted(data: dict, money) -> dict:
+    """JSON keeps its USD figures; in another currency it adds `cost` and `currency` beside `cost_usd`."""
+    if money.currency != "USD":
+        data.update(money.to_json(data.get("cost_usd")))
+    return data
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -294,6 +357,8 @@ def tray_main() -> int:
 COMMANDS = {
     "today": cmd_today,
     "sessions": cmd_sessions,
+    "report": cmd_report,
+    "export": cmd_export,
     "session": cmd_session,
     "doctor": cmd_doctor,
     "prices": cmd_prices,

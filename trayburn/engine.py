@@ -149,7 +149,9 @@ class Engine:
         return report.hourly_costs(self.ledger, self.book, day or days.now_date())
 
     def sessions(self, since: date | None, until: date | None) -> list[report.SessionSummary]:
-        return report.sessions_report(self.ledger, self.book, since, until)
+        from . import session_list  # two grouped queries, not two per session as report.sessions_report
+
+        return session_list.sessions(self.ledger, self.book, since, until)
 
     def session(self, sid: str) -> report.SessionDetail | None:
         return report.session_detail(self.ledger, self.book, sid)
@@ -160,6 +162,24 @@ class Engine:
         first = today.replace(day=1) if month else today - timedelta(days=today.weekday())
         start = days.local_midnight_ms(first)
         return report.totals_between(self.ledger, self.book, start, days.day_bounds(today)[1])
+
+    def history(self, period, by: str = "day"):
+        """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
+        from . import history
+
+        return history.report(self.ledger, self.book, period, by)
+
+    def overview(self, period):
+        """A period by day, project, model and source from one read (the window's period view)."""
+        from . import history
+
+        return history.overview(self.ledger, self.book, period)
+
+    def money(self):
+        """How amounts are shown: the settings' currency and rate, the locale's format (money.Money)."""
+        from . import money
+
+        return money.from_settings(self.settings, self.env)
 
     def last_hour(self) -> report.Totals:
         now = days.utc_now_ms()

@@ -7,6 +7,7 @@ import re
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from .money import Money
 from .report import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ def as_json(data: Any, indent: int | None = 2) -> str:
     return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
 
 
+USD = Money()  # the default: dollars, written by usd() below
+
+
 def usd(value: float | None, estimated: bool = False) -> str:
     if value is None:
         return "unpriced"
@@ -98,12 +102,12 @@ def table(headers: list[str], rows: list[list[str]], right: Collection[int] = fr
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
-def day(r: DayReport) -> str:
-    cost = cost_cell(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls, compact=True)
+def day(r: DayReport, money: Money = USD) -> str:
+    cost = cost_cell(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls, compact=True, money=money)
     head = f"{r.date} ({r.timezone}): {cost} over {plural(r.calls, 'call')} in {plural(r.sessions, 'session')}"
     lines = [head]
     if r.estimated_cost_usd:
-        lines.append(f"  of which {usd(r.estimated_cost_usd)} estimated from tokens (no cost reported)")
+        lines.append(f"  of which {money.text(r.estimated_cost_usd)} estimated from tokens (no cost reported)")
     if r.unpriced_calls:
         lines.append(f"  {r.unpriced_calls} calls have no known price and are not in the total")
     t = r.tokens
@@ -114,28 +118,38 @@ def day(r: DayReport) -> str:
     if r.models:
         lines += [
             "",
-            table(["model", "calls", "cost"], [[m.name, str(m.calls), _model_cost(m)] for m in r.models], right={1, 2}),
+            table(
+                ["model", "calls", "cost"],
+                [[m.name, str(m.calls), _model_cost(m, money)] for m in r.models],
+                right={1, 2},
+            ),
         ]
-    return "\n".join(lines)
+    return _noted("\n".join(lines), money)
 
 
-def _model_cost(m: ModelCost) -> str:
-    return cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls)
+def _noted(text: str, money: Money) -> str:
+    return text + (f"\n({money.note})" if money.note else "")
+
+
+def _model_cost(m: ModelCost, money: Money) -> str:
+    return cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money=money)
 
 
 UNPRICED_MARK = "?"
 
 
-def cost_cell(cost: float, estimated: float, unpriced: int, calls: int, compact: bool = False) -> str:
+def cost_cell(
+    cost: float, estimated: float, unpriced: int, calls: int, compact: bool = False, money: Money = USD
+) -> str:
     """A cost with its marks (* estimated; unpriced calls, as '?' when compact); calls none of
     which has a price are "unpriced", never $0."""
     if priced_cost(cost, calls, unpriced) is None:
         return "unpriced"
     tail = (UNPRICED_MARK if compact else f" (+{unpriced} unpriced)") if unpriced else ""
-    return usd(cost, bool(estimated)) + tail
+    return money.text(cost, bool(estimated)) + tail
 
 
-def sessions(items: list[SessionSummary]) -> str:
+def sessions(items: list[SessionSummary], money: Money = USD) -> str:
     if not items:
         return "No sessions."
     rows = [
@@ -145,15 +159,15 @@ def sessions(items: list[SessionSummary]) -> str:
             s.state + (" (removed)" if s.removed else ""),
             ", ".join(s.models) or "-",
             str(s.calls),
-            cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls),
+            cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money=money),
             s.id,
         ]
         for s in items
     ]
-    return table(["started", "title", "status", "models", "calls", "cost", "id"], rows, right={4, 5})
+    return _noted(table(["started", "title", "status", "models", "calls", "cost", "id"], rows, right={4, 5}), money)
 
 
-def session(d: SessionDetail) -> str:
+def session(d: SessionDetail, money: Money = USD) -> str:
     s = d.summary
     lines = [
         one_line(s.title),
@@ -161,11 +175,11 @@ def session(d: SessionDetail) -> str:
         f"  project {s.project or '-'}  ·  {s.cwd or '-'}",
         f"  started {s.started_at or '-'}  ended {s.ended_at or '-'}"
         + (f"  ({d.duration_s:.0f} s)" if d.duration_s is not None else ""),
-        f"  {s.calls} calls, {cost_cell(s.cost_usd, 0.0, s.unpriced_calls, s.calls)}"
-        + (f" ({usd(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
+        f"  {s.calls} calls, {cost_cell(s.cost_usd, 0.0, s.unpriced_calls, s.calls, money=money)}"
+        + (f" ({money.text(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
     ]
     for sub in s.subagents:
-        lines.append(f"  {sub.kind} {sub.name}: {sub.calls} calls, {usd(sub.cost_usd)}")
+        lines.append(f"  {sub.kind} {sub.name}: {sub.calls} calls, {money.text(sub.cost_usd)}")
     rows = [
         [
             c.time[11:19],
@@ -173,7 +187,7 @@ def session(d: SessionDetail) -> str:
             c.agent,
             tokens(c.tokens.input),
             tokens(c.tokens.output),
-            usd(c.cost_usd, c.estimated),
+            money.text(c.cost_usd, c.estimated),
             ", ".join(c.tools),
         ]
         for c in d.calls
@@ -189,3 +203,30 @@ def plural(n: int, word: str) -> str:
 
 def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def history(r, money) -> str:
+    """`trayburn report`: one line per day (week, month, project, model, session, source) and a total."""
+
+    def cost(g) -> str:
+        t = g.totals
+        if t.calls and t.unpriced_calls >= t.calls:
+            return "unpriced"
+        tail = f" (+{t.unpriced_calls} unpriced)" if t.unpriced_calls else ""
+        return money.text(t.cost_usd, bool(t.estimated_usd)) + tail
+
+    def line(g) -> list[str]:
+        t = g.totals.tokens
+        name = f"{shorten(g.label, 40)} ({g.key})" if r.by == "session" else shorten(g.label, 48)
+        return [name, str(g.sessions), f"{g.totals.calls:,}", tokens(t.input), tokens(t.output), cost(g)]
+
+    head = f"{r.period.since} to {r.period.until} ({r.timezone}), by {r.by}"
+    rows = [line(g) for g in r.rows] + [line(r.total)]
+    rows[-1][0] = "total"
+    body = table([r.by, "sessions", "calls", "in", "out", "cost"], rows, right={1, 2, 3, 4, 5})
+    lines = [head, "", body]
+    if r.total.totals.estimated_usd:
+        lines.append(f"* includes {money.text(r.total.totals.estimated_usd)} estimated from tokens (no cost reported)")
+    if money.note:
+        lines.append(f"({money.note})")
+    return "\n".join(lines)

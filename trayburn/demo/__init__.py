@@ -14,6 +14,7 @@ from .. import fsutil, paths, render
 from .. import settings as st
 
 SOURCE = Path(__file__).parent / "sessions"
+MARKER = "trayburn-demo"  # written beside the replayed Cline folder's data: the window says it shows a demo
 MS_FIELDS = ("ts",)
 ISO_FIELDS = ("started_at", "ended_at", "updated_at")
 
@@ -70,9 +71,17 @@ def prepare(root: Path, now_ms: int | None = None) -> Path:
         doc = _shift(json.loads(src.read_text()), delta)
         dst.write_text(json.dumps(doc, indent=2) + "\n")
     config = root / "settings.toml"
-    cline = root / "cline"  # all three levels, so CLINE_DATA_DIR / CLINE_SESSION_DATA_DIR cannot leak in
+    cline = root / "cline"
+    (cline / MARKER).write_text(
+        "sessions replayed by `trayburn demo`; deleted with this folder\n"
+    )  # all three levels, so CLINE_DATA_DIR / CLINE_SESSION_DATA_DIR cannot leak in
     st.save(config, st.Settings(cline_dir=str(cline), data_dir=str(cline / "data"), sessions_dir=str(target)))
     return config
+
+
+def is_demo(sessions: Path) -> bool:
+    """Whether a sessions folder is one `prepare` wrote (<root>/cline/data/sessions beside the marker)."""
+    return (Path(sessions).parent.parent / MARKER).is_file()
 
 
 def _demo_home() -> Path:
@@ -99,7 +108,7 @@ def _run(args, root: Path) -> int:
     if getattr(args, "window", False):
         from ..window import summary
 
-        args.session_id, args.date = None, None
+        args.session_id, args.date, args.period = None, None, None
         return summary.main(args)
     from ..tray import app
 

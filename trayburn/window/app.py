@@ -12,15 +12,18 @@ import os
 import subprocess
 import tkinter as tk
 from collections.abc import Callable, Mapping
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
-from tkinter import ttk
+from tkinter import filedialog, ttk
 
-from .. import report
+from .. import export, report
+from .. import period as pd
+from ..demo import is_demo
 from ..engine import Engine
 from ..opener import open_path
-from . import keys, model, theme
+from . import keys, model, period_model, theme
 from .day import DayView
+from .period_view import PeriodView
 from .session import SessionView
 from .widgets import Notice
 
@@ -41,6 +44,7 @@ class SummaryWindow:
         engine: Engine | None,
         *,
         day: object = None,
+        kind: str = "day",
         session_id: str | None = None,
         problem: str | None = None,
         today: Callable[[], date] = report.now_date,
@@ -61,6 +65,8 @@ class SummaryWindow:
             self.day = model.parse_day(day) if day is not None else today()
         except model.BadDay as exc:
             self.problem = self.problem or str(exc)
+        self.period = pd.of_kind(kind if kind in ("day", "week", "month") else "day", self.day)
+        self.demo = engine is not None and is_demo(engine.levels.sessions.path)
         self._build()
         keys.bind(self)
 
@@ -75,12 +81,22 @@ class SummaryWindow:
         self._set_icon()
         self.root.columnconfigure(0, weight=1)
         self.root.rowconfigure(0, weight=1)
-        self.day_view = DayView(self.root, m, self.palette, on_day=self.show_day, on_open=self.show_session)
+        nav: dict[str, Callable[..., object]] = {
+            "on_kind": self.show_kind,
+            "on_step": self.step,
+            "on_typed": self.typed,
+            "on_now": self.show_now,
+            "on_export": self.export_period,
+        }
+        self.day_view = DayView(self.root, m, self.palette, nav=nav, on_open=self.show_session)
+        self.period_view = PeriodView(
+            self.root, m, self.palette, nav=nav, on_day=self.show_day, on_open=self.show_session
+        )
         self.session_view = SessionView(
             self.root, m, self.palette, on_back=self.back, on_copy=self.copy_id, on_folder=self.open_session_folder
         )
         self.notice = Notice(self.root, m)
-        self.views = (self.day_view, self.session_view, self.notice)
+        self.views = (self.day_view, self.period_view, self.session_view, self.notice)
         self.status = ttk.Label(self.root, style="Status.TLabel", padding=(m.px(16), m.px(3), m.px(16), m.px(6)))
         self.status.grid(row=1, column=0, sticky="ew")
         self.root.protocol("WM_DELETE_WINDOW", self.close)
@@ -119,8 +135,10 @@ class SummaryWindow:
                 self._show_problem()
             elif self.session_id:
                 self._render_session()
-            else:
+            elif self.period.kind == "day":
                 self._render_day()
+            else:
+                self._render_period()
         except Exception as exc:  # a bad ledger row must not take the window down
             log.exception("cannot show the summary")
             self._notice("Cannot show this", str(exc), "Show today", lambda: self.show_day(None))
@@ -130,12 +148,25 @@ class SummaryWindow:
     def _render_day(self) -> None:
         e, day, today = self.engine, self.day, self.today()
         now_hour = datetime.now().hour if day == today else None
-        self.day_view.show(e.day(day), e.sessions(day, day), e.hourly(day), today, now_hour)
-        was_hidden = not self.day_view.winfo_manager()
-        self._raise(self.day_view)
+        budget = e.settings.daily_budget
+        self.day_view.show(e.day(day), e.sessions(day, day), e.hourly(day), today, now_hour, e.money(), budget)
+        self._show_view(self.day_view, model.day_heading(day))
+
+    def _render_period(self) -> None:
+        e, p = self.engine, self.period
+        assert e is not None  # render() shows a notice without an engine
+        s = e.settings
+        views = e.overview(p)
+        sessions = e.sessions(p.since, p.until)
+        self.period_view.show(p, views, sessions, self.today(), e.money(), s.daily_budget, s.monthly_budget)
+        self._show_view(self.period_view, p.label())
+
+    def _show_view(self, view, heading: str) -> None:
+        was_hidden = not view.winfo_manager()
+        self._raise(view)
         if was_hidden:
-            self.day_view.sessions.focus_rows()
-        self.root.title(f"{APP_TITLE} — {model.day_heading(day)}")
+            view.sessions.focus_rows()
+        self.root.title(f"{APP_TITLE} — {heading}" + (" — demo" if self.demo else ""))
 
     def _render_session(self) -> None:
         detail = self.engine.session(self.session_id)
@@ -155,7 +186,9 @@ class SummaryWindow:
         started = detail.summary.started_at
         if started and self._day_from_session:
             self.day, self._day_from_session = datetime.fromisoformat(started).date(), False
-        self.session_view.show(detail, f"{self.day.day} {self.day:%b}")
+            self.period = pd.day_of(self.day)
+        back = f"{self.day.day} {self.day:%b}" if self.period.kind == "day" else self.period.label()
+        self.session_view.show(detail, back, self.engine.money())
         was_hidden = not self.session_view.winfo_manager()
         self._raise(self.session_view)
         if was_hidden:
@@ -176,8 +209,13 @@ class SummaryWindow:
     # ---- navigation -----------------------------------------------------------------------------
 
     def show_day(self, day: date | None) -> None:
+        self.show_period(pd.day_of(day or self.today()))
+
+    def show_period(self, p: pd.Period) -> None:
         self.problem = None if self.engine else self.problem
-        self.day, self.session_id = day or self.today(), None
+        self.period, self.session_id = p, None
+        if p.kind == "day":
+            self.day = p.since
         self.render()
 
     def show_session(self, sid: str) -> None:
@@ -185,9 +223,79 @@ class SummaryWindow:
         self.render()
 
     def back(self) -> None:
-        self.show_day(self.day)
+        self.show_period(self.period)
+
+    def show_kind(self, kind: str) -> None:
+        """Day, Week, Month or Range, around the day in view (today when the period holds it)."""
+        p, today = self.period, self.today()
+        anchor = today if p.contains(today) else (self.day if p.contains(self.day) else p.since)
+        if kind == "range":
+            since = p.since if p.kind != "day" else anchor - timedelta(days=29)
+            self.show_period(pd.Period(since, p.until, "range"))
+            self.current_nav().entry.focus_set()
+            self.current_nav().entry.select_range(0, "end")
+        else:
+            self.show_period(pd.of_kind(kind, anchor))
+
+    def show_now(self) -> None:
+        today = self.today()
+        kind = self.period.kind
+        if kind == "range":
+            self.show_period(pd.Period(today - timedelta(days=29), today, "range"))
+        else:
+            self.show_period(pd.of_kind(kind, today))
+
+    def step(self, n: int) -> None:
+        """The previous or next day, week, month or range; never one that starts after today."""
+        target = self.period.step(n)
+        if n < 0 or target.since <= self.today():
+            self.show_period(target)
+
+    def typed(self, text: str) -> None:
+        try:
+            self.show_period(period_model.parse_entry(text, self.period.kind, self.today()))
+        except pd.BadPeriod as exc:
+            self.current_view().say(str(exc))
+
+    def current_view(self):
+        return self.period_view if self.period.kind != "day" else self.day_view
+
+    def current_nav(self):
+        return self.current_view().nav
 
     # ---- actions --------------------------------------------------------------------------------
+
+    def export_period(self) -> None:
+        """Ask where to write the calls of the period in view (CSV or JSON, by the name's ending), then
+        write them there."""
+        if self.engine is None:
+            return
+        p = self.period
+        name = f"trayburn-{p.since}" + ("" if p.days == 1 else f"-to-{p.until}")
+        path = filedialog.asksaveasfilename(
+            parent=self.root,
+            title="Export the calls of " + p.label(),
+            initialfile=name + ".csv",
+            defaultextension=".csv",
+            filetypes=[("CSV (spreadsheets)", "*.csv"), ("JSON", "*.json")],
+        )
+        if path:
+            self.say(f"Exporting the calls of {p.label()}…")
+            self.root.update_idletasks()  # a long period takes a second or two: say so first
+            self.say(self.export_to(path))
+
+    def export_to(self, path: str) -> str:
+        """Write the period's calls to `path` (JSON when it ends in .json, else CSV); what happened, in words."""
+        fmt = "json" if path.lower().endswith(".json") else "csv"
+        e = self.engine
+        if e is None:
+            return "Nothing to export: the ledger is not open"
+        try:
+            n = export.to_file(export.rows(e.ledger, e.book, self.period), path, fmt, e.money())
+        except (OSError, ValueError) as exc:
+            log.warning("export to %s failed: %s", path, exc)
+            return f"Could not export: {exc}"
+        return f"Exported {n:,} calls to {model.clean(path, model.PATH_CHARS)}"
 
     def copy_id(self) -> None:
         detail = self.session_view.detail
@@ -223,9 +331,12 @@ class SummaryWindow:
             hint = {
                 self.session_view: "Esc goes back · Ctrl+C copies the id",
                 self.day_view: "Enter opens a session · ←/→ change the day",
+                self.period_view: "Enter opens a session · click a bar for its day · ←/→ move",
             }.get(self.current, "Ctrl+W closes")
             trouble = f" · {self.unreadable} unreadable (see trayburn doctor)" if self.unreadable else ""
-            self.status.configure(text=f"Updated {stamp}{trouble} · refreshes every {every} s (F5 now) · {hint}")
+            demo = "Demo: sessions recorded from the real Cline CLI, replayed as today · " if self.demo else ""
+            text = f"{demo}Updated {stamp}{trouble} · refreshes every {every} s (F5 now) · {hint}"
+            self.status.configure(text=text)
 
     # ---- refreshing -----------------------------------------------------------------------------
 
@@ -269,6 +380,7 @@ class SummaryWindow:
         self.palette = theme.resolve(self.engine.settings.theme, self.env)
         self.metrics = theme.apply(self.root, self.palette)
         self.day_view.recolor(self.palette)
+        self.period_view.recolor(self.palette)
         self.session_view.recolor(self.palette)
 
     def close(self) -> None:

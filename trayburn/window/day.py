@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import tkinter as tk
-from collections.abc import Callable, Sequence
-from datetime import date, timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from tkinter import ttk
 
+from .. import period as pd
+from ..money import Money
 from ..report import DayReport, SessionSummary
 from . import model
+from .charts import HourChart
+from .model import USD
+from .nav import PeriodNav
 from .theme import Metrics, Palette
-from .widgets import Cards, HourChart, Table, show_text
+from .widgets import BudgetBar, Cards, FitLabel, Table, show_text
 
 
 class DayView(ttk.Frame):
@@ -20,17 +25,19 @@ class DayView(ttk.Frame):
         metrics: Metrics,
         palette: Palette,
         *,
-        on_day: Callable[[date | None], None],
+        nav: Mapping[str, Callable],
         on_open: Callable[[str], None],
     ):
         super().__init__(master, padding=(metrics.px(16), metrics.px(12), metrics.px(16), 0))
-        self.m, self.on_day = metrics, on_day
+        self.m = metrics
         self.day: date | None = None
         self.today: date | None = None
         self.columnconfigure(0, weight=1)
-        self._header(metrics)
+        self._header(metrics, nav)
         self.cards = Cards(self, 4, metrics)
-        self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(10), metrics.px(12)))
+        self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(10), metrics.px(4)))
+        self.budget = BudgetBar(self, metrics)
+        self.budget.grid(row=3, column=0, sticky="ew", pady=(0, metrics.px(8)))
         self.sessions = Table(
             self,
             model.DAY_COLUMNS,
@@ -41,42 +48,36 @@ class DayView(ttk.Frame):
             empty="No Cline sessions on this day.",
             sort=("start", True),
         )
-        self.sessions.grid(row=3, column=0, sticky="nsew")
-        self.rowconfigure(3, weight=1)
+        self.sessions.grid(row=4, column=0, sticky="nsew")
+        self.rowconfigure(4, weight=3)  # at a small size the tables below give up room too
+        self.rowconfigure(6, weight=1)
         self.legend = ttk.Label(self, style="Small.TLabel")
-        self.legend.grid(row=4, column=0, sticky="w", pady=(metrics.px(4), 0))
+        self.legend.grid(row=5, column=0, sticky="w", pady=(metrics.px(4), 0))
         self._bottom(metrics, palette)
         self.recolor(palette)
 
-    def _header(self, m: Metrics) -> None:
+    def _header(self, m: Metrics, nav: Mapping[str, Callable]) -> None:
         top = ttk.Frame(self)
         top.grid(row=0, column=0, sticky="ew")
         top.columnconfigure(0, weight=1)
-        self.heading = ttk.Label(top, style="Title.TLabel")
-        self.heading.grid(row=0, column=0, sticky="w")
+        self.heading = FitLabel(top, style="Title.TLabel")
+        self.heading.grid(row=0, column=0, sticky="ew")
         self.zone = ttk.Label(top, style="Muted.TLabel")
         self.zone.grid(row=1, column=0, sticky="w")
-        nav = ttk.Frame(top)
-        nav.grid(row=0, column=1, rowspan=2, sticky="e")
-        self.prev = ttk.Button(nav, text="◀", width=3, style="Nav.TButton", command=lambda: self.step(-1))
-        self.date_text = tk.StringVar()
-        self.entry = ttk.Entry(nav, textvariable=self.date_text, width=11, justify="center")
-        self.next = ttk.Button(nav, text="▶", width=3, style="Nav.TButton", command=lambda: self.step(1))
-        self.today_button = ttk.Button(nav, text="Today", command=lambda: self.on_day(None))
-        for i, w in enumerate((self.prev, self.entry, self.next, self.today_button)):
-            w.grid(row=0, column=i, padx=(0 if i == 0 else m.px(4), 0), sticky="ns")
-        self.entry.bind("<Return>", self._typed)
-        self.entry.bind("<KP_Enter>", self._typed)
-        self.entry.bind("<Escape>", lambda e: self._reset_entry())
+        self.nav = PeriodNav(top, m, **nav)
+        self.nav.grid(row=0, column=1, rowspan=2, sticky="e")
+        self.prev, self.next, self.entry = self.nav.prev, self.nav.next, self.nav.entry
+        self.today_button, self.date_text = self.nav.now, self.nav.text
         self.problem = ttk.Label(self, style="Error.TLabel")
         self.problem.grid(row=1, column=0, sticky="w")
         self.problem.grid_remove()
 
     def _bottom(self, m: Metrics, p: Palette) -> None:
         strip = ttk.Frame(self)
-        strip.grid(row=5, column=0, sticky="ew", pady=(m.px(10), m.px(12)))
+        strip.grid(row=6, column=0, sticky="nsew", pady=(m.px(10), m.px(12)))
         strip.columnconfigure(0, weight=5, uniform="strip")
         strip.columnconfigure(1, weight=6, uniform="strip")
+        strip.rowconfigure(1, weight=1)
         ttk.Label(strip, text="COST PER MODEL", style="Section.TLabel").grid(row=0, column=0, sticky="w")
         ttk.Label(strip, text="COST PER HOUR", style="Section.TLabel").grid(
             row=0, column=1, sticky="w", padx=(m.px(12), 0)
@@ -100,35 +101,27 @@ class DayView(ttk.Frame):
         hours: Sequence[float],
         today: date,
         now_hour: int | None,
+        money: Money = USD,
+        budget: float | None = None,
     ) -> None:
         day = model.parse_day(report.date)
-        self.today = today
-        if day != self.day:
-            self.day = day
-            self._reset_entry()
-        self.heading.configure(text=model.day_heading(day))
+        self.today, self.day = today, day
+        self.nav.show(pd.day_of(day), today)
+        self.heading.set(model.day_heading(day))
         self.zone.configure(
             text=f"Times in {model.clean(report.timezone, 40)}" + ("  ·  today" if day == today else "")
         )
-        self.next.state(["disabled"] if day >= today else ["!disabled"])
-        self.today_button.state(["disabled"] if day == today else ["!disabled"])
-        self.cards.show(model.day_cards(report, sessions))
-        rows = model.session_rows(sessions, day)
+        self.cards.show(model.day_cards(report, sessions, money, budget, today=day == today))
+        self.budget.show(model.budget_share(report.cost_usd, budget))
+        decimals = money.decimals([s.cost_usd for s in sessions] + [report.cost_usd])
+        rows = model.session_rows(sessions, day, money, decimals)
         self.sessions.set_rows(rows)
-        totals = model.day_totals(report)
+        totals = model.day_totals(report, money, decimals)
         self.sessions.set_totals(totals)
-        self.models.set_rows(model.model_rows(report))
+        self.models.set_rows(model.model_rows(report, money))
         self._legend(model.legend([r.values[-1] for r in rows] + [totals[-1]]))
         self.chart.show(hours, now_hour if day == today else None)
         self.say(None)
-
-    def step(self, days: int) -> None:
-        """The previous or next day; never past today (there is nothing to see there)."""
-        if self.day is None:
-            return
-        target = self.day + timedelta(days=days)
-        if self.today is None or target <= self.today or days < 0:
-            self.on_day(target)
 
     def say(self, problem: str | None) -> None:
         if problem:
@@ -136,16 +129,6 @@ class DayView(ttk.Frame):
             self.problem.grid()
         else:
             self.problem.grid_remove()
-
-    def _typed(self, _event: tk.Event) -> str:
-        try:
-            self.on_day(model.parse_day(self.date_text.get()))
-        except model.BadDay as exc:
-            self.say(str(exc))
-        return "break"
-
-    def _reset_entry(self) -> None:
-        self.date_text.set(self.day.isoformat() if self.day else "")
 
     def _legend(self, text: str) -> None:
         show_text(self.legend, text)

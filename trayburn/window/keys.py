@@ -37,8 +37,8 @@ def arrow(win: SummaryWindow, event: tk.Event, step: int) -> str | None:
     alt = bool(event.state & ALT)
     if _in_text_field(event) and not alt:
         return None  # plain arrows move the cursor in the date field
-    if win.current is win.day_view:
-        win.day_view.step(step)
+    if win.current in (win.day_view, win.period_view):
+        win.step(step)
         return "break"
     if win.current is win.session_view and alt and step < 0:
         win.back()  # Alt+Left: back, as in a browser

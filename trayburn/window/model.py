@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from ..render import UNPRICED_MARK, cost_cell, tokens, usd
-from ..report import CallRow, DayReport, ModelCost, SessionDetail, SessionSummary, Subagent
+from ..money import Money
+from ..render import UNPRICED_MARK, tokens
+from ..report import DayReport, ModelCost, SessionSummary
+
+USD = Money()
 
 TITLE_CHARS = 90  # in a table cell
 HEADING_CHARS = 240  # a session's title above its figures
@@ -38,6 +41,11 @@ class Column:
     chars: int  # width in average characters
     numeric: bool = False  # right-aligned, sorted by number, biggest first
     stretch: bool = False
+    whole: bool = False  # never narrowed (figures are never narrowed either)
+
+    @property
+    def fixed(self) -> bool:
+        return self.numeric or self.whole
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,7 @@ class Row:
 
 
 DAY_COLUMNS = (
-    Column("start", "Start", 6),
+    Column("start", "Start", 6, whole=True),
     Column("title", "Session", 34, stretch=True),
     Column("project", "Project", 13),
     Column("models", "Model", 16),
@@ -58,38 +66,27 @@ DAY_COLUMNS = (
     Column("tokens", "Tokens", 7, numeric=True),
     Column("cost", "Cost", 8, numeric=True),
 )
+PERIOD_SESSION_COLUMNS = (  # the sessions of several days, beside the tables by project, model and source
+    Column("start", "Start", 12, whole=True),
+    Column("title", "Session", 24, stretch=True),
+    Column("project", "Project", 12),
+    Column("calls", "Calls", 5, numeric=True),
+    Column("cost", "Cost", 9, numeric=True),
+)
 MODEL_COLUMNS = (
     Column("model", "Model", 18, stretch=True),
     Column("calls", "Calls", 6, numeric=True),
     Column("tokens", "Tokens", 8, numeric=True),
     Column("cost", "Cost", 9, numeric=True),
 )
-CALL_COLUMNS = (
-    Column("n", "#", 4, numeric=True),
-    Column("time", "Time", 8),
-    Column("agent", "Agent", 9),
-    Column("model", "Model", 17),
-    Column("input", "In", 8, numeric=True),
-    Column("output", "Out", 7, numeric=True),
-    Column("cache_read", "Cache read", 10, numeric=True),
-    Column("cost", "Cost", 9, numeric=True),
-    Column("tools", "Tools used", 18, stretch=True),
-)
-SUBAGENT_COLUMNS = (
-    Column("name", "Agent", 24, stretch=True),
-    Column("kind", "Kind", 10),
-    Column("calls", "Calls", 6, numeric=True),
-    Column("cost", "Cost", 9, numeric=True),
-)
-
-
 # ---- text ------------------------------------------------------------------------------------------
 
 
 def clean(text: object, width: int = TITLE_CHARS) -> str:
     """One line of plain text, at most `width` characters (an ellipsis marks the cut)."""
     raw = str(text or "")
-    raw = "".join(" " if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") else ch for ch in raw)
+    if not raw.isprintable():  # the usual title is printable: no control or separator character to replace
+        raw = "".join(" " if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") else ch for ch in raw)
     line = " ".join(raw.split())
     return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
@@ -103,15 +100,33 @@ def short_path(path: object, width: int = PATH_CHARS) -> str:
     return text[: keep // 3].rstrip() + "…" + text[len(text) - (keep - keep // 3) :]
 
 
-def cost_text(cost: float, estimated: float = 0.0, unpriced: int = 0, calls: int = 0) -> str:
-    """A cost with its marks; when none of the calls has a price it is "unpriced", never $0."""
-    return cost_cell(cost, estimated, unpriced, calls, compact=True)
+def cost_text(
+    cost: float | None,
+    estimated: float = 0.0,
+    unpriced: int = 0,
+    calls: int = 0,
+    money: Money = USD,
+    decimals: int | None = None,
+) -> str:
+    """A cost with its marks (* estimated, ? some unpriced); when none of the calls has a price it is
+    "unpriced", never $0. `decimals`: the precision of the cost's column (`Money.decimals`)."""
+    if calls and unpriced >= calls:
+        return "unpriced"
+    return money.text(cost, bool(estimated), decimals) + (UNPRICED_MARK if unpriced else "")
 
 
 def clock(iso: str | None, seconds: bool = False) -> str:
     if not iso:
         return "–"
     return datetime.fromisoformat(iso).strftime("%H:%M:%S" if seconds else "%H:%M")
+
+
+def dated_start(iso: str | None) -> str:
+    """ "30 Nov 08:19": a start in a list of several days."""
+    if not iso:
+        return "–"
+    started = datetime.fromisoformat(iso)
+    return f"{started.day:2d} {started:%b %H:%M}"
 
 
 def start_text(iso: str | None, day: date | None) -> str:
@@ -159,39 +174,43 @@ def parse_day(value: object) -> date:
 # ---- the day ---------------------------------------------------------------------------------------
 
 
-def session_rows(sessions: Sequence[SessionSummary], day: date | None = None) -> list[Row]:
-    return [_session_row(s, day) for s in sessions]
+def session_rows(
+    sessions: Sequence[SessionSummary],
+    day: date | None = None,
+    money: Money = USD,
+    decimals: int | None = None,
+    columns: Sequence[Column] = DAY_COLUMNS,
+) -> list[Row]:
+    """`decimals`: the cost column's precision (default: what these sessions need); `columns`: the day's
+    (DAY_COLUMNS) or a period's (PERIOD_SESSION_COLUMNS, whose start has its date)."""
+    if decimals is None:
+        decimals = money.decimals(s.cost_usd for s in sessions)
+    keys = [c.key for c in columns]
+    dated = columns is PERIOD_SESSION_COLUMNS
+    return [_session_row(s, day, money, decimals, dated, keys) for s in sessions]
 
 
-def _session_row(s: SessionSummary, day: date | None) -> Row:
+def _session_row(
+    s: SessionSummary, day: date | None, money: Money, decimals: int, dated: bool, columns: list[str]
+) -> Row:
     status = s.state + (" (removed)" if s.removed else "")
     models = ", ".join(s.models) or "–"
-    values = (
-        start_text(s.started_at, day),
-        clean(s.title),
-        clean(s.project or "–", 40),
-        clean(models, 60),
-        status,
-        f"{s.calls:,}",
-        tokens(s.tokens.total),
-        cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls),
-    )
     started = datetime.fromisoformat(s.started_at).timestamp() if s.started_at else 0.0
-    keys = (
-        started,
-        s.title.casefold(),
-        (s.project or "").casefold(),
-        models.casefold(),
-        status,
-        s.calls,
-        s.tokens.total,
-        s.cost_usd,
-    )
+    cells = {  # column: (text, what it sorts by)
+        "start": (dated_start(s.started_at) if dated else start_text(s.started_at, day), started),
+        "title": (clean(s.title), s.title.casefold()),
+        "project": (clean(s.project or "–", 40), (s.project or "").casefold()),
+        "models": (clean(models, 60), models.casefold()),
+        "status": (status, status),
+        "calls": (f"{s.calls:,}", s.calls),
+        "tokens": (tokens(s.tokens.total), s.tokens.total),
+        "cost": (cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money, decimals), s.cost_usd),
+    }
     tags = tuple(t for t in (s.state, "removed" if s.removed else "") if t)
-    return Row(s.id, values, keys, tags)
+    return Row(s.id, tuple(cells[k][0] for k in columns), tuple(cells[k][1] for k in columns), tags)
 
 
-def day_totals(r: DayReport) -> tuple[str, ...]:
+def day_totals(r: DayReport, money: Money = USD, decimals: int | None = None) -> tuple[str, ...]:
     plural = "" if r.sessions == 1 else "s"
     return (
         "Total",
@@ -201,37 +220,57 @@ def day_totals(r: DayReport) -> tuple[str, ...]:
         "",
         f"{r.calls:,}",
         tokens(r.tokens.total),
-        cost_text(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls),
+        cost_text(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls, money, decimals),
     )
 
 
-def model_rows(r: DayReport) -> list[Row]:
-    return [_model_row(m) for m in r.models]
+def model_rows(r: DayReport, money: Money = USD) -> list[Row]:
+    decimals = money.decimals(m.cost_usd for m in r.models)
+    return [_model_row(m, money, decimals) for m in r.models]
 
 
-def _model_row(m: ModelCost) -> Row:
+def _model_row(m: ModelCost, money: Money, decimals: int) -> Row:
     values = (
         clean(m.name, 60),
         f"{m.calls:,}",
         tokens(m.tokens),
-        cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls),
+        cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money, decimals),
     )
     return Row(f"model:{m.name}", values, (m.name.casefold(), m.calls, m.tokens, m.cost_usd))
 
 
-def day_cards(r: DayReport, sessions: Sequence[SessionSummary]) -> list[tuple[str, str, str]]:
-    """(caption, figure, note) for the strip above the table."""
+def day_cards(
+    r: DayReport,
+    sessions: Sequence[SessionSummary],
+    money: Money = USD,
+    budget: float | None = None,
+    today: bool = False,
+) -> list[tuple[str, str, str]]:
+    """(caption, figure, note) for the strip above the table; with a daily budget, the cost card says
+    how much of it is spent: "TODAY  $0.33  of $0.40 budget (82 %)"."""
     t = r.tokens
-    estimated = f"{usd(r.estimated_cost_usd)} estimated" if r.estimated_cost_usd else "all reported by Cline"
+    estimated = f"{money.text(r.estimated_cost_usd)} estimated" if r.estimated_cost_usd else "all reported by Cline"
     if r.unpriced_calls:
         estimated += f" · {r.unpriced_calls} unpriced"
+    if budget:  # the estimate, if any, is marked on the figure and explained by the legend
+        estimated = budget_text(r.cost_usd, budget, money)
     per_session = f"{r.calls / r.sessions:.1f} per session" if r.sessions else "no sessions"
     return [
-        ("Cost", usd(r.cost_usd), estimated),
+        ("Today" if today else "Cost", money.text(r.cost_usd, bool(budget and r.estimated_cost_usd)), estimated),
         ("Sessions", f"{len(sessions):,}", _states(sessions)),
         ("Calls", f"{r.calls:,}", per_session),
         ("Tokens", tokens(t.total), f"{tokens(t.cache_read)} cache read · {tokens(t.output)} out"),
     ]
+
+
+def budget_text(spent: float, budget: float, money: Money = USD, what: str = "budget") -> str:
+    """ "of $0.40 budget (82 %)" """
+    return f"of {money.text(budget)} {what} ({(budget_share(spent, budget) or 0.0) * 100:.0f} %)"
+
+
+def budget_share(spent: float, budget: float | None) -> float | None:
+    """How much of the budget is spent (1.0 = all of it), or None without a budget."""
+    return spent / budget if budget else None
 
 
 def _states(sessions: Sequence[SessionSummary]) -> str:
@@ -254,94 +293,6 @@ def legend(texts: Sequence[str]) -> str:
 
 def hour_label(hour: int) -> str:
     return f"{hour:02d}:00–{(hour + 1) % 24:02d}:00"
-
-
-# ---- one session -----------------------------------------------------------------------------------
-
-
-def call_rows(d: SessionDetail) -> list[Row]:
-    return [_call_row(n, c) for n, c in enumerate(d.calls, 1)]
-
-
-def _call_row(n: int, c: CallRow) -> Row:
-    t = c.tokens
-    cost = usd(c.cost_usd, c.estimated)
-    tools = ", ".join(c.tools) or "–"
-    values = (
-        str(n),
-        clock(c.time, seconds=True),
-        c.agent,
-        clean(c.model, 60),
-        f"{t.input:,}",
-        f"{t.output:,}",
-        f"{t.cache_read:,}",
-        cost,
-        clean(tools, 80),
-    )
-    keys = (
-        n,
-        c.ts_ms,
-        c.agent,
-        c.model.casefold(),
-        t.input,
-        t.output,
-        t.cache_read,
-        -1.0 if c.cost_usd is None else c.cost_usd,
-        tools,
-    )
-    return Row(f"call:{n}", values, keys, (c.agent,) if c.agent != "lead" else ())
-
-
-def subagent_rows(s: SessionSummary) -> list[Row]:
-    return [_subagent_row(a) for a in s.subagents]
-
-
-def _subagent_row(a: Subagent) -> Row:
-    values = (clean(a.name, 60), a.kind, f"{a.calls:,}", usd(a.cost_usd))
-    return Row(f"agent:{a.name}", values, (a.name.casefold(), a.kind, a.calls, a.cost_usd))
-
-
-FACT_LABELS = ("Status", "Project", "Folder", "Models", "Started", "Ended", "Duration", "Session id")
-
-
-def session_facts(d: SessionDetail) -> list[tuple[str, str]]:
-    """(label, value) pairs in FACT_LABELS order (the view reads them down, then across)."""
-    s = d.summary
-    status = s.state + ("  (removed from disk; still counted)" if s.removed else "")
-    return [
-        ("Status", status),
-        ("Project", clean(s.project or "–", 60)),
-        ("Folder", short_path(s.cwd or "–")),
-        ("Models", clean(", ".join(s.models) or "–", PATH_CHARS)),
-        ("Started", when(s.started_at)),
-        ("Ended", when(s.ended_at) if s.ended_at else ("still running" if s.running else "–")),
-        ("Duration", duration(d.duration_s)),
-        ("Session id", s.id),
-    ]
-
-
-def session_cards(d: SessionDetail) -> list[tuple[str, str, str]]:
-    s, t = d.summary, d.summary.tokens
-    reported = s.cost_usd - s.estimated_cost_usd
-    note = f"reported {usd(reported)} · estimated {usd(s.estimated_cost_usd)}"
-    if s.unpriced_calls:
-        note += f" · {s.unpriced_calls} unpriced"
-    return [
-        ("Cost", usd(s.cost_usd), note),
-        ("Calls", f"{s.calls:,}", _agents_note(s)),
-        ("Tokens in", tokens(t.input), f"{t.input:,}"),
-        ("Tokens out", tokens(t.output), f"{t.output:,}"),
-        ("Cache read", tokens(t.cache_read), f"{t.cache_read:,}"),
-        ("Cache write", tokens(t.cache_write), f"{t.cache_write:,}"),
-    ]
-
-
-def _agents_note(s: SessionSummary) -> str:
-    if not s.subagents:
-        return "lead agent only"
-    kinds = {a.kind for a in s.subagents}
-    word = "helpers" if len(kinds) > 1 else f"{kinds.pop()}s"
-    return f"with {len(s.subagents)} {word}" if len(s.subagents) > 1 else f"with 1 {word[:-1]}"
 
 
 # ---- sorting ---------------------------------------------------------------------------------------

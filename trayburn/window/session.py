@@ -6,8 +6,10 @@ import tkinter as tk
 from collections.abc import Callable
 from tkinter import ttk
 
+from ..money import Money
 from ..report import SessionDetail
-from . import model
+from . import model, session_model
+from .model import USD
 from .theme import Metrics, Palette
 from .widgets import Cards, Table, show_text
 
@@ -35,11 +37,11 @@ class SessionView(ttk.Frame):
         self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(12), metrics.px(10)))
         self.agents_caption = ttk.Label(self, text="SUBAGENTS AND TEAMMATES", style="Section.TLabel")
         self.agents_caption.grid(row=3, column=0, sticky="w")
-        self.agents = Table(self, model.SUBAGENT_COLUMNS, metrics, height=2)
+        self.agents = Table(self, session_model.SUBAGENT_COLUMNS, metrics, height=2)
         self.agents.tree.configure(takefocus=False)
         self.agents.grid(row=4, column=0, sticky="ew", pady=(metrics.px(4), metrics.px(10)))
         ttk.Label(self, text="CALLS IN ORDER", style="Section.TLabel").grid(row=5, column=0, sticky="w")
-        self.calls = Table(self, model.CALL_COLUMNS, metrics, height=8, empty="No model calls recorded yet.")
+        self.calls = Table(self, session_model.CALL_COLUMNS, metrics, height=8, empty="No model calls recorded yet.")
         self.calls.grid(row=6, column=0, sticky="nsew", pady=(metrics.px(4), 0))
         self.rowconfigure(6, weight=1)
         self.legend = ttk.Label(self, style="Small.TLabel")
@@ -71,7 +73,7 @@ class SessionView(ttk.Frame):
         labels = {}
         self.facts.columnconfigure(1, weight=3)
         self.facts.columnconfigure(3, weight=2)
-        for i, name in enumerate(model.FACT_LABELS):
+        for i, name in enumerate(session_model.FACT_LABELS):
             row, col = i % 4, (i // 4) * 2
             ttk.Label(self.facts, text=name, style="Fact.TLabel").grid(
                 row=row, column=col, sticky="nw", padx=(0 if col == 0 else m.px(24), m.px(10)), pady=m.px(1)
@@ -83,25 +85,26 @@ class SessionView(ttk.Frame):
 
     # ---- showing a session ----------------------------------------------------------------------
 
-    def show(self, d: SessionDetail, day_label: str) -> None:
+    def show(self, d: SessionDetail, day_label: str, money: Money = USD) -> None:
         self.detail = d
         s = d.summary
         self.back.configure(text=f"◀ {day_label}")
         self.title.configure(text=model.clean(s.title, model.HEADING_CHARS))
-        for name, value in model.session_facts(d):
+        for name, value in session_model.session_facts(d):
             self.fact_values[name].configure(text=value)
-        self.cards.show(model.session_cards(d))
+        self.cards.show(session_model.session_cards(d, money))
         if s.subagents:
-            self.agents.set_rows(model.subagent_rows(s))
+            self.agents.set_rows(session_model.subagent_rows(s, money))
             self.agents.tree.configure(height=min(len(s.subagents), 4))
             self.agents_caption.grid()
             self.agents.grid()
         else:
             self.agents_caption.grid_remove()
             self.agents.grid_remove()
-        rows = model.call_rows(d)
+        rows = session_model.call_rows(d, money)
         self.calls.set_rows(rows)
-        self._legend(model.legend([r.values[7] for r in rows]))
+        cost = [c.key for c in session_model.CALL_COLUMNS].index("cost")
+        self._legend(model.legend([r.values[cost] for r in rows]))
         self.folder.state(["!disabled"] if s.folder and not s.removed else ["disabled"])
 
     def _legend(self, text: str) -> None:

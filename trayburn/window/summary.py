@@ -1,4 +1,5 @@
-"""`trayburn summary [SESSION_ID] [--date D]`: the summary window, in its own process.
+"""`trayburn summary [SESSION_ID] [--date D] [--period day|week|month]`: the summary window, in its own
+process (the tray's week and month lines start it with `--period week` / `--period month`).
 
 Started by the tray (or by hand) as a separate process, so it never blocks the tray.
 """
@@ -54,7 +55,12 @@ def main(args) -> int:
         return 1
     engine, problem = open_engine(getattr(args, "config", None), getattr(args, "state_dir", None))
     window = SummaryWindow(
-        root, engine, day=getattr(args, "date", None), session_id=getattr(args, "session_id", None), problem=problem
+        root,
+        engine,
+        day=getattr(args, "date", None),
+        kind=getattr(args, "period", None) or "day",
+        session_id=getattr(args, "session_id", None),
+        problem=problem,
     )
     window.start()
     root.mainloop()

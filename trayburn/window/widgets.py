@@ -1,5 +1,6 @@
-"""The summary window's building blocks: a sortable table updated in place, figure cards, and
-a bar chart of cost per hour. They show `model.Row`s and strings; they know nothing of the engine.
+"""The summary window's building blocks: a sortable table updated in place, figure cards, a budget
+bar and labels cut to their width (the charts are in `charts`). They show `model.Row`s and strings;
+they know nothing of the engine.
 """
 
 from __future__ import annotations
@@ -13,6 +14,11 @@ from . import model
 from .theme import Metrics, Palette
 
 TOTALS_IID = "total"
+FIT_SAMPLE = "the quick brown fox jumps over a lazy dog: Fix add() in app.py, 2026-11-30"
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
 
 
 class Table(ttk.Frame):
@@ -37,6 +43,13 @@ class Table(ttk.Frame):
         super().__init__(master, style="Table.TFrame", padding=1)
         self.columns, self.on_open = tuple(columns), on_open
         self.rows: dict[str, model.Row] = {}
+        self.m = metrics
+        font = tkfont.nametofont("TkDefaultFont", root=self)
+        self.unit = font.measure("0")
+        # a generous average letter (titles are mostly lower case): a text is cut to what its column holds
+        self.letter = font.measure(FIT_SAMPLE) / len(FIT_SAMPLE) * 1.08
+        self.chars: dict[str, int] = {}  # text column → characters it holds at its current width
+        self._tags: dict[str, tuple[str, ...]] = {}  # the tags each row has in the tree
         self.sort_key, self.sort_desc = sort or (None, False)
         keys = [c.key for c in self.columns]
         self.tree = ttk.Treeview(self, columns=keys, show="headings", height=height, selectmode="browse")
@@ -46,24 +59,58 @@ class Table(ttk.Frame):
         self.vsb.grid(row=0, column=1, sticky="ns")
         self.columnconfigure(0, weight=1)
         self.rowconfigure(0, weight=1)
+        self.totals: ttk.Treeview | None = None
         self._setup_columns(self.tree, metrics, headings=True)
         self.totals = self._totals(metrics, keys) if totals else None
         self.empty = ttk.Label(self, text=empty, style="Muted.TLabel", anchor="center")
+        self.tree.bind("<Configure>", lambda e: self._layout(e.width), add=True)
         self.tree.bind("<Double-1>", self._double_click)
         self.tree.bind("<Return>", self._enter)
         self.tree.bind("<KP_Enter>", self._enter)
 
     def _setup_columns(self, tree: ttk.Treeview, metrics: Metrics, headings: bool) -> None:
-        unit = tkfont.nametofont("TkDefaultFont").measure("0")
         for c in self.columns:
             anchor = "e" if c.numeric else "w"
             if headings:
                 tree.heading(c.key, text=c.heading, anchor=anchor, command=lambda k=c.key: self.sort_by(k))
-            width = unit * c.chars + metrics.px(16)
-            # stretching columns start narrow and take the room left, so the others are never cut off
-            tree.column(
-                c.key, width=width // 2 if c.stretch else width, minwidth=unit * 4, anchor=anchor, stretch=c.stretch
-            )
+            width = self._natural(c)
+            # `_layout` sets every width as the table's own width changes: figures keep theirs
+            tree.column(c.key, width=width // 2 if c.stretch else width, minwidth=0, anchor=anchor, stretch=False)
+
+    def _natural(self, c: model.Column) -> int:
+        return self.unit * c.chars + self.m.px(16)
+
+    def _layout(self, width: int) -> None:
+        """Share the table's width: figures (numeric columns) always whole at their natural width, the
+        stretching column takes what is left over, and when room is short the text columns give it up,
+        in proportion, their texts cut with an ellipsis."""
+        numeric = sum(self._natural(c) for c in self.columns if c.fixed)
+        texts = [c for c in self.columns if not c.fixed]
+        wanted = {c.key: self._natural(c) // (2 if c.stretch else 1) for c in texts}
+        room = max(width - numeric, len(texts) * self.unit * 3)
+        extra = room - sum(wanted.values())
+        stretch = [c for c in texts if c.stretch]
+        widths = {}
+        for c in texts:
+            if extra >= 0:
+                widths[c.key] = wanted[c.key] + (extra // len(stretch) if c in stretch else 0)
+            else:
+                widths[c.key] = max(int(wanted[c.key] * room / sum(wanted.values())), self.unit * 3)
+        for c in self.columns:
+            self.tree.column(c.key, width=widths.get(c.key, self._natural(c)))
+        chars = {k: max(int((w - self.m.px(12)) / self.letter), 2) for k, w in widths.items()}
+        if chars != self.chars:
+            self.chars = chars
+            for r in self.rows.values():
+                self.tree.item(r.iid, values=self._fitted(r.values))
+        if self.totals is not None:
+            self.after_idle(self._sync_widths)
+
+    def _fitted(self, values: Sequence[str]) -> list[str]:
+        return [
+            _cut(str(v), self.chars[c.key]) if c.key in self.chars else v
+            for c, v in zip(self.columns, values, strict=True)
+        ]
 
     def _totals(self, metrics: Metrics, keys: list[str]) -> ttk.Treeview:
         line = ttk.Treeview(
@@ -96,11 +143,13 @@ class Table(ttk.Frame):
         gone = [iid for iid in self.tree.get_children() if iid not in fresh]
         if gone:
             self.tree.delete(*gone)
+            for iid in gone:
+                self._tags.pop(iid, None)
         for r in rows:
             if not self.tree.exists(r.iid):
-                self.tree.insert("", "end", iid=r.iid, values=r.values)
+                self.tree.insert("", "end", iid=r.iid, values=self._fitted(r.values))
             elif self.rows.get(r.iid) != r:
-                self.tree.item(r.iid, values=r.values)
+                self.tree.item(r.iid, values=self._fitted(r.values))
         self.rows = fresh
         self._order()
         self.tree.yview_moveto(top)
@@ -113,21 +162,35 @@ class Table(ttk.Frame):
         if self.totals is not None:
             self.totals.item(TOTALS_IID, values=list(values))
 
+    def shown(self, iid: str) -> dict[str, str]:
+        """The cells of a row as they are on screen (cut to their columns)."""
+        return {k: str(v) for k, v in self.tree.set(iid).items()}
+
     def sort_by(self, key: str, descending: bool | None = None) -> None:
+        """Sort by a column; the selected row stays in view (else the view stays where it was)."""
         if descending is None:
             column = next(c for c in self.columns if c.key == key)
             descending = (not self.sort_desc) if key == self.sort_key else column.numeric
         self.sort_key, self.sort_desc = key, descending
+        top = self.tree.yview()[0]
         self._order()
+        self.tree.yview_moveto(top)
+        if self.selected and self.tree.winfo_ismapped():
+            self.tree.see(self.selected)
 
     def _order(self) -> None:
         keys = [c.key for c in self.columns]
         rows = list(self.rows.values())
         if self.sort_key in keys:
             rows = model.sort_rows(rows, keys.index(self.sort_key), self.sort_desc)
+        if [r.iid for r in rows] != list(self.tree.get_children()):
+            for index, r in enumerate(rows):
+                self.tree.move(r.iid, "", index)
         for index, r in enumerate(rows):
-            self.tree.move(r.iid, "", index)
-            self.tree.item(r.iid, tags=r.tags + (("odd",) if index % 2 else ()))
+            tags = r.tags + (("odd",) if index % 2 else ())
+            if self._tags.get(r.iid) != tags:  # a Tk call only where the stripes or the state changed
+                self.tree.item(r.iid, tags=tags)
+                self._tags[r.iid] = tags
         for c in self.columns:
             arrow = (" ▼" if self.sort_desc else " ▲") if c.key == self.sort_key else ""
             self.tree.heading(c.key, text=c.heading + arrow)
@@ -202,83 +265,6 @@ class Cards(ttk.Frame):
         return [tuple(str(label.cget("text")) for label in cell) for cell in self.cells]
 
 
-class HourChart(tk.Canvas):
-    """Cost per hour of the day: 24 bars, a label every three hours, the value under the pointer."""
-
-    def __init__(self, master: tk.Misc, metrics: Metrics, palette: Palette, height: int):
-        super().__init__(master, height=height, highlightthickness=0, borderwidth=0)
-        self.m, self.p = metrics, palette
-        self.values: list[float] = [0.0] * 24
-        self.now_hour: int | None = None
-        self.hover: int | None = None
-        self.bind("<Configure>", lambda e: self.redraw())
-        self.bind("<Motion>", self._motion)
-        self.bind("<Leave>", lambda e: self._set_hover(None))
-
-    def show(self, values: Sequence[float], now_hour: int | None = None) -> None:
-        self.values, self.now_hour = list(values)[:24] + [0.0] * (24 - len(values)), now_hour
-        self.redraw()
-
-    def recolor(self, p: Palette) -> None:
-        self.p = p
-        self.redraw()
-
-    def _geometry(self) -> tuple[float, float, float, float]:
-        """left, top, bottom, slot width"""
-        px = self.m.px
-        left, right = px(10), self.winfo_width() - px(10)
-        return left, px(26), self.winfo_height() - px(20), max(1.0, (right - left) / 24)
-
-    def redraw(self) -> None:
-        from ..render import usd
-
-        p, px = self.p, self.m.px
-        self.delete("all")
-        self.configure(background=p.surface)
-        left, top, bottom, slot = self._geometry()
-        peak = max(self.values) if any(self.values) else 0.0
-        small = tkfont.nametofont("trayburn.small")
-        self.create_line(left, bottom, left + slot * 24, bottom, fill=p.border)
-        gap = max(1.0, slot * 0.2)
-        for hour, value in enumerate(self.values):
-            x0 = left + hour * slot + gap / 2
-            height = (bottom - top) * value / peak if peak else 0
-            height = max(height, 2 if value > 0 else 0)
-            fill = p.accent if hour == self.hover else p.bar
-            if height:
-                self.create_rectangle(
-                    x0, bottom - height, x0 + slot - gap, bottom, fill=fill, width=0, tags=("bar", f"h{hour}")
-                )
-            if hour == self.now_hour:
-                self.create_line(x0, bottom + px(2), x0 + slot - gap, bottom + px(2), fill=p.accent, width=px(2))
-            if hour % 3 == 0:
-                self.create_text(
-                    x0 + (slot - gap) / 2, bottom + px(4), text=f"{hour:02d}", anchor="n", font=small, fill=p.muted
-                )
-        if self.hover is not None:
-            text = f"{model.hour_label(self.hover)}   {usd(self.values[self.hover])}"
-        elif peak:
-            busiest = self.values.index(peak)
-            text = f"Busiest hour {model.hour_label(busiest)}   {usd(peak)}"
-        else:
-            text = "No spend on this day"
-        self.create_text(left, px(4), text=text, anchor="nw", font=small, fill=p.muted, tags=("caption",))
-
-    def _motion(self, event: tk.Event) -> None:
-        left, top, bottom, slot = self._geometry()
-        hour = int((event.x - left) // slot)
-        self._set_hover(hour if 0 <= hour < 24 and top - slot <= event.y <= bottom + 2 else None)
-
-    def _set_hover(self, hour: int | None) -> None:
-        if hour != self.hover:
-            self.hover = hour
-            self.redraw()
-
-    def caption(self) -> str:
-        items = self.find_withtag("caption")
-        return str(self.itemcget(items[0], "text")) if items else ""
-
-
 class Notice(ttk.Frame):
     """A message in place of the figures (unknown session, bad date, no ledger) with one way out."""
 
@@ -320,3 +306,56 @@ def show_text(label, text: str) -> None:
         label.grid()
     else:
         label.grid_remove()
+
+
+class BudgetBar(ttk.Progressbar):
+    """A thin bar of how much of a budget is spent, shown only while a budget applies; the part past
+    the budget is not drawn (the card says by how much)."""
+
+    STYLE = "Budget.Horizontal.TProgressbar"
+
+    def __init__(self, master: tk.Misc, metrics: Metrics):
+        ttk.Style(master).configure(self.STYLE, thickness=metrics.px(6))
+        super().__init__(master, orient="horizontal", mode="determinate", maximum=100, style=self.STYLE)
+        self.share: float | None = None
+
+    def show(self, share: float | None) -> None:
+        self.share = share
+        if share is None:
+            self.grid_remove()
+            return
+        self.configure(value=min(share, 1.0) * 100)
+        self.grid()
+
+
+class FitLabel(ttk.Label):
+    """A one-line label cut with an ellipsis to the width the grid gives it (grid it with sticky "ew"),
+    and whole again when there is room."""
+
+    def __init__(self, master: tk.Misc, **options):
+        super().__init__(master, **options)
+        self.full = ""
+        self.bind("<Configure>", lambda e: self._fit(e.width))
+
+    def set(self, text: str) -> None:
+        self.full = text
+        self._fit(self.winfo_width())
+
+    def _fit(self, width: int) -> None:
+        text = self.full
+        font = self._font()
+        if width > 1 and font.measure(text) > width:
+            lo, hi = 0, len(text)  # the longest start that fits with its ellipsis
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if font.measure(text[:mid] + "…") <= width else (lo, mid - 1)
+            text = text[:lo].rstrip() + "…"
+        if str(self.cget("text")) != text:
+            self.configure(text=text)
+
+    def _font(self) -> tkfont.Font:
+        name = ttk.Style(self).lookup(str(self.cget("style")) or "TLabel", "font") or "TkDefaultFont"
+        try:
+            return tkfont.nametofont(name, root=self)
+        except tk.TclError:  # a font description rather than a named font
+            return tkfont.nametofont("TkDefaultFont", root=self)

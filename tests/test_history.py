@@ -1,0 +1,386 @@
+"""History reports and exports, on the real recording and on a hand-made multi-day corpus: every
+grouping's rows add up to the period's total and to sums made straight from the files; the export
+holds exactly the counted calls and survives a round trip through Python's csv module."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from datetime import date
+
+import history_corpus as hc
+import pytest
+from corpus import CORPUS, expected, isolated_env, sessions_of, set_tz  # noqa: F401
+
+from trayburn import cli, export, history, session_list
+from trayburn import period as pd
+from trayburn.engine import Engine
+from trayburn.errors import Exit
+from trayburn.money import Money
+from trayburn.pricing import PriceBook
+from trayburn.report import totals_between
+
+NOVEMBER = pd.Period(date(2026, 11, 1), date(2026, 11, 30))
+REAL_DAY = date(2026, 11, 30)
+
+
+def estimate(book: PriceBook, c: hc.Expect) -> float:
+    """Cline's formula with the PriceBook's unit prices, call by call (0 for an unknown price)."""
+    p = book.prices(c.model)
+    if p is None:
+        return 0.0
+    uncached = c.input - c.cache_read - c.cache_write
+    return (
+        uncached * p.input + c.output * p.output + c.cache_read * p.cache_read + c.cache_write * p.cache_write
+    ) / 1e6
+
+
+def group_sums(g: history.Group) -> tuple:
+    t = g.totals
+    return (t.calls, t.tokens.input, t.tokens.output, t.tokens.cache_read, t.tokens.cache_write, t.reported_usd)
+
+
+def assert_adds_up(r: history.HistoryReport) -> None:
+    """Rows add up to the total: counts and tokens exactly, money within float noise."""
+    rows = [group_sums(g) for g in r.rows]
+    added = tuple(sum(col) for col in zip(*rows, strict=True)) if rows else (0,) * 6
+    assert added[:5] == group_sums(r.total)[:5]
+    assert added[5] == pytest.approx(r.total.totals.reported_usd, abs=1e-12)
+    est = sum(g.totals.estimated_usd for g in r.rows)
+    assert est == pytest.approx(r.total.totals.estimated_usd, abs=1e-9)
+    assert sum(g.totals.unpriced_calls for g in r.rows) == r.total.totals.unpriced_calls
+
+
+@pytest.fixture
+def made(tmp_path, set_tz):
+    set_tz("UTC")
+    sessions = tmp_path / "cline" / "data" / "sessions"
+    calls = hc.build(sessions)
+    engine = Engine(env=isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline")))
+    engine.refresh()
+    yield engine, calls
+    engine.close()
+
+
+# ---- periods -------------------------------------------------------------------------------------
+
+
+def test_period_words_and_defaults():
+    today = date(2026, 12, 3)
+    assert pd.named("7d", today) == pd.Period(date(2026, 11, 27), today)
+    assert pd.named("yesterday", today) == pd.day_of(date(2026, 12, 2))
+    assert pd.named("last-month", today) == pd.month_of(date(2026, 11, 1))
+    assert pd.named("month", today).until == date(2026, 12, 31)
+    assert pd.between(None, None, today) == pd.Period(date(2026, 12, 1), today)  # this month, to today
+    assert pd.between("month", None, today).until == today
+    assert pd.between("last-month", "last-month", today) == pd.Period(date(2026, 11, 1), date(2026, 11, 30))
+    assert pd.between(None, "last-month", today) == pd.Period(date(2026, 11, 1), date(2026, 11, 30))
+    assert pd.between("2026-11-15", None, today) == pd.Period(date(2026, 11, 15), today)
+    with pytest.raises(pd.BadPeriod, match="not a date or a period"):
+        pd.between("fortnight", None, today)
+    with pytest.raises(pd.BadPeriod, match="before"):
+        pd.between("2026-12-02", "2026-12-01", today)
+
+
+def test_weeks_and_months_step_and_cut_into_parts_that_cover_the_period():
+    week = pd.week_of(date(2026, 12, 3))
+    assert (week.since, week.until) == (date(2026, 11, 30), date(2026, 12, 6))
+    assert week.step(-1) == pd.week_of(date(2026, 11, 23)) and pd.month_of(date(2026, 1, 9)).step(-1).since == date(
+        2025, 12, 1
+    )
+    weeks = pd.cut(NOVEMBER, "week")
+    assert weeks[0] == pd.Period(date(2026, 11, 1), date(2026, 11, 1), "week")  # a Sunday: a one-day first week
+    assert sum(w.days for w in weeks) == 30 and weeks[-1].until == date(2026, 11, 30)
+    assert [pd.part_key(w, "week") for w in weeks[:2]] == ["2026-W44", "2026-W45"]
+    assert len(pd.cut(NOVEMBER, "day")) == 30
+    assert pd.cut(NOVEMBER, "month") == [pd.Period(NOVEMBER.since, NOVEMBER.until, "month")]
+
+
+def test_a_dst_day_is_a_local_day(set_tz):
+    set_tz("America/New_York")  # 2026-11-01: clocks go back, the day has 25 hours
+    start, end = pd.day_of(date(2026, 11, 1)).bounds_ms()
+    assert end - start == 25 * 3600 * 1000
+
+
+# ---- the hand-made corpus: every grouping against the files ---------------------------------------
+
+
+KEYS = {
+    "day": lambda c: c.day,
+    "project": lambda c: c.project,
+    "source": lambda c: c.source,
+    "session": lambda c: c.session,
+}
+
+
+@pytest.mark.parametrize("by", history.BY)
+def test_every_grouping_adds_up_to_the_total_and_to_the_files(made, by):
+    engine, calls = made
+    r = engine.history(NOVEMBER, by)
+    assert_adds_up(r)
+    total = group_sums(r.total)
+    wanted = hc.sums(calls)
+    assert total[:5] == wanted[:5]
+    assert total[5] == pytest.approx(wanted[5], abs=1e-12)
+    assert r.total.totals.cost_usd == pytest.approx(
+        wanted[5] + sum(estimate(engine.book, c) for c in calls if c.cost is None), abs=1e-9
+    )
+    # the engine's own figure for the same span (the tray's week and month lines use it)
+    own = totals_between(engine.ledger, engine.book, *NOVEMBER.bounds_ms())
+    assert r.total.totals.estimated_usd == pytest.approx(own.estimated_usd, abs=1e-9)
+    assert r.total.totals.unpriced_calls == own.unpriced_calls == 1  # my-local-model has no price
+    assert r.total.sessions == len({c.session for c in calls})
+    if by in KEYS:
+        per: dict[str, list] = defaultdict(list)
+        for c in calls:
+            per[KEYS[by](c)].append(c)
+        shown = {g.key: g for g in r.rows if g.totals.calls}
+        assert set(shown) == set(per)
+        for key, group in per.items():
+            assert group_sums(shown[key])[:5] == hc.sums(group)[:5], key
+            assert shown[key].totals.reported_usd == pytest.approx(hc.sums(group)[5], abs=1e-12)
+            assert shown[key].sessions == len({c.session for c in group})
+
+
+def test_day_rows_are_every_day_and_a_night_splits_at_midnight(made):
+    engine, _ = made
+    r = engine.history(NOVEMBER, "day")
+    assert [g.key for g in r.rows] == [f"2026-11-{d:02d}" for d in range(1, 31)]
+    night = {g.key: g for g in r.rows}
+    assert night["2026-11-09"].totals.calls == 1 and night["2026-11-10"].totals.calls == 2
+    assert night["2026-11-09"].sessions == night["2026-11-10"].sessions == 1
+    assert night["2026-11-09"].cost_usd is None  # only an unpriced call: no cost, never $0
+
+
+def test_projects_merge_by_folder_name_and_sources_are_named(made):
+    engine, _ = made
+    projects = {g.key: g for g in engine.history(NOVEMBER, "project").rows}
+    assert set(projects) == {"alpha", "beta", "gamma", "delta"}  # beta from its cwd (a Windows path)
+    assert projects["alpha"].sessions == 3  # /home/me/code/alpha, /other/place/alpha and the fork
+    sources = {g.key: g.sessions for g in engine.history(NOVEMBER, "source").rows}
+    assert sources == {"cli": 2, "vscode": 2, "desktop": 1, "jetbrains": 1}
+    models = {g.label: g for g in engine.history(NOVEMBER, "model").rows}
+    assert models["Claude Sonnet 4.5"].totals.estimated_usd > 0 and models["Claude Sonnet 4.5"].totals.reported_usd == 0
+
+
+def test_weeks_and_months(made):
+    engine, calls = made
+    weeks = engine.history(NOVEMBER, "week")
+    assert weeks.rows[0].since == weeks.rows[0].until == date(2026, 11, 1)
+    assert sum(g.totals.calls for g in weeks.rows) == len(calls)
+    months = engine.history(pd.Period(date(2026, 10, 15), date(2026, 12, 1)), "month")
+    assert [g.key for g in months.rows] == ["2026-10", "2026-11", "2026-12"]
+    assert [g.totals.calls for g in months.rows] == [0, len(calls), 0]
+
+
+def test_report_json_contract_and_currency(made):
+    engine, _ = made
+    r = engine.history(NOVEMBER, "source")
+    out = r.to_json()
+    assert set(out) == {"since", "until", "by", "timezone", "rows", "total"}
+    row = out["rows"][0]
+    assert set(row) >= {"key", "cost_usd", "estimated_cost_usd", "calls", "sessions", "tokens", "unpriced_calls"}
+    assert set(row["tokens"]) == {"input", "output", "cache_read", "cache_write"}
+    json.dumps(out)
+    eur = r.to_json(Money("EUR", 0.5, "de_DE"))
+    assert eur["total"]["cost_usd"] == out["total"]["cost_usd"]  # USD fields are kept
+    assert eur["total"]["cost"] == pytest.approx(out["total"]["cost_usd"] * 0.5)
+    assert eur["total"]["currency"] == eur["currency"] == "EUR"
+    no_rate = r.to_json(Money("EUR", None))
+    assert no_rate["total"]["currency"] == "USD" and no_rate["total"]["cost"] == out["total"]["cost_usd"]
+
+
+# ---- the export -----------------------------------------------------------------------------------
+
+
+def test_export_rows_are_the_counted_calls(made):
+    engine, calls = made
+    rows = list(export.rows(engine.ledger, engine.book, NOVEMBER))
+    assert len(rows) == len(calls)
+    assert sorted((r.session_id, r.input_tokens, r.agent) for r in rows) == sorted(
+        (c.session, c.input, c.agent) for c in calls
+    )
+    reported = sum(r.cost_usd for r in rows if not r.estimated and r.cost_usd is not None)
+    assert reported == pytest.approx(hc.sums(calls)[5], abs=1e-12)
+    r = engine.history(NOVEMBER, "day")
+    assert sum(x.cost_usd for x in rows if x.estimated) == pytest.approx(r.total.totals.estimated_usd, abs=1e-9)
+    assert [x.time for x in rows] == sorted(x.time for x in rows)
+    assert rows[0].time == "2026-11-02T09:00:05.000+00:00"
+    agents = {x.agent for x in rows}
+    assert agents == {"lead", "subagent"}
+    assert {x.source for x in rows} == {"cli", "vscode", "desktop", "jetbrains"}
+    unpriced = [x for x in rows if x.cost_usd is None]
+    assert len(unpriced) == 1 and unpriced[0].model == "my-local-model" and not unpriced[0].estimated
+
+
+def test_csv_round_trips_through_python_csv(made):
+    engine, calls = made
+    buf = io.StringIO(newline="")
+    n = export.write(export.rows(engine.ledger, engine.book, NOVEMBER), buf, "csv")
+    assert n == len(calls)
+    text = buf.getvalue()
+    assert "\r\n" in text  # RFC 4180 line ends
+    back = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert len(back) == len(calls) and list(back[0]) == list(export.FIELDS)
+    beta = [r for r in back if r["project"] == "beta"]
+    assert beta and all(r["title"] == "'" + hc.TITLE_TROUBLE for r in beta)  # whole, and never a formula
+    assert sum(int(r["input_tokens"]) for r in back) == hc.sums(calls)[1]
+    assert {r["estimated"] for r in back} == {"true", "false"}
+    reported = sum(float(r["cost_usd"]) for r in back if r["estimated"] == "false" and r["cost_usd"])
+    assert reported == pytest.approx(hc.sums(calls)[5], abs=1e-12)
+
+
+def test_json_export_is_an_array_and_adds_the_converted_cost(made):
+    engine, calls = made
+    buf = io.StringIO()
+    export.write(export.rows(engine.ledger, engine.book, NOVEMBER), buf, "json", Money("EUR", 2.0))
+    items = json.loads(buf.getvalue())
+    assert len(items) == len(calls)
+    priced = [i for i in items if i["cost_usd"] is not None]
+    assert all(i["cost"] == pytest.approx(i["cost_usd"] * 2) and i["currency"] == "EUR" for i in priced)
+    assert any(i["title"] == hc.TITLE_TROUBLE for i in items)  # JSON needs no guard
+    empty = io.StringIO()
+    assert export.write(iter(()), empty, "json") == 0 and json.loads(empty.getvalue()) == []
+
+
+# ---- the real recording ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def real(tmp_path, set_tz):
+    set_tz("UTC")
+    (tmp_path / "real").mkdir()
+    engine = Engine(env=isolated_env(tmp_path / "real", CLINE_DIR=str(CORPUS)))
+    engine.refresh()
+    yield engine
+    engine.close()
+
+
+@pytest.mark.parametrize("by", history.BY)
+def test_real_recording_every_grouping(real, by):
+    r = real.history(pd.Period(date(2026, 11, 24), date(2026, 12, 6)), by)
+    assert_adds_up(r)
+    t, want = r.total.totals, expected()["totals"]
+    assert (t.calls, t.tokens.input, t.tokens.output) == (want["calls"], want["inputTokens"], want["outputTokens"])
+    assert (t.tokens.cache_read, t.tokens.cache_write) == (want["cacheReadTokens"], want["cacheWriteTokens"])
+    assert t.reported_usd == pytest.approx(want["cost"], abs=1e-9)
+    day = real.day(REAL_DAY)
+    assert t.estimated_usd == pytest.approx(day.estimated_cost_usd, abs=1e-9)
+    assert r.total.sessions == day.sessions == expected()["session_count"]
+
+
+def test_real_recording_export(real):
+    rows = list(export.rows(real.ledger, real.book, pd.day_of(REAL_DAY)))
+    want = expected()["totals"]
+    assert len(rows) == want["calls"]
+    assert sum(r.input_tokens for r in rows) == want["inputTokens"]
+    assert sum(r.cache_write_tokens for r in rows) == want["cacheWriteTokens"]
+    assert {r.agent for r in rows} == {"lead", "subagent", "teammate"}
+    assert sum(r.cost_usd for r in rows if not r.estimated) == pytest.approx(want["cost"], abs=1e-9)
+
+
+# ---- the commands ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_env(made, tmp_path, monkeypatch):
+    for k, v in isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline")).items():
+        monkeypatch.setenv(k, v)
+
+
+def test_report_and_export_commands(cli_env, capsys, tmp_path):
+    assert cli.main(["report", "--since", "2026-11-01", "--until", "2026-11-30", "--by", "project", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["by"] == "project" and out["total"]["calls"] == 11
+    assert cli.main(["report", "--since", "2026-11-01", "--until", "2026-11-30"]) == 0
+    text = capsys.readouterr().out
+    assert "2026-11-16" in text and any(line.startswith("total") for line in text.splitlines())
+    target = tmp_path / "out.csv"
+    assert cli.main(["export", "--since", "2026-11-01", "--until", "2026-11-30", "-o", str(target)]) == 0
+    assert "wrote 11 calls" in capsys.readouterr().err
+    assert len(list(csv.DictReader(target.open(newline="", encoding="utf-8")))) == 11
+    assert cli.main(["export", "--since", "2026-11-16", "--until", "2026-11-16", "--format", "json"]) == 0
+    assert [c["session_id"] for c in json.loads(capsys.readouterr().out)] == ["1796300000000_alph2"]
+    args = cli.build_parser().parse_args(["summary", "--period", "month", "--date", "2026-11-30"])
+    assert (args.period, args.date) == ("month", date(2026, 11, 30))
+    assert cli.main(["report", "--since", "soon"]) == Exit.USAGE
+    assert "not a date or a period" in capsys.readouterr().err
+    assert cli.main(["export", "--since", "2026-11-01", "-o", str(tmp_path / "no" / "such" / "dir.csv")]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# ---- sessions, grouped ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("span", [(None, None), (date(2026, 11, 3), date(2026, 11, 10)), (date(2026, 11, 30), None)])
+def test_grouped_sessions_equal_the_per_session_report(made, real, span):
+    from trayburn import report
+
+    for engine in (made[0], real):
+        since, until = span
+        until = until or (since and date(2026, 12, 31))
+        now = 1796100000000
+        grouped = session_list.sessions(engine.ledger, engine.book, since, until, now)
+        one_by_one = report.sessions_report(engine.ledger, engine.book, since, until, now)
+        for s in one_by_one:  # the one rule for a project's name (sessions_report's Path.name keeps C:\…)
+            s.project = history.project_name(s.cwd) if s.project and "\\" in s.project else s.project
+        assert [s.to_json() for s in grouped] == [s.to_json() for s in one_by_one]
+    assert len(session_list.sessions(made[0].ledger, made[0].book, None, None)) == 6
+
+
+def test_overview_equals_the_single_reports(made, real):
+    for engine, span in ((made[0], NOVEMBER), (real, pd.week_of(REAL_DAY))):
+        views = engine.overview(span)
+        for by, r in views.items():
+            alone = engine.history(span, by)
+            assert r.to_json() == alone.to_json(), by
+
+
+def test_report_in_another_currency(cli_env, capsys, tmp_path, monkeypatch):
+    settings = tmp_path / "eur.toml"
+    settings.write_text('currency = "EUR"\nusd_rate = 0.5\n')
+    monkeypatch.setenv("LANG", "de_DE.UTF-8")
+    argv = ["report", "--since", "2026-11-01", "--until", "2026-11-30", "--by", "source", "--config", str(settings)]
+    assert cli.main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["currency"] == "EUR" and out["total"]["currency"] == "EUR"
+    assert out["total"]["cost"] == pytest.approx(out["total"]["cost_usd"] * 0.5)
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "€" in text and "$" not in text
+    for command in (["today", "--date", "2026-11-16"], ["sessions", "--since", "2026-11-16"]):
+        assert cli.main([*command, "--config", str(settings)]) == 0
+        text = capsys.readouterr().out
+        assert "€" in text and "$" not in text, command
+    assert cli.main(["today", "--date", "2026-11-16", "--config", str(settings), "--json"]) == 0
+    day = json.loads(capsys.readouterr().out)
+    assert day["currency"] == "EUR" and day["cost"] == pytest.approx(day["cost_usd"] * 0.5)
+    settings.write_text('currency = "EUR"\n')  # no rate: dollars, and the report says why
+    assert cli.main(argv) == 0
+    assert "set usd_rate" in capsys.readouterr().out
+
+
+def test_export_takes_the_call_s_provider_when_the_ledger_has_one(made):
+    """A call's own provider (calls.provider) wins over its session's."""
+    engine, calls = made
+    before = {r.provider for r in export.rows(engine.ledger, engine.book, NOVEMBER)}
+    assert before == {"openai-compatible"}  # the manifests' provider
+    db = engine.ledger.db
+    db.execute("UPDATE calls SET provider = 'deepseek' WHERE model = 'deepseek-chat'")
+    after = {(r.model, r.provider) for r in export.rows(engine.ledger, engine.book, NOVEMBER)}
+    assert ("deepseek-chat", "deepseek") in after and ("gpt-4o", "openai-compatible") in after
+    for by in ("model", "day", "session"):  # sums now split by provider too: the same figures
+        r = engine.history(NOVEMBER, by)
+        assert_adds_up(r)
+        assert group_sums(r.total)[:5] == hc.sums(calls)[:5]
+    assert len(session_list.sessions(engine.ledger, engine.book, None, None)) == 6
+
+
+def test_a_long_period_by_day_is_a_few_queries_and_still_adds_up(made):
+    engine, calls = made
+    decades = pd.Period(date(2000, 1, 1), date(2026, 12, 31))  # 9,862 days: five batches of buckets
+    r = engine.history(decades, "day")
+    assert len(r.rows) == decades.days and sum(g.totals.calls for g in r.rows) == len(calls)
+    assert_adds_up(r)

@@ -1,0 +1,176 @@
+"""`trayburn export`: a period's counted calls, one row each, as CSV or as a JSON array, streamed.
+
+Rows are read from the ledger a few thousand at a time and written as they come, so 100,000 calls
+take no more memory than 100. CSV is UTF-8 with a header and RFC 4180 quoting (csv.writer, "\\r\\n"
+line ends): titles with commas, quotes or newlines come back whole. A text cell that a spreadsheet
+would run as a formula (starting with = + - @, a tab or a carriage return) is written with a leading
+apostrophe, which spreadsheets show as text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import NamedTuple, TextIO
+
+from . import history_queries as hq
+from .history import CallEstimator, call_estimator, project_name
+from .ledger import Ledger
+from .money import Money
+from .period import Period
+from .pricing import PriceBook
+from .report import _USER_INPUT
+
+FORMATS = ("csv", "json")
+FORMULA_STARTS = frozenset("=+-@\t\r")
+
+
+class ExportRow(NamedTuple):
+    time: str  # local ISO 8601 with its UTC offset
+    session_id: str
+    title: str
+    project: str
+    source: str
+    agent: str  # lead | subagent | teammate
+    model: str
+    provider: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None  # None: no reported cost and no known price
+    estimated: bool  # cost_usd is trayburn's estimate from the tokens
+
+
+FIELDS = ExportRow._fields
+
+
+def rows(ledger: Ledger, book: PriceBook, period: Period) -> Iterator[ExportRow]:
+    """The counted calls of the period, oldest first, one at a time."""
+    start, end = period.bounds_ms()
+    estimate = call_estimator(book)
+    sessions: dict[str, tuple[str, str, str]] = {}  # id → title, project, source: worked out once a session
+    with ledger._lock:  # noqa: SLF001 - the shared connection serves one statement at a time
+        for c in hq.calls(ledger.db, start, end):
+            about = sessions.get(c.session_id)
+            if about is None:
+                about = sessions[c.session_id] = _about(c)
+            yield _row(c, about, estimate)
+
+
+def _about(c: hq.ExportCall) -> tuple[str, str, str]:
+    return title(c.title, c.prompt), project_name(c.workspace_root or c.cwd), c.source or "unknown"
+
+
+def _row(c: hq.ExportCall, about: tuple[str, str, str], estimate: CallEstimator) -> ExportRow:
+    estimated = c.cost is None
+    cost = estimate(c.model, c.input, c.output, c.cache_read, c.cache_write) if estimated else c.cost
+    return ExportRow(
+        time=datetime.fromtimestamp(c.ts_ms / 1000).astimezone().isoformat(timespec="milliseconds"),
+        session_id=c.session_id,
+        title=about[0],
+        project=about[1],
+        source=about[2],
+        agent=c.agent or "lead",
+        model=c.model or "",
+        provider=c.provider or "",
+        input_tokens=c.input,
+        output_tokens=c.output,
+        cache_read_tokens=c.cache_read,
+        cache_write_tokens=c.cache_write,
+        cost_usd=cost,
+        estimated=estimated and cost is not None,
+    )
+
+
+def title(title: str | None, prompt: str | None) -> str:
+    """The session's title, else its first prompt without Cline's <user_input> wrapper, as written
+    (newlines kept: the export is the record, not a table cell)."""
+    text = title or prompt or ""
+    m = _USER_INPUT.match(text)
+    return (m.group(1) if m else text).strip()
+
+
+def write(items: Iterator[ExportRow], stream: TextIO, fmt: str, money: Money | None = None) -> int:
+    """Write the rows as `fmt` (csv | json); the number of rows written."""
+    money = money or Money()
+    if fmt == "csv":
+        return write_csv(items, stream, money)
+    if fmt == "json":
+        return write_json(items, stream, money)
+    raise ValueError(f"unknown format '{fmt}': use {' or '.join(FORMATS)}")
+
+
+def to_file(items: Iterator[ExportRow], path: str | os.PathLike, fmt: str, money: Money | None = None) -> int:
+    """Write to a temporary file beside `path`, then put it in place: a failed export leaves no half file
+    (and an existing file as it was). The number of rows written."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as stream:
+            n = write(items, stream, fmt, money)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return n
+
+
+def _extra(money: Money) -> bool:
+    return money.currency != "USD"
+
+
+def write_csv(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
+    out = csv.writer(stream)  # the excel dialect: RFC 4180 quoting, \r\n line ends
+    out.writerow(FIELDS + (("cost", "currency") if _extra(money) else ()))
+    n = 0
+    safe = _safe
+    for r in items:
+        cells = [
+            r.time,  # trayburn's own text, like the agent and the numbers: never a formula
+            safe(r.session_id),
+            safe(r.title),
+            safe(r.project),
+            safe(r.source),
+            r.agent,
+            safe(r.model),
+            safe(r.provider),
+            r.input_tokens,
+            r.output_tokens,
+            r.cache_read_tokens,
+            r.cache_write_tokens,
+            "" if r.cost_usd is None else repr(r.cost_usd),
+            "true" if r.estimated else "false",
+        ]
+        if _extra(money):
+            value = money.amount(r.cost_usd)
+            cells += ["" if value is None else repr(value), money.shown]
+        out.writerow(cells)
+        n += 1
+    return n
+
+
+def _safe(text: str) -> str:
+    """A cell a spreadsheet shows as text, never runs as a formula."""
+    return "'" + text if text[:1] in FORMULA_STARTS else text
+
+
+def write_json(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
+    """A JSON array, one object per line, written as the rows come."""
+    n = 0
+    stream.write("[")
+    for r in items:
+        obj = r._asdict()
+        if _extra(money):
+            obj.update(money.to_json(r.cost_usd))
+        stream.write(("\n" if n == 0 else ",\n") + json.dumps(obj, ensure_ascii=False))
+        n += 1
+    stream.write("\n]\n" if n else "]\n")
+    return n

@@ -1,0 +1,75 @@
+"""The navigation strip of the day and period views: Day / Week / Month / Range, previous and next,
+a field to type a date, a month or a range, the way back to today, and Export…"""
+
+from __future__ import annotations
+
+import tkinter as tk
+from collections.abc import Callable
+from functools import partial
+from tkinter import ttk
+
+from .. import period as pd
+from .period_model import entry_text
+from .theme import Metrics
+
+KINDS = (("day", "Day"), ("week", "Week"), ("month", "Month"), ("range", "Range"))
+BACK_TO_NOW = {"day": "Today", "week": "This week", "month": "This month", "range": "Last 30 days"}
+
+
+class PeriodNav(ttk.Frame):
+    def __init__(
+        self,
+        master: tk.Misc,
+        m: Metrics,
+        *,
+        on_kind: Callable[[str], None],
+        on_step: Callable[[int], None],
+        on_typed: Callable[[str], None],
+        on_now: Callable[[], None],
+        on_export: Callable[[], None],
+    ):
+        super().__init__(master)
+        self.columnconfigure(0, weight=1)
+        self.kind = tk.StringVar(value="day")
+        kinds = ttk.Frame(self)
+        kinds.grid(row=0, column=0, columnspan=4, sticky="e", pady=(0, m.px(4)))
+        self.kind_buttons: dict[str, ttk.Radiobutton] = {}
+        for i, (kind, label) in enumerate(KINDS):
+            b = ttk.Radiobutton(
+                kinds, text=label, value=kind, variable=self.kind, style="Toolbutton", command=partial(on_kind, kind)
+            )
+            b.grid(row=0, column=i, sticky="ns")
+            self.kind_buttons[kind] = b
+        self.export = ttk.Button(kinds, text="Export…", command=on_export)
+        self.export.grid(row=0, column=len(KINDS), sticky="ns", padx=(m.px(10), 0))
+        self.prev = ttk.Button(self, text="◀", width=3, style="Nav.TButton", command=lambda: on_step(-1))
+        self.text = tk.StringVar()
+        self.entry = ttk.Entry(self, textvariable=self.text, width=21, justify="center")
+        self.next = ttk.Button(self, text="▶", width=3, style="Nav.TButton", command=lambda: on_step(1))
+        self.now = ttk.Button(self, text="Today", width=11, command=on_now)
+        for i, w in enumerate((self.prev, self.entry, self.next, self.now)):
+            w.grid(row=1, column=i, padx=(0 if i == 0 else m.px(4), 0), sticky="nse" if i == 0 else "ns")
+        self.on_typed = on_typed
+        for seq in ("<Return>", "<KP_Enter>"):
+            self.entry.bind(seq, self._typed)
+        self.entry.bind("<Escape>", lambda e: self.reset())
+        self.period: pd.Period | None = None
+
+    def show(self, p: pd.Period, today) -> None:
+        """Mark the period's kind, put it in the field (unless it is being typed), and allow "next" only
+        towards today."""
+        changed = p != self.period
+        self.period = p
+        self.kind.set(p.kind)
+        if changed:
+            self.reset()
+        self.next.state(["disabled"] if p.until >= today else ["!disabled"])
+        self.now.configure(text=BACK_TO_NOW[p.kind])
+        self.now.state(["disabled"] if p.contains(today) and p.kind != "range" else ["!disabled"])
+
+    def _typed(self, _event: tk.Event) -> str:
+        self.on_typed(self.text.get())
+        return "break"
+
+    def reset(self) -> None:
+        self.text.set(entry_text(self.period) if self.period else "")

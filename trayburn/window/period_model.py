@@ -1,0 +1,170 @@
+"""What the period view (a week, a month, a range) shows, as plain rows and strings: no tkinter here.
+
+The figures come from `history.overview` (by day, project, model and source) and the period's
+sessions; this turns them into cards, table rows and the bars of the cost-per-day chart, with the
+budgets of the settings: a month is measured against `monthly_budget` and, while it runs, projected
+to its end along a straight line (marked as a projection).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from .. import period as pd
+from ..history import Group, HistoryReport
+from ..money import Money
+from ..render import tokens
+from ..report import SessionSummary
+from .model import USD, Column, Row, budget_share, budget_text, clean, cost_text
+
+GROUP_TABLES = (("project", "BY PROJECT", "Project"), ("model", "BY MODEL", "Model"), ("source", "BY SOURCE", "Source"))
+_RANGE = re.compile(r"^\s*(\S+)\s*(?:\.\.|–|—|\bto\b)\s*(\S+)\s*$")
+_MONTH = re.compile(r"^\s*(\d{4})-(\d{2})\s*$")
+
+
+def group_columns(heading: str) -> tuple[Column, ...]:
+    return (
+        Column("name", heading, 14, stretch=True),
+        Column("sessions", "Sessions", 8, numeric=True),
+        Column("cost", "Cost", 9, numeric=True),
+    )
+
+
+@dataclass(frozen=True)
+class Bar:
+    day: date
+    cost_usd: float
+    calls: int
+
+
+# ---- the period's name and what can be typed ------------------------------------------------------------
+
+
+def entry_text(p: pd.Period) -> str:
+    """The period as it is shown (and can be typed back) in the date field."""
+    if p.kind == "month":
+        return f"{p.since:%Y-%m}"
+    if p.kind in ("day", "week"):
+        return p.since.isoformat()
+    return f"{p.since.isoformat()}..{p.until.isoformat()}"
+
+
+def parse_entry(text: str, kind: str, today: date) -> pd.Period:
+    """What a person typed: a range ("2026-11-01..2026-11-15", "last-month to today"), a word (7d, week,
+    last-month…), a month (2026-11), or a date (the day, week or month holding it, as shown now)."""
+    m = _RANGE.match(text)
+    if m:
+        first, last = pd.named(m.group(1), today), pd.named(m.group(2), today)
+        return pd.Period(first.since, last.until, "range")
+    m = _MONTH.match(text)
+    if m:
+        try:
+            return pd.month_of(date(int(m.group(1)), int(m.group(2)), 1))
+        except ValueError:
+            raise pd.BadPeriod(f"'{clean(text, 40)}' is not a month: type it as YYYY-MM, e.g. 2026-11") from None
+    try:
+        day = pd.parse_date(text)
+    except pd.BadPeriod:
+        named = pd.named(text, today)  # a word, or BadPeriod saying what to type
+        return named if named.kind != "range" or named.days > 1 else pd.day_of(named.since)
+    return pd.of_kind(kind if kind in ("day", "week", "month") else "day", day)
+
+
+# ---- cards and budget ---------------------------------------------------------------------------------
+
+
+def projection(p: pd.Period, spent_usd: float, today: date) -> float | None:
+    """The month's spend at its end if it goes on as it went so far (a straight line through the days
+    gone, today counted whole); None unless the period is a month that is under way."""
+    if p.kind != "month" or not p.contains(today):
+        return None
+    gone = (today - p.since).days + 1
+    return spent_usd / gone * p.days
+
+
+def period_cards(
+    total: Group,
+    sessions: Sequence[SessionSummary],
+    p: pd.Period,
+    today: date,
+    money: Money = USD,
+    daily_budget: float | None = None,
+    monthly_budget: float | None = None,
+) -> list[tuple[str, str, str]]:
+    t = total.totals
+    cost_note = f"{money.text(t.estimated_usd)} estimated" if t.estimated_usd else "all reported by Cline"
+    if t.unpriced_calls:
+        cost_note += f" · {t.unpriced_calls} unpriced"
+    budget = month_budget(p, monthly_budget)
+    if budget:  # the estimate, if any, is marked on the figure and explained by the legend
+        cost_note = budget_text(t.cost_usd, budget, money)
+    days = min(p.days, max((today - p.since).days + 1, 1)) if p.contains(today) else p.days
+    ahead = projection(p, t.cost_usd, today)
+    if ahead is not None:
+        note = f"projection: a straight line from {days} of {p.days} days"
+        if budget and ahead > budget:
+            note += f" · over the budget by {money.text(ahead - budget)}"
+        second = ("Projected", money.text(ahead), note)
+    else:
+        per_day = t.cost_usd / days
+        note = f"over {days} day{'s' if days != 1 else ''}"
+        if daily_budget:
+            note += f" · daily budget {money.text(daily_budget)}"
+        second = ("Per day", money.text(per_day), note)
+    per_session = f"{t.calls / total.sessions:.1f} per session" if total.sessions else "no sessions"
+    return [
+        ("Cost", money.text(t.cost_usd, bool(budget and t.estimated_usd)), cost_note),
+        second,
+        ("Sessions", f"{len(sessions):,}", f"{t.calls:,} calls · {per_session}"),
+        ("Tokens", tokens(t.tokens.total), f"{tokens(t.tokens.cache_read)} cache read · {tokens(t.tokens.output)} out"),
+    ]
+
+
+def month_budget(p: pd.Period, monthly_budget: float | None) -> float | None:
+    return monthly_budget if monthly_budget and p.kind == "month" else None
+
+
+def budget_progress(
+    p: pd.Period, spent_usd: float, daily_budget: float | None, monthly_budget: float | None
+) -> float | None:
+    """The share of the budget spent, for a progress bar: a day against `daily_budget`, a month against
+    `monthly_budget`; None when no budget applies."""
+    if p.kind == "day":
+        return budget_share(spent_usd, daily_budget)
+    return budget_share(spent_usd, month_budget(p, monthly_budget))
+
+
+# ---- chart and tables ---------------------------------------------------------------------------------
+
+
+def bars(days: HistoryReport) -> list[Bar]:
+    return [Bar(g.since, g.totals.cost_usd, g.totals.calls) for g in days.rows if g.since is not None]
+
+
+def group_rows(r: HistoryReport, money: Money = USD) -> list[Row]:
+    decimals = money.decimals(g.cost_usd for g in r.rows)
+    return [_group_row(g, r.by, money, decimals) for g in r.rows]
+
+
+def _group_row(g: Group, by: str, money: Money, decimals: int) -> Row:
+    t = g.totals
+    values = (
+        clean(g.label, 60),
+        f"{g.sessions:,}",
+        cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money, decimals),
+    )
+    return Row(f"{by}:{g.key}", values, (g.label.casefold(), g.sessions, t.cost_usd))
+
+
+def period_totals(total: Group, money: Money = USD, decimals: int | None = None) -> tuple[str, ...]:
+    t = total.totals
+    plural = "" if total.sessions == 1 else "s"
+    cost = cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money, decimals)
+    return ("Total", f"{total.sessions} session{plural}", "", f"{t.calls:,}", cost)
+
+
+def bar_label(bar: Bar, money: Money = USD) -> str:
+    return f"{bar.day:%a} {bar.day.day} {bar.day:%b}   {money.text(bar.cost_usd)}   {bar.calls:,} calls"
