@@ -19,9 +19,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
-from . import history_queries as hq
 from .history import CallEstimator, call_estimator, project_name
 from .ledger import Ledger
+from .ledger import periods as hq
 from .money import Money
 from .period import Period
 from .pricing import PriceBook
@@ -56,12 +56,11 @@ def rows(ledger: Ledger, book: PriceBook, period: Period) -> Iterator[ExportRow]
     start, end = period.bounds_ms()
     estimate = call_estimator(book)
     sessions: dict[str, tuple[str, str, str]] = {}  # id → title, project, source: worked out once a session
-    with ledger._lock:  # noqa: SLF001 - the shared connection serves one statement at a time
-        for c in hq.calls(ledger.db, start, end):
-            about = sessions.get(c.session_id)
-            if about is None:
-                about = sessions[c.session_id] = _about(c)
-            yield _row(c, about, estimate)
+    for c in ledger.export_calls(start, end):
+        about = sessions.get(c.session_id)
+        if about is None:
+            about = sessions[c.session_id] = _about(c)
+        yield _row(c, about, estimate)
 
 
 def _about(c: hq.ExportCall) -> tuple[str, str, str]:

@@ -1,10 +1,10 @@
 """History: any period's figures by day, week, month, project, model, session or source, as plain data.
 
-Two queries per report (`history_queries`), whatever the number of sessions: the sums per (part,
-session, model), and what each session is grouped by (its project, source, title). Costs are priced
-in one place, `priced()` (and a single call's estimate, for the export, by `call_estimator()` beside
-it). The total is priced from the same sums added up per model, so the rows and the total agree, and
-a test can check both against the files.
+Two queries per report (the ledger's `bucket_sums` and `session_keys`), whatever the number of
+sessions: the sums per (part, session, model), and what each session is grouped by (its project,
+source, title). Costs are priced in one place, `priced()` (and a single call's estimate, for the
+export, by `call_estimator()` beside it). The total is priced from the same sums added up per model,
+so the rows and the total agree, and a test can check both against the files.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Protocol
 
-from . import history_queries as hq
 from .ledger import Ledger
+from .ledger import periods as hq
 from .money import Money
 from .period import Period, cut, part_key
 from .pricing import PriceBook
@@ -95,7 +95,7 @@ class HistoryReport:
 
 
 class Sums(Protocol):
-    """Sums of calls of one model (`history_queries.BucketSums`, `ListedPart`)."""
+    """Sums of calls of one model (`ledger.periods.BucketSums`, `ListedPart`)."""
 
     @property
     def model(self) -> str | None: ...
@@ -143,9 +143,8 @@ def overview(
 
 def _fetch(ledger: Ledger, parts: list[Period], keys: bool) -> tuple[list[hq.BucketSums], dict[str, hq.SessionKeys]]:
     buckets = [hq.Bucket(i, *p.bounds_ms()) for i, p in enumerate(parts)]
-    with ledger._lock:  # noqa: SLF001 - one read at a time on the shared connection, as Ledger.query does
-        rows = hq.session_model_sums(ledger.db, buckets)
-        found = {k.id: k for k in hq.session_keys(ledger.db)} if keys else {}
+    rows = ledger.bucket_sums(buckets)
+    found = {k.id: k for k in ledger.session_keys()} if keys else {}
     return rows, found
 
 

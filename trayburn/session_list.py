@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from datetime import date
 
-from . import history_queries as hq
 from .history import priced, project_name
 from .ledger import Ledger
+from .ledger import periods as hq
 from .pricing import PriceBook
 from .report import (
     SessionSummary,
@@ -37,9 +37,8 @@ def sessions(
     Newest first."""
     start = local_midnight_ms(since) if since else ALL_TIME[0]
     end = day_bounds(until)[1] if until else ALL_TIME[1]
-    with ledger._lock:  # noqa: SLF001 - one statement at a time on the shared connection
-        metas = hq.sessions_between(ledger.db, start, end)
-        parts = hq.session_parts(ledger.db, start, end)
+    metas = ledger.sessions_between(start, end)
+    parts = ledger.listed_parts(start, end)
     by_session: dict[str, list[hq.ListedPart]] = {}
     for p in parts:
         by_session.setdefault(p.session_id, []).append(p)

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..cline.files import Checkpoint
 from ..sources.base import Known, Source
 from ..sources.cline_cli import ClineCliSource
+from .periods import PeriodQueries
 from .queries import Queries
 from .refresh import Refresh
 from .schema import busy_error, is_busy, open_ledger
@@ -26,7 +27,7 @@ from .stats import RefreshStats
 ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
 
 
-class Ledger(Queries):
+class Ledger(Queries, PeriodQueries):
     def __init__(
         self,
         path: Path,
