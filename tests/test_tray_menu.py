@@ -18,7 +18,7 @@ from trayburn.engine import Engine
 from trayburn.singleton import AlreadyRunning, InstanceLock
 from trayburn.tray import backend
 from trayburn.tray.app import TrayApp
-from trayburn.tray.icon import IconState, format_cost
+from trayburn.tray.label import IconState, format_cost
 
 pystray = backend.load_pystray("dummy")
 CAPS = backend.capabilities("dummy")
@@ -175,15 +175,15 @@ def test_budget_thresholds_notify_once_per_day(replay):
     )  # as by hand or by the budget dialog  # 90 %: past 80 %, below 100 %
     app.tick()
     assert app.view.state is IconState.WARN
-    assert len(app.icon.notifications) == 1 and "80%" in app.icon.notifications[0][0]
+    assert len(app.icon.notified) == 1 and "80%" in app.icon.notified[0][0]
     settings.update(config, "daily_budget", str(cost / 2))
     app.tick()
     app.tick()
     assert app.view.state is IconState.OVER
-    assert len(app.icon.notifications) == 2 and "passed" in app.icon.notifications[1][0]
+    assert len(app.icon.notified) == 2 and "passed" in app.icon.notified[1][0]
     again, _ = make_app(config, state)  # a restart does not notify again the same day
     again.tick()
-    assert again.icon.notifications == []
+    assert again.icon.notified == []
 
 
 def test_quit_stops_the_icon(replay):

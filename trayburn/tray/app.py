@@ -16,23 +16,21 @@ import threading
 from dataclasses import replace
 from datetime import date, datetime
 
-from .. import paths, report
+from .. import appearance, launch, paths, report
 from .. import settings as st
 from ..engine import Engine
 from ..opener import open_path
 from . import backend as backends
 from . import model
-from .icon import render_icon, resolve_theme
+from .icon import render_icon
 
 log = logging.getLogger(__name__)
 ICON_SIZE = 64
 
 
-def self_command() -> list[str]:
-    """How to run trayburn itself in a child process (frozen app or Python)."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable]
-    return [sys.executable, "-m", "trayburn"]
+def _panel(setting: str) -> str:
+    """The icon's panel: light, dark, or "any" where the desktop does not say."""
+    return appearance.panel_shade(setting) or "any"
 
 
 class TrayApp:
@@ -41,12 +39,11 @@ class TrayApp:
         self.autostart = autostart  # an Autostart, or None where unavailable
         self.spawn = spawn if spawn is not None else (lambda argv: subprocess.Popen(argv, close_fds=True))
         self.view: model.TrayView | None = None
-        self.theme = resolve_theme(engine.settings.theme)
+        self.theme = _panel(engine.settings.theme)
         self._drawn: tuple | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
-        self.last_error: str | None = None
         self._dirty = False  # something outside the ledger changed (e.g. start at login): rebuild
         self._built_at = ""
         self.icon = backends.icon_class(pystray)(
@@ -60,11 +57,9 @@ class TrayApp:
         with self._lock:
             try:
                 view = self._build()
-                self.last_error = None
             except Exception as exc:  # a refresh failure never takes the app down
                 log.exception("refresh failed")
-                self.last_error = f"Refresh failed: {exc}"
-                view = self._error_view(self.last_error)
+                view = self._error_view(f"Refresh failed: {exc}")
             if view == self.view:
                 return False
             try:
@@ -79,7 +74,7 @@ class TrayApp:
         engine = self.engine
         settings_changed = engine.reload_if_changed()
         if settings_changed:
-            self.theme = resolve_theme(engine.settings.theme)
+            self.theme = _panel(engine.settings.theme)
         stats = engine.refresh()
         # Nothing read, nothing set, same minute: the figures cannot have changed (the hot path).
         stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -220,7 +215,7 @@ class TrayApp:
 
     def _child(self, *args: str) -> list[str]:
         e = self.engine
-        return [*self_command(), *args, "--config", str(e.config_path), "--state-dir", str(e.state_dir)]
+        return launch.command(*args, "--config", str(e.config_path), "--state-dir", str(e.state_dir))
 
     def do_summary(self, _=None) -> None:
         self.spawn(self._child("summary"))
@@ -229,7 +224,7 @@ class TrayApp:
         self.spawn(self._child("summary", sid))
 
     def do_demo(self, _=None) -> None:
-        self.spawn([*self_command(), "demo", "--window"])
+        self.spawn(launch.command("demo", "--window"))
 
     def do_refresh(self, _=None) -> None:
         self._wake.set()
@@ -337,11 +332,9 @@ def _constant(value: bool):
 
 
 def _dialog(*args: str) -> str:
-    argv = [sys.executable, "-m", "trayburn.tray.dialogs", *args]
-    if getattr(sys, "frozen", False):
-        argv = [sys.executable, "_dialog", *args]
+    argv = launch.command("_dialog", *args)
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=3600, **launch.child_options())
     except (OSError, subprocess.SubprocessError):
         log.exception("dialog failed")
         return ""

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..render import cost_cell, plural, shorten, usd
 from ..report import DayReport, SessionSummary
 from ..settings import REFRESH_CHOICES
-from .icon import IconState, format_cost
+from .label import IconState, format_cost
 
 MAX_SESSIONS = 10
 TOOLTIP_MAX = 120  # Windows refuses titles over 128 characters

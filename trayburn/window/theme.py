@@ -1,18 +1,19 @@
 """Colours, fonts and sizes for the summary window: light or dark, scaled for the screen's DPI.
 
-Tk cannot tell reliably whether the desktop is dark, so the `theme` setting decides: "light",
-"dark", or "auto" (light, unless GTK_THEME names a dark variant such as "Adwaita:dark").
+The `theme` setting decides: "light", "dark", or "auto": the desktop's colour scheme as
+`trayburn.appearance` finds it (the same answer the tray icon gets), light where nothing says.
 Fonts are set in points, which Tk scales by `tk scaling`; pixel sizes go through `Metrics.px`.
 """
 
 from __future__ import annotations
 
-import os
 import tkinter as tk
 import tkinter.font as tkfont
 from collections.abc import Mapping
 from dataclasses import dataclass
 from tkinter import ttk
+
+from .. import appearance
 
 
 @dataclass(frozen=True)
@@ -77,13 +78,10 @@ DARK = Palette(
 BASE_DPI = 96.0
 
 
-def resolve(setting: str | None, env: Mapping[str, str] | None = None) -> Palette:
-    env = os.environ if env is None else env
-    if setting == "dark":
-        return DARK
-    if setting == "light":
-        return LIGHT
-    return DARK if env.get("GTK_THEME", "").strip().lower().endswith(":dark") else LIGHT
+def resolve(
+    setting: str | None, env: Mapping[str, str] | None = None, *, run: appearance.Runner | None = None
+) -> Palette:
+    return DARK if appearance.window_shade(setting, env, run=run) == "dark" else LIGHT
 
 
 @dataclass(frozen=True)
