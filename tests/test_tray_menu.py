@@ -46,8 +46,11 @@ def env(tmp_path, monkeypatch):
 
 
 class Spawned(list):
-    def __call__(self, argv):
+    """Records what the tray would start (argv and the options it starts it with)."""
+
+    def __call__(self, argv, **options):
         self.append(argv)
+        self.options = options
 
 
 def make_app(config: Path, state: Path) -> tuple[TrayApp, Spawned]:
@@ -65,7 +68,7 @@ def replay(env):
 
 def test_menu_shows_todays_cost_top_model_and_sessions(replay):
     config, state = replay
-    app, _ = make_app(config, state)
+    app, spawned = make_app(config, state)
     assert app.tick() is True
     day = app.engine.day()
     menu = app.icon.menu
@@ -75,9 +78,14 @@ def test_menu_shows_todays_cost_top_model_and_sessions(replay):
     assert str(find(menu, "Top model: ").text).startswith(f"Top model: {day.top_model.name} — ")
     sessions = find(menu, "Today's sessions").submenu
     titles = texts(sessions)
-    assert len(titles) == min(10, day.sessions)
+    assert day.sessions == 18, "the demo has more sessions than the menu shows"
+    assert len(titles) == 11 and titles[-1] == "+8 more… (opens the summary)"
     assert any("[i_long] Run a long session." in t for t in titles)
-    assert app.icon.title == f"trayburn · ${day.cost_usd:,.2f} today · {day.top_model.name}"
+    ranked = sorted(app.engine.sessions(None, None), key=lambda s: s.cost_usd, reverse=True)
+    assert [sid for sid, _ in app.view.sessions] == [s.id for s in ranked[:10]], "most expensive first"
+    sessions.items[-1](app.icon)
+    assert "summary" in spawned[-1]
+    assert app.icon.title == f"trayburn · ${day.cost_usd:,.2f} today · {day.top_model.name} · updated just now"
     assert app.view.label == format_cost(day.cost_usd) and app.view.state is IconState.OK
 
 
@@ -123,7 +131,7 @@ def test_refresh_interval_theme_and_reset_write_the_settings_file(replay):
     app.tick()
     settings = find(app.icon.menu, "Settings").submenu
     find(find(settings, "Refresh every").submenu, "15 s")(app.icon)
-    find(find(settings, "Icon").submenu, "Dark")(app.icon)
+    find(find(settings, "Panel: auto").submenu, "dark")(app.icon)
     saved = tomllib.loads(config.read_text())
     assert saved["refresh_seconds"] == 15 and saved["theme"] == "dark"
     app.tick()
@@ -175,7 +183,11 @@ def test_budget_thresholds_notify_once_per_day(replay):
     )  # as by hand or by the budget dialog  # 90 %: past 80 %, below 100 %
     app.tick()
     assert app.view.state is IconState.WARN
-    assert len(app.icon.notified) == 1 and "80%" in app.icon.notified[0][0]
+    budget = f"${cost / 0.9:,.2f}"
+    assert app.icon.notified == [
+        (f"Today's spend has reached 80 % of your {budget} daily budget: ${cost:,.2f} (90 %)", "trayburn")
+    ]
+    assert find(app.icon.menu, "Today: ").text.startswith(f"Today: ${cost:,.2f} of {budget} budget (90 %) · ")
     settings.update(config, "daily_budget", str(cost / 2))
     app.tick()
     app.tick()
