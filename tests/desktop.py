@@ -59,6 +59,15 @@ TOOLS = {
     "import": "imagemagick",
     "dbus-daemon": "dbus",
 }
+# the StatusNotifierItem desktop (xfce4-panel's tray hosts SNI items and XEmbed icons)
+SNI_TOOLS = {
+    "xfce4-panel": "xfce4-panel",
+    "dunst": "dunst",
+    "dbus-update-activation-environment": "dbus-x11",
+    "gdbus": "libglib2.0-bin",
+}
+LIGHT_PANEL = ("--transparent", "false")  # GTK2's light grey #dcdad5
+DARK_PANEL = ("--transparent", "true", "--alpha", "0", "--tint", "0x333333")
 
 
 class DesktopError(AssertionError):
@@ -98,9 +107,58 @@ class Window:
         return (name is None or self.name == name) and (cls is None or cls in (self.instance, self.cls))
 
 
-def missing_tools() -> list[str]:
+def missing_tools(tools: dict[str, str] = TOOLS) -> list[str]:
     """apt packages to install for the desktop tests, empty if all are there."""
-    return sorted({pkg for tool, pkg in TOOLS.items() if shutil.which(tool) is None})
+    return sorted({pkg for tool, pkg in tools.items() if shutil.which(tool) is None})
+
+
+def trayer_args(height: int = TRAY_HEIGHT, light: bool = False) -> tuple[str, ...]:
+    """trayer's arguments for a panel `height` px tall, light grey or dark."""
+    base = list(TRAYER_ARGS[: TRAYER_ARGS.index("--transparent")])
+    base[base.index("--height") + 1] = str(height)
+    return (*base, *(LIGHT_PANEL if light else DARK_PANEL))
+
+
+def luminance(rgb: tuple[int, ...]) -> float:
+    """WCAG relative luminance of an sRGB colour."""
+
+    def channel(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[int, ...], b: tuple[int, ...]) -> float:
+    """WCAG contrast ratio, 1 to 21."""
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def text_contrast(
+    image, box: tuple[int, int, int, int], panel: tuple[int, ...] | None = None
+) -> tuple[float, tuple[int, int, int], tuple[int, int, int]]:
+    """(contrast, ink, background) of the text in ``box`` of an RGB screenshot.
+
+    The background is the most common colour in the box (what the text sits on: the panel, or
+    the icon's own tile); the ink is the median, by luminance, of the pixels that stand out
+    from it (contrast above 1.5), so a few extreme pixels cannot carry the figure. Pixels of
+    the ``panel`` colour showing at a tile's rounded corners are not ink.
+    """
+    region = image.convert("RGB").crop(box)
+    counts = region.getcolors(maxcolors=1 << 20)
+    background = max(counts)[1]
+
+    def is_ink(rgb: tuple[int, int, int]) -> bool:
+        on_tile = panel is not None and contrast(panel, background) > 1.2
+        return contrast(rgb, background) > 1.5 and not (on_tile and contrast(rgb, panel) < 1.2)
+
+    ink = sorted((luminance(rgb), rgb) for n, rgb in counts for _ in range(n) if is_ink(rgb))
+    if not ink:
+        return 1.0, background, background
+    rgb = ink[len(ink) // 2][1]
+    return contrast(rgb, background), rgb, background
 
 
 def wait_for(
@@ -227,6 +285,12 @@ class Desktop:
 
         return self.wait_for(drawn_icon, timeout, what=f"one drawn tray icon (name={name!r}, cls={cls!r})")
 
+    def tooltips(self) -> list[Window]:
+        """Visible tooltips: viewable top-level windows of type _NET_WM_WINDOW_TYPE_TOOLTIP."""
+        with self._x() as (display, root):
+            tops = [w for w in _walk(display, root, root, depth=1) if w.parent == root.id]
+        return [w for w in tops if w.viewable and "_NET_WM_WINDOW_TYPE_TOOLTIP" in w.types]
+
     def popup_menus(self) -> list[Window]:
         """Visible popup menus: viewable override-redirect top-level windows."""
         with self._x() as (display, root):
@@ -287,38 +351,79 @@ class Desktop:
     def _x(self):
         return _XConnection(self.display)
 
+    def has_sni_watcher(self) -> bool:
+        """Whether a StatusNotifierWatcher is on this desktop's session bus (asked with gdbus)."""
+        argv = ["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path"]
+        argv += ["/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.NameHasOwner"]
+        done = subprocess.run(
+            [*argv, "org.kde.StatusNotifierWatcher"], env=self.env, capture_output=True, text=True, timeout=10
+        )
+        return "true" in done.stdout
+
     def _tray_owned(self) -> bool:
         with self._x() as (display, root):
             owner = display.get_selection_owner(display.intern_atom("_NET_SYSTEM_TRAY_S0"))
             return getattr(owner, "id", owner) != 0  # X.NONE (0) when nobody owns it
 
 
-def start_desktop(logs: Path, timeout: float = 20.0) -> Desktop:
-    """Start Xvfb, a D-Bus session bus and trayer; return the ready Desktop."""
+def start_desktop(
+    logs: Path, timeout: float = 20.0, *, tray: Sequence[str] | None = TRAYER_ARGS, bus: bool = True
+) -> Desktop:
+    """Start Xvfb, a D-Bus session bus (unless not ``bus``) and trayer with ``tray`` arguments
+    (no tray at all with None); return the ready Desktop."""
     logs.mkdir(parents=True, exist_ok=True)
     desk = Desktop(logs)
     desk.env = _base_env()
     try:
-        number = _start_reporting(
-            desk, ["Xvfb", "-screen", "0", SCREEN, "-nolisten", "tcp", "-noreset", "-displayfd"], "xvfb", timeout
-        )
-        desk.display = f":{number}"
-        desk.env["DISPLAY"] = desk.display
-        address = _start_reporting(
-            desk,
-            ["dbus-daemon", "--session", "--nofork", "--nosyslog", "--print-address"],
-            "dbus",
-            timeout,
-            joined=True,
-        )
-        desk.env["DBUS_SESSION_BUS_ADDRESS"] = address
-        desk.spawn(["trayer", *TRAYER_ARGS], log="trayer")
-        desk.wait_for(desk._tray_owned, timeout, what="trayer to own _NET_SYSTEM_TRAY_S0")
-        desk.wait_for(desk._tray_panel, timeout, what="trayer's panel to be mapped")
+        _start_x(desk, timeout, bus)
+        if tray is not None:
+            desk.spawn(["trayer", *tray], log="trayer")
+            desk.wait_for(desk._tray_owned, timeout, what="trayer to own _NET_SYSTEM_TRAY_S0")
+            desk.wait_for(desk._tray_panel, timeout, what="trayer's panel to be mapped")
     except BaseException:
         desk.close()
         raise
     return desk
+
+
+def start_sni_desktop(logs: Path, home: Path, timeout: float = 30.0) -> Desktop:
+    """Xvfb + D-Bus + dunst + xfce4-panel (its default panel, whose tray hosts StatusNotifierItems),
+    with HOME and XDG_CONFIG_HOME in ``home``; ready once a StatusNotifierWatcher is on the bus."""
+    logs.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    desk = Desktop(logs)
+    desk.env = _base_env() | {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    try:
+        _start_x(desk, timeout, True)
+        keys = ("DISPLAY", "HOME", "XDG_CONFIG_HOME", "GDK_BACKEND", "NO_AT_BRIDGE")
+        subprocess.run(["dbus-update-activation-environment", *keys], env=desk.env, check=True, timeout=30)
+        desk.spawn(["dunst"], log="dunst")
+        desk.spawn(["xfce4-panel", "--disable-wm-check"], log="xfce4-panel")
+        desk.wait_for(desk.has_sni_watcher, timeout, what="xfce4-panel's StatusNotifierWatcher on the bus")
+    except BaseException:
+        desk.close()
+        raise
+    return desk
+
+
+def _start_x(desk: Desktop, timeout: float, bus: bool) -> None:
+    """Xvfb on a free display, then (if ``bus``) a session bus; both in ``desk.env``."""
+    number = _start_reporting(
+        desk, ["Xvfb", "-screen", "0", SCREEN, "-nolisten", "tcp", "-noreset", "-displayfd"], "xvfb", timeout
+    )
+    desk.display = f":{number}"
+    desk.env["DISPLAY"] = desk.display
+    if not bus:
+        desk.env.pop("XDG_RUNTIME_DIR", None)  # nor the per-user bus GLib would find there
+        return
+    address = _start_reporting(
+        desk,
+        ["dbus-daemon", "--session", "--nofork", "--nosyslog", "--print-address"],
+        "dbus",
+        timeout,
+        joined=True,
+    )
+    desk.env["DBUS_SESSION_BUS_ADDRESS"] = address
 
 
 def _base_env() -> dict[str, str]:

@@ -94,6 +94,9 @@ def _gtk(base: type) -> type:
             self._status_icon.connect("size-changed", self._size_changed)
 
         def _size_changed(self, status_icon: Any, size: int) -> bool:
+            ok, _screen, area, _orientation = status_icon.get_geometry()
+            if ok and area.width > 0 and area.height > 0:  # a tray may give less width than height
+                size = min(size, area.width, area.height)
             if size > 0 and self.on_size is not None:
                 try:
                     self.on_size(size)
@@ -105,7 +108,12 @@ def _gtk(base: type) -> type:
             super()._update_title()
             GLib.idle_add(self._set_tooltip)
 
+        def _show(self) -> None:
+            super()._show()
+            GLib.idle_add(self._set_tooltip)  # a title set before the icon was visible was not applied
+
         def _set_tooltip(self) -> bool:
+            self._status_icon.set_title(self.title or "trayburn")
             self._status_icon.set_tooltip_text(self.title or None)
             return False  # once
 
