@@ -75,18 +75,21 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--sessions", type=int, default=5000)
     parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--interval", type=int, default=INTERVAL_S, help="the tray's refresh_seconds")
+    parser.add_argument("--headless", action="store_true", help="the dummy backend: no desktop, no GTK")
     args = parser.parse_args()
     cline = corpus(args.sessions, args.calls)
     work = Path(tempfile.mkdtemp(prefix="bench-tray-"))
     config = work / "settings.toml"
-    config.write_text(f'cline_dir = "{cline}"\nrefresh_seconds = {INTERVAL_S}\n')
-    desk = start_desktop(work / "desktop")
+    config.write_text(f'cline_dir = "{cline}"\nrefresh_seconds = {args.interval}\n')
+    desk = None if args.headless else start_desktop(work / "desktop")
     env = dict(desk.env) if desk else {**os.environ, "PYSTRAY_BACKEND": "dummy"}
     env |= {"TRAYBURN_LOG_DIR": str(work / "log"), "PYSTRAY_BACKEND": env.get("PYSTRAY_BACKEND", "")}
     argv = [sys.executable, "-P", "-m", "trayburn", "--config", str(config), "--state-dir", str(work / "state")]
     tray = subprocess.Popen(argv, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        return _measure(tray, args.minutes, config, work, "gtk on Xvfb+trayer" if desk else "dummy")
+        where = "gtk on Xvfb+trayer" if desk else "dummy (headless)"
+        return _measure(tray, args.minutes, config, work, f"{where}, refresh every {args.interval} s", args.interval)
     finally:
         tray.terminate()
         tray.wait(10)
@@ -94,7 +97,7 @@ def main() -> int:
             desk.close()
 
 
-def _measure(tray: subprocess.Popen, minutes: float, config: Path, work: Path, where: str) -> int:
+def _measure(tray: subprocess.Popen, minutes: float, config: Path, work: Path, where: str, interval: int) -> int:
     _wait_for_first_ingest(tray.pid)
     samples = []  # (wall s, cpu s, rss MiB)
     start_wall, start_cpu = time.monotonic(), cpu_seconds(tray.pid)
@@ -104,7 +107,7 @@ def _measure(tray: subprocess.Popen, minutes: float, config: Path, work: Path, w
         time.sleep(INTERVAL_S)  # a bench may wait: it measures the idle tray, nothing to poll for
     samples.append((time.monotonic() - start_wall, cpu_seconds(tray.pid) - start_cpu, rss_mib(tray.pid)))
     wall, cpu, _ = samples[-1]
-    polls = wall / INTERVAL_S
+    polls = wall / interval
     floor = floor_per_poll(config, work / "floor-state") * polls
     second_half = [r for t, _, r in samples if t >= wall / 2]
     result = {

@@ -188,6 +188,9 @@ def test_on_a_status_notifier_panel_the_item_docks_shows_the_cost_and_opens_its_
         assert "tray backend appindicator" in log_text(tmp_path)
         with Image.open(tmp_path / "top.png") as image:
             spot = _find_colour(image.convert("RGB"), (255, 122, 26))
+        desk.move_pointer(*spot)  # xfce4-panel shows the item's title as its tooltip
+        tip = desk.wait_for(lambda: next(iter(desk.tooltips()), None), 15, what="the item's tooltip")
+        assert "today" in ocr(desk.screenshot(out / "sni-tooltip.png", tip.rect))
         desk.click(*spot, button=1)
         menu = desk.wait_for_menu(15)
         shot = desk.screenshot(out / "sni-menu.png", menu.rect)
@@ -205,3 +208,20 @@ def _find_colour(image: Image.Image, rgb: tuple[int, int, int]) -> tuple[int, in
             if all(abs(a - b) <= 30 for a, b in zip(image.getpixel((x, y)), rgb, strict=True)):
                 return x, y
     raise AssertionError("colour not found")
+
+
+def test_the_menu_shows_the_budget_and_how_much_of_it_is_spent(gtk, desktop, desktop_app, tmp_path, out):
+    config = demo.prepare(tmp_path / "demo")
+    config.write_text(config.read_text() + "daily_budget = 0.40\n")
+    env = {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
+    desktop_app(tray_argv(config, tmp_path / "state"), log="tray-budget", env=env)
+    icon = desktop.wait_for_tray_icon(timeout=30)
+    desktop.click(*icon.rect.center, button=3)
+    menu = desktop.wait_for_menu()
+    panel = desktop.tray_geometry()
+    whole = harness.Rect(menu.rect.x - 10, 0, panel.x + panel.width - menu.rect.x + 10, menu.rect.y + menu.rect.height)
+    desktop.screenshot(out / "menu-budget.png", whole)
+    text = ocr(desktop.screenshot(tmp_path / "menu.png", menu.rect))
+    desktop.key("Escape")
+    desktop.wait_for_no_menu()
+    assert "of $0.40 budget (82" in text, text

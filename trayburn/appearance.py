@@ -65,7 +65,7 @@ def window_shade(
     return detect(env, platform=platform, run=run).windows or "light"
 
 
-_cache: dict[tuple, tuple[float, Appearance]] = {}
+_cache: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[float, Appearance]] = {}
 
 
 def detect(

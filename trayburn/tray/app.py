@@ -57,12 +57,12 @@ class TrayApp:
         self.view: model.TrayView | None = None
         self.theme = panel_of(engine.settings.theme)
         self.size = DEFAULT_SIZE.get(caps.backend, 24)
-        self._drawn: tuple | None = None
+        self._drawn: tuple[object, ...] | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
         self._dirty = False  # something outside the ledger changed (e.g. start at login): rebuild
-        self._built_for: tuple | None = None
+        self._built_for: tuple[object, ...] | None = None
         self._last_ok: float | None = None
         self._failing = False
         first = render_icon("–", model.IconState.NO_DATA, self.theme, self.size)
@@ -114,7 +114,7 @@ class TrayApp:
         return view
 
     @staticmethod
-    def _key(view: model.TrayView) -> tuple:
+    def _key(view: model.TrayView) -> tuple[object, ...]:
         """What the clock changes in a view: the day, and the minute while the last hour has calls."""
         minute = datetime.now().strftime("%H:%M") if view.hour_live else None
         return (report.now_date(), minute)

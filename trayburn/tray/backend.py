@@ -62,7 +62,7 @@ _PYSTRAY_FLAGS = {
 # Where pystray's flag is wrong in practice. The xorg icon window selects only
 # Exposure|StructureNotify events, never ButtonPress, so no click ever reaches it
 # (checked under trayer: the icon docks and draws, clicks do nothing).
-_OVERRIDES = {"xorg": {"has_default_action": False}}
+_OVERRIDES: dict[str, dict[str, bool]] = {"xorg": {"has_default_action": False}}
 
 _BLURBS = {
     "gtk": "GTK 3 status icon in an XEmbed tray",
@@ -85,7 +85,8 @@ def capabilities(backend: str) -> Capabilities:
         can_notify=notify,
         needs_main_thread=backend == "darwin",
     )
-    return replace(caps, **_OVERRIDES.get(backend, {}))
+    has_default_action = _OVERRIDES.get(backend, {}).get("has_default_action", caps.has_default_action)
+    return replace(caps, has_default_action=has_default_action)
 
 
 def describe(backend: str) -> str:
@@ -180,7 +181,8 @@ def load_pystray(backend: str) -> ModuleType:
         import pystray
     except ImportError as exc:
         raise BackendError(f"the {backend} tray backend does not load: {exc}") from exc
-    return pystray
+    module: ModuleType = pystray
+    return module
 
 
 def loaded_backend(pystray: ModuleType) -> str:

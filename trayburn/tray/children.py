@@ -98,7 +98,7 @@ class Children:
             log.error("%s exited with %d (%s): %s", what, done.returncode, launch.describe(argv), done.stderr[-600:])
             self.on_failure(f"Could not open {what}: {_last_line(done.stderr) or f'exit {done.returncode}'}")
             return None
-        return done.stdout.strip()
+        return str(done.stdout).strip()
 
 
 def _no_stdin(options: dict[str, Any]) -> dict[str, Any]:

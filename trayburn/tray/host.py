@@ -129,7 +129,7 @@ def has_xembed_tray(display: str) -> bool:
     try:
         screen = connection.get_default_screen()
         owner = connection.get_selection_owner(connection.intern_atom(f"_NET_SYSTEM_TRAY_S{screen}"))
-        return getattr(owner, "id", owner) != 0  # X.NONE when nobody owns it
+        return bool(getattr(owner, "id", owner) != 0)  # X.NONE when nobody owns it
     finally:
         connection.close()
 

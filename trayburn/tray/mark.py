@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from PIL import Image, ImageDraw
 
@@ -38,7 +39,7 @@ _DISH_WIDTH = 16
 _TILE_BOX, _TILE_RADIUS = (8, 8, 248, 248), 56
 
 
-def _bezier(path: Sequence, steps: int = 16) -> list[Point]:
+def _bezier(path: Sequence[Any], steps: int = 16) -> list[Point]:
     """Flatten (start, (c1, c2, end), ...) cubic Bézier segments to points."""
     points: list[Point] = [path[0]]
     p0 = path[0]

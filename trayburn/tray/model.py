@@ -17,7 +17,7 @@ from ..settings import REFRESH_CHOICES
 from .label import IconState, format_cost
 from .status import problem_line, tilde
 
-__all__ = ["problem_line", "tilde"]
+__all__ = ["IconState", "problem_line", "tilde"]
 
 MAX_SESSIONS = 10
 TOOLTIP_MAX = 120  # Windows refuses titles over 128 characters
@@ -105,7 +105,7 @@ def day_cost(day: DayReport) -> str:
     return "unpriced" if day.calls and day.unpriced_calls >= day.calls else usd(day.cost_usd)
 
 
-def totals_cost(t) -> str:
+def totals_cost(t: Any) -> str:
     return "unpriced" if t.calls and t.unpriced_calls >= t.calls else usd(t.cost_usd)
 
 

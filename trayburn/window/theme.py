@@ -107,17 +107,17 @@ def fonts(root: tk.Misc) -> dict[str, tkfont.Font]:
         tkfont.nametofont(name, root=root).configure(size=10)
     base = tkfont.nametofont("TkDefaultFont", root=root).actual()
     family = base["family"]
-    specs = {
+    specs: dict[str, dict[str, object]] = {
         "heading": dict(size=10, weight="bold"),
         "title": dict(size=15, weight="bold"),
         "figure": dict(size=17, weight="bold"),
         "small": dict(size=9),
         "caption": dict(size=9, weight="bold"),
     }
-    out = {}
+    out: dict[str, tkfont.Font] = {}
     for key, spec in specs.items():
         name = f"trayburn.{key}"
-        options = [x for k, v in dict(family=family, **spec).items() for x in (f"-{k}", v)]
+        options = [x for k, v in {"family": family, **spec}.items() for x in (f"-{k}", v)]
         # made with Tcl directly: a tkinter Font object would delete its named font when collected
         verb = "configure" if name in tkfont.names(root) else "create"
         root.tk.call("font", verb, name, *options)
