@@ -201,14 +201,20 @@ class Desktop:
 
     # -- processes -------------------------------------------------------
     def spawn(
-        self, argv: Sequence[str], *, log: str, env: dict[str, str] | None = None, pass_fds: Sequence[int] = ()
+        self,
+        argv: Sequence[str],
+        *,
+        log: str,
+        env: dict[str, str] | None = None,
+        pass_fds: Sequence[int] = (),
+        exact_env: dict[str, str] | None = None,
     ) -> subprocess.Popen:
         """Start ``argv`` on this desktop in its own process group; stdout+stderr go
         to ``logs/<log>.log``. Stopped by ``stop()`` or at teardown."""
         with open(self.logs / f"{log}.log", "ab") as out:
             proc = subprocess.Popen(
                 list(argv),
-                env={**self.env, **(env or {})},
+                env=exact_env if exact_env is not None else {**self.env, **(env or {})},
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -367,15 +373,22 @@ class Desktop:
 
 
 def start_desktop(
-    logs: Path, timeout: float = 20.0, *, tray: Sequence[str] | None = TRAYER_ARGS, bus: bool = True
+    logs: Path,
+    timeout: float = 20.0,
+    *,
+    tray: Sequence[str] | None = TRAYER_ARGS,
+    bus: bool = True,
+    bus_sees_display: bool = True,
 ) -> Desktop:
     """Start Xvfb, a D-Bus session bus (unless not ``bus``) and trayer with ``tray`` arguments
-    (no tray at all with None); return the ready Desktop."""
+    (no tray at all with None); return the ready Desktop. ``bus_sees_display`` False: the bus
+    activates services without DISPLAY, so a notification daemon it starts cannot open a window
+    (as seen with xfce4-notifyd activated from a bare session)."""
     logs.mkdir(parents=True, exist_ok=True)
     desk = Desktop(logs)
     desk.env = _base_env()
     try:
-        _start_x(desk, timeout, bus)
+        _start_x(desk, timeout, bus, bus_sees_display)
         if tray is not None:
             desk.spawn(["trayer", *tray], log="trayer")
             desk.wait_for(desk._tray_owned, timeout, what="trayer to own _NET_SYSTEM_TRAY_S0")
@@ -406,7 +419,7 @@ def start_sni_desktop(logs: Path, home: Path, timeout: float = 30.0) -> Desktop:
     return desk
 
 
-def _start_x(desk: Desktop, timeout: float, bus: bool) -> None:
+def _start_x(desk: Desktop, timeout: float, bus: bool, bus_sees_display: bool = True) -> None:
     """Xvfb on a free display, then (if ``bus``) a session bus; both in ``desk.env``."""
     number = _start_reporting(
         desk, ["Xvfb", "-screen", "0", SCREEN, "-nolisten", "tcp", "-noreset", "-displayfd"], "xvfb", timeout
@@ -422,6 +435,7 @@ def _start_x(desk: Desktop, timeout: float, bus: bool) -> None:
         "dbus",
         timeout,
         joined=True,
+        env=None if bus_sees_display else {k: v for k, v in desk.env.items() if k != "DISPLAY"},
     )
     desk.env["DBUS_SESSION_BUS_ADDRESS"] = address
 
@@ -441,13 +455,15 @@ def _base_env() -> dict[str, str]:
     return env
 
 
-def _start_reporting(desk: Desktop, argv: list[str], log: str, timeout: float, joined: bool = False) -> str:
+def _start_reporting(
+    desk: Desktop, argv: list[str], log: str, timeout: float, joined: bool = False, env: dict[str, str] | None = None
+) -> str:
     """Start a daemon that writes one line (display number, bus address) to an fd
     once it is ready; return that line. ``joined``: --opt=FD instead of --opt FD."""
     read_fd, write_fd = os.pipe()
     try:
         argv = argv[:-1] + [f"{argv[-1]}={write_fd}"] if joined else [*argv, str(write_fd)]
-        proc = desk.spawn(argv, log=log, pass_fds=[write_fd])
+        proc = desk.spawn(argv, log=log, pass_fds=[write_fd], exact_env=env)
     finally:
         os.close(write_fd)
     try:

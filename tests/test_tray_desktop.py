@@ -137,13 +137,19 @@ def test_left_click_opens_the_summary_window(desktop, tray, artifacts):
     assert window.rect.height > 200
 
 
-def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_path, monkeypatch):
-    """Settings ▸ Sessions folder: the real Tk folder picker (a child process) writes the setting."""
+@pytest.mark.parametrize("picker", ["gtk", "tk"])
+def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_path, monkeypatch, picker):
+    """Settings ▸ Sessions folder: the real folder picker (a child process; GTK's where PyGObject
+    is, Tk's elsewhere) writes the setting."""
     from trayburn.tray import backend
     from trayburn.tray.app import TrayApp
 
+    if picker == "gtk" and not gtk_available():
+        pytest.skip("GTK's folder chooser needs PyGObject: pip install 'trayburn[gtk]'")
     for key, value in desktop.env.items():
         monkeypatch.setenv(key, value)
+    if picker == "tk":
+        monkeypatch.setenv("TRAYBURN_TK_DIALOGS", "1")
     target = tmp_path / "picked sessions"
     target.mkdir()
     config = tmp_path / "settings.toml"
@@ -163,7 +169,8 @@ def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_
     subprocess.run(["xdotool", "windowfocus", str(dialog.id)], env=desktop.env, check=True)
     desktop.key("ctrl+a", "ctrl+k")  # Tk's entry: line start, then delete to the end
     subprocess.run(["xdotool", "type", "--delay", "20", str(target)], env=desktop.env, check=True)
-    desktop.key("Return", "alt+o")  # Tk's picker: Return enters the folder, OK (Alt+O) chooses it
+    # Tk's picker: Return enters the folder, OK (Alt+O) chooses it; GTK's: Return chooses it
+    desktop.key(*(["Return", "alt+o"] if picker == "tk" else ["Return"]))
     desktop.wait_for(
         lambda: config.exists() and "sessions_dir" in config.read_text(),
         30,

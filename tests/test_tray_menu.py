@@ -287,3 +287,61 @@ def test_a_day_of_unpriced_calls_is_never_shown_as_zero(env, monkeypatch):
     assert day.calls == 1 and day.unpriced_calls == 1
     assert app.view.label == "?" and app.view.today.startswith("Today: unpriced · 1 call")
     assert "$0" not in app.icon.title
+
+
+class Clock:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_refreshes_that_keep_failing_mark_the_figures_stale(replay):
+    import sqlite3
+
+    config, state = replay
+    clock = Clock()
+    app = TrayApp(Engine(config, state, busy_timeout_s=0.05), pystray, CAPS, spawn=Spawned(), clock=clock)
+    app.tick()
+    assert app.view.updated == "Updated just now" and not app.view.stale
+    holder = sqlite3.connect(state / "ledger.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the ledger: every refresh fails
+    try:
+        clock.now += 40
+        from test_tray_desktop import add_session
+
+        add_session(Path(tomllib.loads(config.read_text())["cline_dir"]) / "data" / "sessions", "1796099999999_zzbsy")
+        app.tick()
+        assert app.view.state is IconState.PROBLEM and app.view.problem.startswith("Refresh failed")
+        assert app.view.updated == "Updated just now — refresh failing" and not app.view.stale
+        clock.now += 200
+        assert app.tick() is True
+        assert app.view.updated == "Updated 4 min ago — refresh failing" and app.view.stale
+        assert "⚠ Updated 4 min ago — refresh failing" in texts(app.icon.menu)
+        assert app.icon.title.endswith("· updated 4 min ago — refresh failing")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    clock.now += 30
+    app.tick()
+    assert app.view.updated == "Updated just now" and not app.view.stale and app.view.problem is None
+
+
+def test_a_day_without_calls_says_yesterday(env):
+    """The demo replayed as yesterday: today has no calls yet, the menu says what yesterday cost."""
+    import time as clock
+
+    config = demo.prepare(env / "demo", now_ms=int((clock.time() - 86400) * 1000))
+    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=Spawned())
+    app.tick()
+    assert app.engine.day().calls == 0
+    line = next(t for t in texts(app.icon.menu) if t.startswith("Yesterday: "))
+    from datetime import timedelta
+
+    from trayburn import report
+
+    before = app.engine.day(report.now_date() - timedelta(days=1))
+    assert before.calls > 0 and line == f"Yesterday: ${before.cost_usd:,.2f}"

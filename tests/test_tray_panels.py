@@ -225,3 +225,17 @@ def test_the_menu_shows_the_budget_and_how_much_of_it_is_spent(gtk, desktop, des
     desktop.key("Escape")
     desktop.wait_for_no_menu()
     assert "of $0.40 budget (82" in text, text
+
+
+def test_a_notification_service_that_cannot_start_costs_notifications_not_the_tray(gtk, tmp_path):
+    desk = harness.start_desktop(tmp_path / "desk", bus_sees_display=False)  # dunst would start blind
+    try:
+        proc = start_tray(desk, tmp_path)
+        icon = desk.wait_for_tray_icon(timeout=30)
+        desk.wait_for(lambda: "notifications are unavailable" in log_text(tmp_path), 30, what="the log line")
+        desk.click(*icon.rect.center, button=3)
+        desk.wait_for_menu()
+        desk.key("Escape")
+        assert proc.poll() is None
+    finally:
+        desk.close()

@@ -146,6 +146,7 @@ class TrayApp:
             budget=None,
             theme="auto",
             budget_level=0,
+            cost_text="unknown",
         )
 
     def poll_forever(self) -> None:
