@@ -5,8 +5,9 @@
 Generates (once) the bench corpus with bench/gen_corpus.py, starts the tray on it on a real X
 desktop (Xvfb + D-Bus + trayer, the tests' harness; the dummy backend where those tools are
 missing), lets the first ingest finish, then samples /proc/PID/stat and VmRSS every poll for
-the given minutes. The floor, measured in the same run: one no-change refresh of the same ledger
-in this process, times the number of polls: what any poller at that interval must spend.
+the given minutes. The floor, measured in the same run and the same way: a bare poller (a process
+that only calls `Engine.refresh()` on its own copy of the ledger at the same interval, no tray, no
+GTK), sampled from /proc beside the tray: what any poller at that interval must spend.
 Targets: under 0.1 % of a core; RSS flat (within 2 MiB) after the first half.
 """
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,18 +48,19 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def floor_per_poll(config: Path, state: Path) -> float:
-    from trayburn.engine import Engine
-
-    engine = Engine(config, state)
+BARE_POLLER = """
+import sys, time
+from trayburn.engine import Engine
+engine = Engine(sys.argv[1], sys.argv[2])
+while True:
     engine.refresh()
-    times = []
-    for _ in range(5):
-        start = time.process_time()
-        engine.refresh()
-        times.append(time.process_time() - start)
-    engine.close()
-    return statistics.median(times)
+    time.sleep(float(sys.argv[3]))
+"""
+
+
+def start_bare_poller(config: Path, state: Path, interval: int) -> subprocess.Popen:
+    argv = [sys.executable, "-P", "-c", BARE_POLLER, str(config), str(state), str(interval)]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def start_desktop(logs: Path):
@@ -87,35 +88,38 @@ def main() -> int:
     env |= {"TRAYBURN_LOG_DIR": str(work / "log"), "PYSTRAY_BACKEND": env.get("PYSTRAY_BACKEND", "")}
     argv = [sys.executable, "-P", "-m", "trayburn", "--config", str(config), "--state-dir", str(work / "state")]
     tray = subprocess.Popen(argv, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    bare = start_bare_poller(config, work / "bare-state", args.interval)
     try:
         where = "gtk on Xvfb+trayer" if desk else "dummy (headless)"
-        return _measure(tray, args.minutes, config, work, f"{where}, refresh every {args.interval} s", args.interval)
+        return _measure(tray, bare, args.minutes, f"{where}, refresh every {args.interval} s")
     finally:
-        tray.terminate()
-        tray.wait(10)
+        for proc in (tray, bare):
+            proc.terminate()
+            proc.wait(10)
         if desk:
             desk.close()
 
 
-def _measure(tray: subprocess.Popen, minutes: float, config: Path, work: Path, where: str, interval: int) -> int:
+def _measure(tray: subprocess.Popen, bare: subprocess.Popen, minutes: float, where: str) -> int:
     _wait_for_first_ingest(tray.pid)
-    samples = []  # (wall s, cpu s, rss MiB)
-    start_wall, start_cpu = time.monotonic(), cpu_seconds(tray.pid)
+    _wait_for_first_ingest(bare.pid)
+    samples = []  # (wall s, tray cpu s, tray rss MiB)
+    start_wall, start_cpu, start_bare = time.monotonic(), cpu_seconds(tray.pid), cpu_seconds(bare.pid)
     end = start_wall + minutes * 60
     while time.monotonic() < end and tray.poll() is None:
         samples.append((time.monotonic() - start_wall, cpu_seconds(tray.pid) - start_cpu, rss_mib(tray.pid)))
         time.sleep(INTERVAL_S)  # a bench may wait: it measures the idle tray, nothing to poll for
     samples.append((time.monotonic() - start_wall, cpu_seconds(tray.pid) - start_cpu, rss_mib(tray.pid)))
     wall, cpu, _ = samples[-1]
-    polls = wall / interval
-    floor = floor_per_poll(config, work / "floor-state") * polls
+    floor = cpu_seconds(bare.pid) - start_bare
     second_half = [r for t, _, r in samples if t >= wall / 2]
     result = {
         "backend": where,
         "minutes": round(wall / 60, 1),
         "cpu_seconds": round(cpu, 3),
         "core_percent": round(100 * cpu / wall, 4),
-        "floor_cpu_seconds": round(floor, 3),
+        "bare_poller_cpu_seconds": round(floor, 3),
+        "bare_poller_core_percent": round(100 * floor / wall, 4),
         "ratio_to_floor": round(cpu / floor, 2) if floor else None,
         "rss_mib_start": round(samples[0][2], 1),
         "rss_mib_half": round(second_half[0], 1),

@@ -11,17 +11,28 @@ with xdotool, screenshots are taken with ImageMagick's ``import``.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
+
+from daemons import kill_group, read_line
+from pixels import contrast, has_colour_near, image_colours, luminance, text_contrast
+from xwindows import DesktopError, Rect, Window, XConnection, is_menu, walk
+
+__all__ = [
+    "DesktopError",
+    "Rect",
+    "Window",
+    "contrast",
+    "has_colour_near",
+    "image_colours",
+    "luminance",
+    "text_contrast",
+]
 
 T = TypeVar("T")
 
@@ -70,43 +81,6 @@ LIGHT_PANEL = ("--transparent", "false")  # GTK2's light grey #dcdad5
 DARK_PANEL = ("--transparent", "true", "--alpha", "0", "--tint", "0x333333")
 
 
-class DesktopError(AssertionError):
-    """The desktop did not reach an expected state in time."""
-
-
-@dataclass(frozen=True)
-class Rect:
-    x: int
-    y: int
-    width: int
-    height: int
-
-    @property
-    def center(self) -> tuple[int, int]:
-        return self.x + self.width // 2, self.y + self.height // 2
-
-    @property
-    def box(self) -> tuple[int, int, int, int]:
-        """(left, top, right, bottom), as Pillow's crop() wants it."""
-        return self.x, self.y, self.x + self.width, self.y + self.height
-
-
-@dataclass(frozen=True)
-class Window:
-    id: int
-    name: str  # WM_NAME, "" if none
-    instance: str  # WM_CLASS, first part
-    cls: str  # WM_CLASS, second part
-    rect: Rect  # in root (screen) coordinates
-    viewable: bool  # mapped, and all its ancestors too
-    override_redirect: bool  # popups: menus, tooltips
-    types: tuple[str, ...]  # _NET_WM_WINDOW_TYPE atom names
-    parent: int
-
-    def matches(self, name: str | None = None, cls: str | None = None) -> bool:
-        return (name is None or self.name == name) and (cls is None or cls in (self.instance, self.cls))
-
-
 def missing_tools(tools: dict[str, str] = TOOLS) -> list[str]:
     """apt packages to install for the desktop tests, empty if all are there."""
     return sorted({pkg for tool, pkg in tools.items() if shutil.which(tool) is None})
@@ -117,48 +91,6 @@ def trayer_args(height: int = TRAY_HEIGHT, light: bool = False) -> tuple[str, ..
     base = list(TRAYER_ARGS[: TRAYER_ARGS.index("--transparent")])
     base[base.index("--height") + 1] = str(height)
     return (*base, *(LIGHT_PANEL if light else DARK_PANEL))
-
-
-def luminance(rgb: tuple[int, ...]) -> float:
-    """WCAG relative luminance of an sRGB colour."""
-
-    def channel(c: int) -> float:
-        v = c / 255
-        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (channel(c) for c in rgb[:3])
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast(a: tuple[int, ...], b: tuple[int, ...]) -> float:
-    """WCAG contrast ratio, 1 to 21."""
-    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
-    return (la + 0.05) / (lb + 0.05)
-
-
-def text_contrast(
-    image, box: tuple[int, int, int, int], panel: tuple[int, ...] | None = None
-) -> tuple[float, tuple[int, int, int], tuple[int, int, int]]:
-    """(contrast, ink, background) of the text in ``box`` of an RGB screenshot.
-
-    The background is the most common colour in the box (what the text sits on: the panel, or
-    the icon's own tile); the ink is the median, by luminance, of the pixels that stand out
-    from it (contrast above 1.5), so a few extreme pixels cannot carry the figure. Pixels of
-    the ``panel`` colour showing at a tile's rounded corners are not ink.
-    """
-    region = image.convert("RGB").crop(box)
-    counts = region.getcolors(maxcolors=1 << 20)
-    background = max(counts)[1]
-
-    def is_ink(rgb: tuple[int, int, int]) -> bool:
-        on_tile = panel is not None and contrast(panel, background) > 1.2
-        return contrast(rgb, background) > 1.5 and not (on_tile and contrast(rgb, panel) < 1.2)
-
-    ink = sorted((luminance(rgb), rgb) for n, rgb in counts for _ in range(n) if is_ink(rgb))
-    if not ink:
-        return 1.0, background, background
-    rgb = ink[len(ink) // 2][1]
-    return contrast(rgb, background), rgb, background
 
 
 def wait_for(
@@ -175,19 +107,6 @@ def wait_for(
                 f"timed out after {timeout:g}s waiting for {what or getattr(predicate, '__name__', 'a condition')}"
             )
         time.sleep(interval)
-
-
-def image_colours(path: Path, rect: Rect | None = None) -> set[tuple[int, int, int]]:
-    """The distinct RGB colours in a screenshot, or in ``rect`` of it."""
-    from PIL import Image
-
-    with Image.open(path) as image:
-        region = image.convert("RGB").crop(rect.box) if rect else image.convert("RGB")
-        return {rgb for _, rgb in region.getcolors(maxcolors=1 << 24)}
-
-
-def has_colour_near(colours: set[tuple[int, int, int]], rgb: tuple[int, int, int], tolerance: int = 24) -> bool:
-    return any(all(abs(a - b) <= tolerance for a, b in zip(c, rgb, strict=False)) for c in colours)
 
 
 class Desktop:
@@ -228,7 +147,7 @@ class Desktop:
         """SIGTERM the process group, SIGKILL it if it lingers; returns the exit code."""
         if proc in self._procs:
             self._procs.remove(proc)
-        return _kill_group(proc, timeout)
+        return kill_group(proc, timeout)
 
     def close(self) -> None:
         """Stop everything this desktop started, newest first (Xvfb last)."""
@@ -252,7 +171,7 @@ class Desktop:
     def windows(self) -> list[Window]:
         """Every window on the screen, parents before children."""
         with self._x() as (display, root):
-            return list(_walk(display, root, root))
+            return list(walk(display, root, root))
 
     def find_windows(
         self, name: str | None = None, cls: str | None = None, *, viewable: bool | None = None
@@ -294,14 +213,14 @@ class Desktop:
     def tooltips(self) -> list[Window]:
         """Visible tooltips: viewable top-level windows of type _NET_WM_WINDOW_TYPE_TOOLTIP."""
         with self._x() as (display, root):
-            tops = [w for w in _walk(display, root, root, depth=1) if w.parent == root.id]
+            tops = [w for w in walk(display, root, root, depth=1) if w.parent == root.id]
         return [w for w in tops if w.viewable and "_NET_WM_WINDOW_TYPE_TOOLTIP" in w.types]
 
     def popup_menus(self) -> list[Window]:
         """Visible popup menus: viewable override-redirect top-level windows."""
         with self._x() as (display, root):
-            tops = [w for w in _walk(display, root, root, depth=1) if w.parent == root.id]
-        return [w for w in tops if w.viewable and w.override_redirect and w.rect.width > 1 and _is_menu(w)]
+            tops = [w for w in walk(display, root, root, depth=1) if w.parent == root.id]
+        return [w for w in tops if w.viewable and w.override_redirect and w.rect.width > 1 and is_menu(w)]
 
     def wait_for_menu(self, timeout: float = 10.0) -> Window:
         return self.wait_for(lambda: next(iter(self.popup_menus()), None), timeout, what="a popup menu to appear")
@@ -355,7 +274,7 @@ class Desktop:
             return display.screen().height_in_pixels
 
     def _x(self):
-        return _XConnection(self.display)
+        return XConnection(self.display)
 
     def has_sni_watcher(self) -> bool:
         """Whether a StatusNotifierWatcher is on this desktop's session bus (asked with gdbus)."""
@@ -467,120 +386,9 @@ def _start_reporting(
     finally:
         os.close(write_fd)
     try:
-        line = _read_line(read_fd, timeout)
+        line = read_line(read_fd, timeout)
     finally:
         os.close(read_fd)
     if not line:
         raise DesktopError(f"{argv[0]} exited ({proc.poll()}) before it was ready: see {desk.logs / (log + '.log')}")
     return line
-
-
-def _read_line(fd: int, timeout: float) -> str:
-    deadline = time.monotonic() + timeout
-    data = b""
-    while not data.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise DesktopError(f"no ready line within {timeout:g}s")
-        readable, _, _ = select.select([fd], [], [], left)
-        if readable:
-            chunk = os.read(fd, 4096)
-            if not chunk:  # writer gone: the process died
-                break
-            data += chunk
-    return data.decode().strip()
-
-
-def _kill_group(proc: subprocess.Popen, timeout: float) -> int:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            return proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            continue
-    return proc.wait()
-
-
-class _XConnection:
-    """``with _XConnection(":3") as (display, root)`` - a short-lived X connection."""
-
-    def __init__(self, name: str):
-        self._name = name
-
-    def __enter__(self):
-        from Xlib import display as xdisplay
-
-        self._display = xdisplay.Display(self._name)
-        return self._display, self._display.screen().root
-
-    def __exit__(self, *exc) -> None:
-        self._display.close()
-
-
-def _walk(display, root, window, depth: int | None = None, parent_viewable: bool = True):
-    """Yield Window records for ``window``'s descendants (not ``window`` itself).
-
-    Windows vanish while we look (popups close, apps exit): those are skipped.
-    """
-    from Xlib.error import XError
-
-    try:
-        children = window.query_tree().children
-    except XError:
-        return
-    for child in children:
-        try:
-            info = _describe(display, root, child, window.id, parent_viewable)
-        except XError:
-            continue
-        yield info
-        if depth is None or depth > 1:
-            yield from _walk(display, root, child, None if depth is None else depth - 1, info.viewable)
-
-
-def _describe(display, root, window, parent: int, parent_viewable: bool) -> Window:
-    from Xlib import X
-
-    attrs = window.get_attributes()
-    geom = window.get_geometry()
-    origin = root.translate_coords(window, 0, 0)
-    wm_class = window.get_wm_class() or ("", "")
-    return Window(
-        id=window.id,
-        name=_name(display, window),
-        instance=wm_class[0],
-        cls=wm_class[1],
-        rect=Rect(origin.x, origin.y, geom.width, geom.height),
-        viewable=parent_viewable and attrs.map_state == X.IsViewable,
-        override_redirect=bool(attrs.override_redirect),
-        types=_types(display, window),
-        parent=parent,
-    )
-
-
-def _name(display, window) -> str:
-    net = window.get_full_property(display.intern_atom("_NET_WM_NAME"), display.intern_atom("UTF8_STRING"))
-    if net is not None:
-        value = net.value
-        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-    name = window.get_wm_name()
-    return name.decode("latin-1") if isinstance(name, bytes) else (name or "")
-
-
-def _types(display, window) -> tuple[str, ...]:
-    from Xlib import Xatom
-
-    prop = window.get_full_property(display.intern_atom("_NET_WM_WINDOW_TYPE"), Xatom.ATOM)
-    if prop is None:
-        return ()
-    return tuple(display.get_atom_name(atom) for atom in prop.value)
-
-
-def _is_menu(window: Window) -> bool:
-    """GTK marks menus _NET_WM_WINDOW_TYPE_POPUP_MENU; a window without a type
-    that is bigger than a tooltip's few pixels also counts (other toolkits)."""
-    menu_types = {"_NET_WM_WINDOW_TYPE_POPUP_MENU", "_NET_WM_WINDOW_TYPE_DROPDOWN_MENU", "_NET_WM_WINDOW_TYPE_MENU"}
-    if window.types:
-        return bool(menu_types & set(window.types))
-    return window.rect.height > 40
