@@ -179,3 +179,32 @@ def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_
     assert tomllib.loads(config.read_text())["sessions_dir"] == str(target)
     app.tick()
     assert app.engine.levels.sessions.path == target and app.engine.levels.sessions.origin == "settings"
+
+
+@pytest.mark.parametrize("typed, budget", [("$20", 20.0), ("12.5", 12.5)])
+def test_the_budget_dialog_takes_dollars_as_people_type_them(desktop, tmp_path, monkeypatch, typed, budget):
+    """Settings ▸ Daily budget…: the real Tk dialog (a child process) accepts "$20" and "20"."""
+    from trayburn.tray import backend
+    from trayburn.tray.app import TrayApp
+
+    for key, value in desktop.env.items():
+        monkeypatch.setenv(key, value)
+    config = tmp_path / "settings.toml"
+    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app.tick()
+    settings = next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu
+    next(i for i in settings.items if str(i.text).startswith("Daily budget: "))(app.icon)
+    dialog = desktop.wait_for(
+        lambda: next(iter(desktop.find_windows(name="trayburn", viewable=True)), None), 30, what="the budget dialog"
+    )
+    subprocess.run(["xdotool", "windowfocus", str(dialog.id)], env=desktop.env, check=True)
+    desktop.key("ctrl+a", "ctrl+k")
+    subprocess.run(["xdotool", "type", "--delay", "20", typed], env=desktop.env, check=True)
+    desktop.key("Return")
+    desktop.wait_for(
+        lambda: config.exists() and "daily_budget" in config.read_text(), 30, what="the budget in the settings file"
+    )
+    assert tomllib.loads(config.read_text())["daily_budget"] == budget
+    app.tick()
+    settings = next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu
+    assert f"Daily budget: ${budget:,.2f}…" in [str(i.text) for i in settings.items]
