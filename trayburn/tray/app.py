@@ -26,13 +26,12 @@ from .. import settings as st
 from ..engine import Engine
 from ..opener import open_path
 from . import backend as backends
-from . import folders, model, status
+from . import folders, icons, model, status
 from .children import Children, Popen
 from .host import StartCheck
 from .icon import render_icon
 
 log = logging.getLogger(__name__)
-DEFAULT_SIZE = {"appindicator": 22, "xorg": 64, "darwin": 64, "win32": 32}  # until the tray says (gtk does)
 
 
 def panel_of(setting: str) -> str:
@@ -56,7 +55,7 @@ class TrayApp:
         self.clock = clock
         self.view: model.TrayView | None = None
         self.theme = panel_of(engine.settings.theme)
-        self.size = DEFAULT_SIZE.get(caps.backend, 24)
+        self.size = icons.start_size(caps.backend)
         self._drawn: tuple[object, ...] | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -129,25 +128,7 @@ class TrayApp:
         """The last good view with the failure on top; a bare one if there was none yet."""
         if self.view is not None:
             return replace(self.view, problem=message, state=model.IconState.PROBLEM)
-        return model.TrayView(
-            label="!",
-            state=model.IconState.PROBLEM,
-            tooltip="trayburn · needs attention",
-            today="Today: unknown",
-            top_model=None,
-            week="",
-            month="",
-            rate="",
-            sessions=(),
-            problem=message,
-            first_run=False,
-            roots=(),
-            refresh_seconds=30,
-            budget=None,
-            theme="auto",
-            budget_level=0,
-            cost_text="unknown",
-        )
+        return model.error_view(message)
 
     def poll_forever(self) -> None:
         while not self._stop.is_set():

@@ -28,6 +28,22 @@ log = logging.getLogger(__name__)
 SizeCallback = Callable[[int], None]
 
 
+# The icon's size until the tray says (gtk does): libappindicator's 22 px; the bare X11 backend and
+# macOS scale the image themselves; Windows' small-icon size (16 px at 100 %) is asked at start.
+START_SIZE = {"appindicator": 22, "xorg": 64, "darwin": 64}
+
+
+def start_size(backend: str) -> int:
+    if backend == "win32":
+        try:
+            import ctypes
+
+            return int(ctypes.windll.user32.GetSystemMetrics(49)) or 16  # type: ignore[attr-defined,unused-ignore]
+        except (AttributeError, OSError):  # SM_CXSMICON unavailable
+            return 16
+    return START_SIZE.get(backend, 24)
+
+
 def icon_class(pystray: ModuleType, backend: str) -> type:
     if backend == "dummy":
         return _headless(pystray.Icon)

@@ -297,3 +297,26 @@ def is_demo(engine: Any) -> bool:
         return False
     recorded = {p.name for p in demo.SOURCE.iterdir()}
     return {p.name for p in sessions.iterdir()} <= recorded
+
+
+def error_view(message: str) -> TrayView:
+    """What the tray shows when its very first refresh failed."""
+    return TrayView(
+        label="!",
+        state=IconState.PROBLEM,
+        tooltip="trayburn · needs attention",
+        today="Today: unknown",
+        top_model=None,
+        week="",
+        month="",
+        rate="",
+        sessions=(),
+        problem=message,
+        first_run=False,
+        roots=(),
+        refresh_seconds=30,
+        budget=None,
+        theme="auto",
+        budget_level=0,
+        cost_text="unknown",
+    )
