@@ -197,6 +197,13 @@ def test_on_a_status_notifier_panel_the_item_docks_shows_the_cost_and_opens_its_
         text = ocr(shot)
         assert "Today" in text and "Quit trayburn" in text, text
         desk.key("Escape")
+        desk.wait_for_no_menu()
+        desk.click(*spot, button=2)  # SecondaryActivate: the default item, the summary
+        desk.wait_for(
+            lambda: next((w for w in desk.find_windows(viewable=True) if w.name.startswith("trayburn —")), None),
+            30,
+            what="the summary window after a middle click",
+        )
     finally:
         desk.close()
 

@@ -8,7 +8,7 @@ Every class returned by `icon_class()` offers, beside pystray's own API:
   start (a D-Bus session without one, or one that fails to activate) costs notifications, not
   the tray: pystray's notifier would raise in the icon's start and take the tray down;
 - ``activates``: whether a primary click runs the default menu item (appindicator: only where
-  the library has an "activate" signal, checked at run time);
+  the library has an "activate" signal, checked at run time; a middle click runs it everywhere);
 - the tooltip: gtk sets the title only; here the status icon's tooltip is set too.
 
 Imported only after `backend.load_pystray()`; this module imports gi only for those backends.
@@ -137,7 +137,7 @@ def _gtk(base: type) -> type:
 
 
 def _appindicator(base: type) -> type:
-    from gi.repository import GObject
+    from gi.repository import GLib, GObject
 
     class IndicatorIcon(_SafeNotifier, base):  # type: ignore[misc]
         on_size: SizeCallback | None = None
@@ -152,6 +152,19 @@ def _appindicator(base: type) -> type:
         @property
         def activates(self) -> bool:
             return self._activates
+
+        def _update_menu(self) -> None:
+            super()._update_menu()
+            GLib.idle_add(self._target_default)  # after pystray's own idle call built the menu
+
+        def _target_default(self) -> bool:
+            """A middle click (SNI SecondaryActivate) runs the default item: the summary."""
+            items = [i for i in (self.menu.items if self.menu else ()) if i.visible]
+            index = next((n for n, item in enumerate(items) if item.default), None)
+            widgets = self._menu_handle.get_children() if self._menu_handle is not None else []
+            if index is not None and index < len(widgets):
+                self._appindicator.set_secondary_activate_target(widgets[index])
+            return False  # once
 
     return IndicatorIcon
 
