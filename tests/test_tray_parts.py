@@ -57,6 +57,11 @@ def test_a_listening_display_without_a_bus_is_fatal(listening):
     assert check.kind == "no_session_bus" and "dbus-run-session" in check.message
 
 
+def test_the_bare_x11_backend_needs_no_bus(listening):
+    check = host.can_start({"DISPLAY": f"{listening}:0", "PYSTRAY_BACKEND": "xorg"}, platform="linux")
+    assert not check.fatal and check.kind == "no_tray_host"  # our socket is no X server: no tray found
+
+
 def test_bus_addresses(listening, tmp_path):
     assert host.bus_problem(f"unix:path={listening}") is None
     assert "No such file" in host.bus_problem(f"unix:path={tmp_path / 'gone'}")

@@ -54,7 +54,8 @@ class StartCheck:
 
 
 def can_start(env: Mapping[str, str] | None = None, *, platform: str | None = None) -> StartCheck:
-    """Whether the tray can start and be seen here, and why not."""
+    """Whether the tray can start and be seen here, and why not. A session bus is needed except
+    by the bare X11 backend (PYSTRAY_BACKEND=xorg), which talks to the X server alone."""
     env = os.environ if env is None else env
     platform = platform or sys.platform
     if platform in ("darwin", "win32"):
@@ -67,6 +68,13 @@ def can_start(env: Mapping[str, str] | None = None, *, platform: str | None = No
     if problem:
         return StartCheck("display_unreachable", f"no graphical session: {problem}; {TERMINAL_HINT}")
     bus = env.get("DBUS_SESSION_BUS_ADDRESS") or _default_bus(env)
+    if not bus and env.get("PYSTRAY_BACKEND") == "xorg":
+        xembed = has_xembed_tray(display)
+        return (
+            StartCheck("ok", f"an XEmbed tray on {display}", xembed=True)
+            if xembed
+            else StartCheck("no_tray_host", NO_HOST_HINT)
+        )
     if not bus:
         return StartCheck(
             "no_session_bus",
