@@ -104,10 +104,12 @@ def _measure(tray: subprocess.Popen, bare: subprocess.Popen, minutes: float, whe
     _wait_for_first_ingest(tray.pid)
     _wait_for_first_ingest(bare.pid)
     samples = []  # (wall s, tray cpu s, tray rss MiB)
+    bare_rss = [rss_mib(bare.pid)]
     start_wall, start_cpu, start_bare = time.monotonic(), cpu_seconds(tray.pid), cpu_seconds(bare.pid)
     end = start_wall + minutes * 60
     while time.monotonic() < end and tray.poll() is None:
         samples.append((time.monotonic() - start_wall, cpu_seconds(tray.pid) - start_cpu, rss_mib(tray.pid)))
+        bare_rss.append(rss_mib(bare.pid))
         time.sleep(INTERVAL_S)  # a bench may wait: it measures the idle tray, nothing to poll for
     samples.append((time.monotonic() - start_wall, cpu_seconds(tray.pid) - start_cpu, rss_mib(tray.pid)))
     wall, cpu, _ = samples[-1]
@@ -125,6 +127,8 @@ def _measure(tray: subprocess.Popen, bare: subprocess.Popen, minutes: float, whe
         "rss_mib_half": round(second_half[0], 1),
         "rss_mib_end": round(samples[-1][2], 1),
         "rss_drift_second_half_mib": round(max(second_half) - min(second_half), 2),
+        "bare_poller_rss_mib_start": round(bare_rss[0], 1),
+        "bare_poller_rss_mib_end": round(bare_rss[-1], 1),
     }
     print(json.dumps(result, indent=2))
     ok = result["core_percent"] < 0.1 and result["rss_drift_second_half_mib"] <= 2
