@@ -11,17 +11,28 @@ with xdotool, screenshots are taken with ImageMagick's ``import``.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import select
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
+
+from daemons import kill_group, read_line
+from pixels import contrast, has_colour_near, image_colours, luminance, text_contrast
+from xwindows import DesktopError, Rect, Window, XConnection, is_menu, walk
+
+__all__ = [
+    "DesktopError",
+    "Rect",
+    "Window",
+    "contrast",
+    "has_colour_near",
+    "image_colours",
+    "luminance",
+    "text_contrast",
+]
 
 T = TypeVar("T")
 
@@ -59,48 +70,27 @@ TOOLS = {
     "import": "imagemagick",
     "dbus-daemon": "dbus",
 }
+# the StatusNotifierItem desktop (xfce4-panel's tray hosts SNI items and XEmbed icons)
+SNI_TOOLS = {
+    "xfce4-panel": "xfce4-panel",
+    "dunst": "dunst",
+    "dbus-update-activation-environment": "dbus-x11",
+    "gdbus": "libglib2.0-bin",
+}
+LIGHT_PANEL = ("--transparent", "false")  # GTK2's light grey #dcdad5
+DARK_PANEL = ("--transparent", "true", "--alpha", "0", "--tint", "0x333333")
 
 
-class DesktopError(AssertionError):
-    """The desktop did not reach an expected state in time."""
-
-
-@dataclass(frozen=True)
-class Rect:
-    x: int
-    y: int
-    width: int
-    height: int
-
-    @property
-    def center(self) -> tuple[int, int]:
-        return self.x + self.width // 2, self.y + self.height // 2
-
-    @property
-    def box(self) -> tuple[int, int, int, int]:
-        """(left, top, right, bottom), as Pillow's crop() wants it."""
-        return self.x, self.y, self.x + self.width, self.y + self.height
-
-
-@dataclass(frozen=True)
-class Window:
-    id: int
-    name: str  # WM_NAME, "" if none
-    instance: str  # WM_CLASS, first part
-    cls: str  # WM_CLASS, second part
-    rect: Rect  # in root (screen) coordinates
-    viewable: bool  # mapped, and all its ancestors too
-    override_redirect: bool  # popups: menus, tooltips
-    types: tuple[str, ...]  # _NET_WM_WINDOW_TYPE atom names
-    parent: int
-
-    def matches(self, name: str | None = None, cls: str | None = None) -> bool:
-        return (name is None or self.name == name) and (cls is None or cls in (self.instance, self.cls))
-
-
-def missing_tools() -> list[str]:
+def missing_tools(tools: dict[str, str] = TOOLS) -> list[str]:
     """apt packages to install for the desktop tests, empty if all are there."""
-    return sorted({pkg for tool, pkg in TOOLS.items() if shutil.which(tool) is None})
+    return sorted({pkg for tool, pkg in tools.items() if shutil.which(tool) is None})
+
+
+def trayer_args(height: int = TRAY_HEIGHT, light: bool = False) -> tuple[str, ...]:
+    """trayer's arguments for a panel `height` px tall, light grey or dark."""
+    base = list(TRAYER_ARGS[: TRAYER_ARGS.index("--transparent")])
+    base[base.index("--height") + 1] = str(height)
+    return (*base, *(LIGHT_PANEL if light else DARK_PANEL))
 
 
 def wait_for(
@@ -119,19 +109,6 @@ def wait_for(
         time.sleep(interval)
 
 
-def image_colours(path: Path, rect: Rect | None = None) -> set[tuple[int, int, int]]:
-    """The distinct RGB colours in a screenshot, or in ``rect`` of it."""
-    from PIL import Image
-
-    with Image.open(path) as image:
-        region = image.convert("RGB").crop(rect.box) if rect else image.convert("RGB")
-        return {rgb for _, rgb in region.getcolors(maxcolors=1 << 24)}
-
-
-def has_colour_near(colours: set[tuple[int, int, int]], rgb: tuple[int, int, int], tolerance: int = 24) -> bool:
-    return any(all(abs(a - b) <= tolerance for a, b in zip(c, rgb, strict=False)) for c in colours)
-
-
 class Desktop:
     """A running Xvfb display with a tray. Build it with ``start_desktop()``."""
 
@@ -143,14 +120,20 @@ class Desktop:
 
     # -- processes -------------------------------------------------------
     def spawn(
-        self, argv: Sequence[str], *, log: str, env: dict[str, str] | None = None, pass_fds: Sequence[int] = ()
+        self,
+        argv: Sequence[str],
+        *,
+        log: str,
+        env: dict[str, str] | None = None,
+        pass_fds: Sequence[int] = (),
+        exact_env: dict[str, str] | None = None,
     ) -> subprocess.Popen:
         """Start ``argv`` on this desktop in its own process group; stdout+stderr go
         to ``logs/<log>.log``. Stopped by ``stop()`` or at teardown."""
         with open(self.logs / f"{log}.log", "ab") as out:
             proc = subprocess.Popen(
                 list(argv),
-                env={**self.env, **(env or {})},
+                env=exact_env if exact_env is not None else {**self.env, **(env or {})},
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -164,7 +147,7 @@ class Desktop:
         """SIGTERM the process group, SIGKILL it if it lingers; returns the exit code."""
         if proc in self._procs:
             self._procs.remove(proc)
-        return _kill_group(proc, timeout)
+        return kill_group(proc, timeout)
 
     def close(self) -> None:
         """Stop everything this desktop started, newest first (Xvfb last)."""
@@ -188,7 +171,7 @@ class Desktop:
     def windows(self) -> list[Window]:
         """Every window on the screen, parents before children."""
         with self._x() as (display, root):
-            return list(_walk(display, root, root))
+            return list(walk(display, root, root))
 
     def find_windows(
         self, name: str | None = None, cls: str | None = None, *, viewable: bool | None = None
@@ -227,11 +210,17 @@ class Desktop:
 
         return self.wait_for(drawn_icon, timeout, what=f"one drawn tray icon (name={name!r}, cls={cls!r})")
 
+    def tooltips(self) -> list[Window]:
+        """Visible tooltips: viewable top-level windows of type _NET_WM_WINDOW_TYPE_TOOLTIP."""
+        with self._x() as (display, root):
+            tops = [w for w in walk(display, root, root, depth=1) if w.parent == root.id]
+        return [w for w in tops if w.viewable and "_NET_WM_WINDOW_TYPE_TOOLTIP" in w.types]
+
     def popup_menus(self) -> list[Window]:
         """Visible popup menus: viewable override-redirect top-level windows."""
         with self._x() as (display, root):
-            tops = [w for w in _walk(display, root, root, depth=1) if w.parent == root.id]
-        return [w for w in tops if w.viewable and w.override_redirect and w.rect.width > 1 and _is_menu(w)]
+            tops = [w for w in walk(display, root, root, depth=1) if w.parent == root.id]
+        return [w for w in tops if w.viewable and w.override_redirect and w.rect.width > 1 and is_menu(w)]
 
     def wait_for_menu(self, timeout: float = 10.0) -> Window:
         return self.wait_for(lambda: next(iter(self.popup_menus()), None), timeout, what="a popup menu to appear")
@@ -285,7 +274,16 @@ class Desktop:
             return display.screen().height_in_pixels
 
     def _x(self):
-        return _XConnection(self.display)
+        return XConnection(self.display)
+
+    def has_sni_watcher(self) -> bool:
+        """Whether a StatusNotifierWatcher is on this desktop's session bus (asked with gdbus)."""
+        argv = ["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path"]
+        argv += ["/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.NameHasOwner"]
+        done = subprocess.run(
+            [*argv, "org.kde.StatusNotifierWatcher"], env=self.env, capture_output=True, text=True, timeout=10
+        )
+        return "true" in done.stdout
 
     def _tray_owned(self) -> bool:
         with self._x() as (display, root):
@@ -293,32 +291,72 @@ class Desktop:
             return getattr(owner, "id", owner) != 0  # X.NONE (0) when nobody owns it
 
 
-def start_desktop(logs: Path, timeout: float = 20.0) -> Desktop:
-    """Start Xvfb, a D-Bus session bus and trayer; return the ready Desktop."""
+def start_desktop(
+    logs: Path,
+    timeout: float = 20.0,
+    *,
+    tray: Sequence[str] | None = TRAYER_ARGS,
+    bus: bool = True,
+    bus_sees_display: bool = True,
+) -> Desktop:
+    """Start Xvfb, a D-Bus session bus (unless not ``bus``) and trayer with ``tray`` arguments
+    (no tray at all with None); return the ready Desktop. ``bus_sees_display`` False: the bus
+    activates services without DISPLAY, so a notification daemon it starts cannot open a window
+    (as seen with xfce4-notifyd activated from a bare session)."""
     logs.mkdir(parents=True, exist_ok=True)
     desk = Desktop(logs)
     desk.env = _base_env()
     try:
-        number = _start_reporting(
-            desk, ["Xvfb", "-screen", "0", SCREEN, "-nolisten", "tcp", "-noreset", "-displayfd"], "xvfb", timeout
-        )
-        desk.display = f":{number}"
-        desk.env["DISPLAY"] = desk.display
-        address = _start_reporting(
-            desk,
-            ["dbus-daemon", "--session", "--nofork", "--nosyslog", "--print-address"],
-            "dbus",
-            timeout,
-            joined=True,
-        )
-        desk.env["DBUS_SESSION_BUS_ADDRESS"] = address
-        desk.spawn(["trayer", *TRAYER_ARGS], log="trayer")
-        desk.wait_for(desk._tray_owned, timeout, what="trayer to own _NET_SYSTEM_TRAY_S0")
-        desk.wait_for(desk._tray_panel, timeout, what="trayer's panel to be mapped")
+        _start_x(desk, timeout, bus, bus_sees_display)
+        if tray is not None:
+            desk.spawn(["trayer", *tray], log="trayer")
+            desk.wait_for(desk._tray_owned, timeout, what="trayer to own _NET_SYSTEM_TRAY_S0")
+            desk.wait_for(desk._tray_panel, timeout, what="trayer's panel to be mapped")
     except BaseException:
         desk.close()
         raise
     return desk
+
+
+def start_sni_desktop(logs: Path, home: Path, timeout: float = 30.0) -> Desktop:
+    """Xvfb + D-Bus + dunst + xfce4-panel (its default panel, whose tray hosts StatusNotifierItems),
+    with HOME and XDG_CONFIG_HOME in ``home``; ready once a StatusNotifierWatcher is on the bus."""
+    logs.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    desk = Desktop(logs)
+    desk.env = _base_env() | {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    try:
+        _start_x(desk, timeout, True)
+        keys = ("DISPLAY", "HOME", "XDG_CONFIG_HOME", "GDK_BACKEND", "NO_AT_BRIDGE")
+        subprocess.run(["dbus-update-activation-environment", *keys], env=desk.env, check=True, timeout=30)
+        desk.spawn(["dunst"], log="dunst")
+        desk.spawn(["xfce4-panel", "--disable-wm-check"], log="xfce4-panel")
+        desk.wait_for(desk.has_sni_watcher, timeout, what="xfce4-panel's StatusNotifierWatcher on the bus")
+    except BaseException:
+        desk.close()
+        raise
+    return desk
+
+
+def _start_x(desk: Desktop, timeout: float, bus: bool, bus_sees_display: bool = True) -> None:
+    """Xvfb on a free display, then (if ``bus``) a session bus; both in ``desk.env``."""
+    number = _start_reporting(
+        desk, ["Xvfb", "-screen", "0", SCREEN, "-nolisten", "tcp", "-noreset", "-displayfd"], "xvfb", timeout
+    )
+    desk.display = f":{number}"
+    desk.env["DISPLAY"] = desk.display
+    if not bus:
+        desk.env.pop("XDG_RUNTIME_DIR", None)  # nor the per-user bus GLib would find there
+        return
+    address = _start_reporting(
+        desk,
+        ["dbus-daemon", "--session", "--nofork", "--nosyslog", "--print-address"],
+        "dbus",
+        timeout,
+        joined=True,
+        env=None if bus_sees_display else {k: v for k, v in desk.env.items() if k != "DISPLAY"},
+    )
+    desk.env["DBUS_SESSION_BUS_ADDRESS"] = address
 
 
 def _base_env() -> dict[str, str]:
@@ -336,130 +374,21 @@ def _base_env() -> dict[str, str]:
     return env
 
 
-def _start_reporting(desk: Desktop, argv: list[str], log: str, timeout: float, joined: bool = False) -> str:
+def _start_reporting(
+    desk: Desktop, argv: list[str], log: str, timeout: float, joined: bool = False, env: dict[str, str] | None = None
+) -> str:
     """Start a daemon that writes one line (display number, bus address) to an fd
     once it is ready; return that line. ``joined``: --opt=FD instead of --opt FD."""
     read_fd, write_fd = os.pipe()
     try:
         argv = argv[:-1] + [f"{argv[-1]}={write_fd}"] if joined else [*argv, str(write_fd)]
-        proc = desk.spawn(argv, log=log, pass_fds=[write_fd])
+        proc = desk.spawn(argv, log=log, pass_fds=[write_fd], exact_env=env)
     finally:
         os.close(write_fd)
     try:
-        line = _read_line(read_fd, timeout)
+        line = read_line(read_fd, timeout)
     finally:
         os.close(read_fd)
     if not line:
         raise DesktopError(f"{argv[0]} exited ({proc.poll()}) before it was ready: see {desk.logs / (log + '.log')}")
     return line
-
-
-def _read_line(fd: int, timeout: float) -> str:
-    deadline = time.monotonic() + timeout
-    data = b""
-    while not data.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise DesktopError(f"no ready line within {timeout:g}s")
-        readable, _, _ = select.select([fd], [], [], left)
-        if readable:
-            chunk = os.read(fd, 4096)
-            if not chunk:  # writer gone: the process died
-                break
-            data += chunk
-    return data.decode().strip()
-
-
-def _kill_group(proc: subprocess.Popen, timeout: float) -> int:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        try:
-            return proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            continue
-    return proc.wait()
-
-
-class _XConnection:
-    """``with _XConnection(":3") as (display, root)`` - a short-lived X connection."""
-
-    def __init__(self, name: str):
-        self._name = name
-
-    def __enter__(self):
-        from Xlib import display as xdisplay
-
-        self._display = xdisplay.Display(self._name)
-        return self._display, self._display.screen().root
-
-    def __exit__(self, *exc) -> None:
-        self._display.close()
-
-
-def _walk(display, root, window, depth: int | None = None, parent_viewable: bool = True):
-    """Yield Window records for ``window``'s descendants (not ``window`` itself).
-
-    Windows vanish while we look (popups close, apps exit): those are skipped.
-    """
-    from Xlib.error import XError
-
-    try:
-        children = window.query_tree().children
-    except XError:
-        return
-    for child in children:
-        try:
-            info = _describe(display, root, child, window.id, parent_viewable)
-        except XError:
-            continue
-        yield info
-        if depth is None or depth > 1:
-            yield from _walk(display, root, child, None if depth is None else depth - 1, info.viewable)
-
-
-def _describe(display, root, window, parent: int, parent_viewable: bool) -> Window:
-    from Xlib import X
-
-    attrs = window.get_attributes()
-    geom = window.get_geometry()
-    origin = root.translate_coords(window, 0, 0)
-    wm_class = window.get_wm_class() or ("", "")
-    return Window(
-        id=window.id,
-        name=_name(display, window),
-        instance=wm_class[0],
-        cls=wm_class[1],
-        rect=Rect(origin.x, origin.y, geom.width, geom.height),
-        viewable=parent_viewable and attrs.map_state == X.IsViewable,
-        override_redirect=bool(attrs.override_redirect),
-        types=_types(display, window),
-        parent=parent,
-    )
-
-
-def _name(display, window) -> str:
-    net = window.get_full_property(display.intern_atom("_NET_WM_NAME"), display.intern_atom("UTF8_STRING"))
-    if net is not None:
-        value = net.value
-        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-    name = window.get_wm_name()
-    return name.decode("latin-1") if isinstance(name, bytes) else (name or "")
-
-
-def _types(display, window) -> tuple[str, ...]:
-    from Xlib import Xatom
-
-    prop = window.get_full_property(display.intern_atom("_NET_WM_WINDOW_TYPE"), Xatom.ATOM)
-    if prop is None:
-        return ()
-    return tuple(display.get_atom_name(atom) for atom in prop.value)
-
-
-def _is_menu(window: Window) -> bool:
-    """GTK marks menus _NET_WM_WINDOW_TYPE_POPUP_MENU; a window without a type
-    that is bigger than a tooltip's few pixels also counts (other toolkits)."""
-    menu_types = {"_NET_WM_WINDOW_TYPE_POPUP_MENU", "_NET_WM_WINDOW_TYPE_DROPDOWN_MENU", "_NET_WM_WINDOW_TYPE_MENU"}
-    if window.types:
-        return bool(menu_types & set(window.types))
-    return window.rect.height > 40

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from trayburn import autostart
 from trayburn.autostart import (
     AutostartStatus,
     FreedesktopAutostart,
@@ -84,8 +83,7 @@ def test_launch_command_prefers_script_beside_python(monkeypatch: pytest.MonkeyP
 
 def test_launch_command_falls_back_to_module(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
-    monkeypatch.setattr(autostart.shutil, "which", lambda name: None)
-    assert launch_command() == [str(tmp_path / "python"), "-m", "trayburn"]
+    assert launch_command() == [str(tmp_path / "python"), "-P", "-m", "trayburn"]
 
 
 # --- Linux, for real ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The tray icon: labels, states, themes, the cache, theme detection, the assets."""
+"""The tray icon: labels, states, panels, the cache, the desktop's shade, the assets."""
 
 from __future__ import annotations
 
@@ -15,15 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
-from trayburn.tray import icon
-from trayburn.tray.icon import (
-    IconState,
-    draw_mark,
-    format_cost,
-    render_icon,
-    render_icon_pair,
-    resolve_theme,
-)
+from trayburn import appearance
+from trayburn.tray import font, icon, label, mark
+from trayburn.tray.icon import IconState, draw_mark, render_icon
+from trayburn.tray.label import format_cost
+from trayburn.window import theme as window_theme
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
@@ -193,13 +189,6 @@ def test_the_cache_returns_the_same_image():
     assert render_icon("4.21", IconState.OVER, "dark", 22) is not first
 
 
-def test_render_icon_pair_is_one_x_and_two_x():
-    small, large = render_icon_pair("12", IconState.OK, "dark")
-    assert (small.size, large.size) == ((32, 32), (64, 64))
-    small, large = render_icon_pair("12", IconState.OK, "dark", base=11)
-    assert (small.size, large.size) == ((11, 11), (22, 22))
-
-
 @pytest.mark.parametrize(
     "kwargs, error",
     [({"theme": "auto"}, ValueError), ({"size": 4}, ValueError), ({"state": "ok"}, TypeError)],
@@ -210,13 +199,19 @@ def test_render_icon_rejects_bad_arguments(kwargs, error):
         render_icon(**args)
 
 
-def test_the_icon_module_imports_only_pillow_and_the_standard_library():
-    tree = ast.parse(Path(icon.__file__).read_text())
+@pytest.mark.parametrize("module", [icon, font, mark, label, appearance])
+def test_the_drawing_modules_import_only_pillow_and_the_standard_library(module):
+    tree = ast.parse(Path(module.__file__).read_text())
     names = {
         alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
     }
-    names |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-    assert names - {"__future__"} <= set(sys.stdlib_module_names) | {"PIL"}
+    names |= {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0  # ours are relative
+    }
+    allowed = set() if module in (label, appearance) else {"PIL"}
+    assert names - {"__future__"} <= set(sys.stdlib_module_names) | allowed
 
 
 # --- the panel's theme ----------------------------------------------------------
@@ -225,43 +220,67 @@ def runner(answer):
 
     def run(argv):
         calls.append(argv)
-        return answer
+        return answer(argv) if callable(answer) else answer
 
     run.calls = calls
     return run
 
 
+def gsettings(color_scheme, gtk_theme="'Adwaita'"):
+    """A runner answering gsettings' two questions."""
+    return runner(lambda argv: color_scheme if argv[-1] == "color-scheme" else gtk_theme)
+
+
 @pytest.mark.parametrize("setting", THEMES)
 def test_an_explicit_theme_is_kept(setting):
     run = runner("'prefer-dark'")
-    assert resolve_theme(setting, {}, platform="linux", run=run) == setting
+    assert appearance.panel_shade(setting, {}, platform="linux", run=run) == setting
+    assert appearance.window_shade(setting, {}, platform="linux", run=run) == setting
     assert run.calls == []
 
 
 @pytest.mark.parametrize(
-    "env, gsettings, expected",
+    "env, scheme, panel, windows",
     [
-        ({"GTK_THEME": "Adwaita:dark"}, "'default'", "dark"),
-        ({"GTK_THEME": "Adwaita:dark", "XDG_CURRENT_DESKTOP": "KDE"}, "'prefer-light'", "dark"),
-        ({"XDG_CURRENT_DESKTOP": "KDE"}, "'prefer-dark'", "dark"),
-        ({}, "'prefer-dark'", "dark"),
-        ({"XDG_CURRENT_DESKTOP": "KDE"}, "'prefer-light'", "light"),
-        ({"XDG_CURRENT_DESKTOP": "ubuntu:GNOME"}, "'prefer-light'", "dark"),
-        ({}, "'default'", "dark"),
-        ({}, "", "dark"),  # gsettings failed
-        ({}, None, "dark"),  # no gsettings at all
+        ({"GTK_THEME": "Adwaita:dark"}, "'default'", "dark", "dark"),
+        ({"XDG_CURRENT_DESKTOP": "XFCE"}, "'prefer-dark'", "dark", "dark"),
+        ({}, "'prefer-light'", "light", "light"),
+        ({"XDG_CURRENT_DESKTOP": "ubuntu:GNOME"}, "'prefer-light'", "dark", "light"),  # the top bar stays dark
+        ({"XDG_CURRENT_DESKTOP": "GNOME"}, "'prefer-dark'", "dark", "dark"),
+        ({"XDG_CURRENT_DESKTOP": "GNOME"}, "'default'", "dark", None),
+        ({}, "'default'", None, None),  # nothing says: the icon brings its own tile
+        ({}, "", None, None),  # gsettings failed
+        ({}, None, None, None),  # no gsettings at all
     ],
 )
-def test_auto_on_linux(env, gsettings, expected):
-    run = runner(gsettings)
-    assert resolve_theme("auto", env, platform="linux", run=run) == expected
-    assert run.calls in ([], [["gsettings", "get", "org.gnome.desktop.interface", "color-scheme"]])
+def test_auto_on_linux(env, scheme, panel, windows):
+    run = gsettings(scheme)
+    assert appearance.detect(env, platform="linux", run=run) == appearance.Appearance(windows, panel)
 
 
-@pytest.mark.parametrize("answer, expected", [("Dark", "dark"), ("", "light"), (None, "dark")])
+def test_a_dark_gtk_theme_name_counts_when_the_colour_scheme_is_silent():
+    found = appearance.detect({}, platform="linux", run=gsettings("'default'", "'Adwaita-dark'"))
+    assert found == appearance.Appearance("dark", "dark")
+
+
+def test_the_icon_and_the_window_agree_on_gnome_preferring_dark():
+    run = gsettings("'prefer-dark'")
+    env = {"XDG_CURRENT_DESKTOP": "GNOME"}
+    assert appearance.panel_shade("auto", env, platform="linux", run=run) == "dark"
+    assert window_theme.resolve("auto", env, run=run) is window_theme.DARK
+
+
+@pytest.mark.parametrize("background, expected", [("239,240,241", "light"), ("32,35,38", "dark"), ("oops", None)])
+def test_kde_reads_its_colour_scheme(tmp_path, background, expected):
+    (tmp_path / "kdeglobals").write_text(f"[General]\nName=x\n\n[Colors:Window]\nBackgroundNormal={background}\n")
+    env = {"XDG_CURRENT_DESKTOP": "KDE", "XDG_CONFIG_HOME": str(tmp_path)}
+    assert appearance.detect(env, platform="linux", run=runner(None)) == appearance.Appearance(expected, expected)
+
+
+@pytest.mark.parametrize("answer, expected", [("Dark", "dark"), ("", "light"), (None, None)])
 def test_auto_on_macos(answer, expected):
     run = runner(answer)
-    assert resolve_theme("auto", {}, platform="darwin", run=run) == expected
+    assert appearance.detect({}, platform="darwin", run=run) == appearance.Appearance(expected, expected)
     assert run.calls == [["defaults", "read", "-g", "AppleInterfaceStyle"]]
 
 
@@ -291,24 +310,24 @@ def fake_winreg(values: dict[str, int]) -> types.ModuleType:
         ({"SystemUsesLightTheme": 1, "AppsUseLightTheme": 0}, "light"),  # the taskbar decides
         ({"SystemUsesLightTheme": 0, "AppsUseLightTheme": 1}, "dark"),
         ({"AppsUseLightTheme": 1}, "light"),
-        ({}, "dark"),
+        ({}, None),
     ],
 )
 def test_auto_on_windows(monkeypatch, values, expected):
     monkeypatch.setitem(sys.modules, "winreg", fake_winreg(values))
-    assert resolve_theme("auto", {}, platform="win32") == expected
+    assert appearance.panel_shade("auto", {}, platform="win32", run=runner(None)) == expected
 
 
 def test_auto_never_raises():
     def broken(argv):
         raise RuntimeError("boom")
 
-    assert resolve_theme("auto", {}, platform="linux", run=broken) == "dark"
-    assert resolve_theme("auto", {}, platform="darwin", run=broken) == "dark"
+    assert appearance.detect({}, platform="linux", run=broken) == appearance.UNKNOWN
+    assert appearance.detect({}, platform="darwin", run=broken) == appearance.UNKNOWN
 
 
 def test_the_real_runner_survives_a_missing_command():
-    assert icon._run_quiet(["trayburn-no-such-command-xyz"]) is None
+    assert appearance.run_quiet(["trayburn-no-such-command-xyz"]) is None
 
 
 # --- assets -----------------------------------------------------------------------
@@ -346,10 +365,10 @@ def test_the_svg_is_an_svg_drawn_from_the_same_shapes():
     def hex_of(c):
         return "#{:02X}{:02X}{:02X}".format(*c[:3])
 
-    assert shapes["tile"].get("fill") == hex_of(icon.TILE)
-    assert shapes["flame"].get("fill") == hex_of(icon.FLAME)
-    assert shapes["core"].get("fill") == hex_of(icon.FLAME_CORE)
-    assert shapes["tray"].get("stroke") == hex_of(icon.DISH)
+    assert shapes["tile"].get("fill") == hex_of(mark.TILE)
+    assert shapes["flame"].get("fill") == hex_of(mark.FLAME)
+    assert shapes["core"].get("fill") == hex_of(mark.FLAME_CORE)
+    assert shapes["tray"].get("stroke") == hex_of(mark.DISH)
 
     def numbers(d):
         return [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", d)]
@@ -357,6 +376,6 @@ def test_the_svg_is_an_svg_drawn_from_the_same_shapes():
     def flat(path):
         return [float(v) for point in [path[0], *itertools.chain(*path[1:])] for v in point]
 
-    assert numbers(shapes["flame"].get("d")) == flat(icon._FLAME_PATH)
-    assert numbers(shapes["core"].get("d")) == flat(icon._CORE_PATH)
-    assert numbers(shapes["tray"].get("d")) == [float(v) for p in icon._DISH_POINTS for v in p]
+    assert numbers(shapes["flame"].get("d")) == flat(mark._FLAME_PATH)
+    assert numbers(shapes["core"].get("d")) == flat(mark._CORE_PATH)
+    assert numbers(shapes["tray"].get("d")) == [float(v) for p in mark._DISH_POINTS for v in p]

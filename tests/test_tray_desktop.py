@@ -135,16 +135,21 @@ def test_left_click_opens_the_summary_window(desktop, tray, artifacts):
     )
     desktop.screenshot(artifacts / "tray-summary-window.png")
     assert window.rect.height > 200
-    subprocess.run(["pkill", "-f", "trayburn summary"], check=False)
 
 
-def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_path, monkeypatch):
-    """Settings ▸ Sessions folder: the real Tk folder picker (a child process) writes the setting."""
+@pytest.mark.parametrize("picker", ["gtk", "tk"])
+def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_path, monkeypatch, picker):
+    """Settings ▸ Sessions folder: the real folder picker (a child process; GTK's where PyGObject
+    is, Tk's elsewhere) writes the setting."""
     from trayburn.tray import backend
     from trayburn.tray.app import TrayApp
 
+    if picker == "gtk" and not gtk_available():
+        pytest.skip("GTK's folder chooser needs PyGObject: pip install 'trayburn[gtk]'")
     for key, value in desktop.env.items():
         monkeypatch.setenv(key, value)
+    if picker == "tk":
+        monkeypatch.setenv("TRAYBURN_TK_DIALOGS", "1")
     target = tmp_path / "picked sessions"
     target.mkdir()
     config = tmp_path / "settings.toml"
@@ -164,7 +169,8 @@ def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_
     subprocess.run(["xdotool", "windowfocus", str(dialog.id)], env=desktop.env, check=True)
     desktop.key("ctrl+a", "ctrl+k")  # Tk's entry: line start, then delete to the end
     subprocess.run(["xdotool", "type", "--delay", "20", str(target)], env=desktop.env, check=True)
-    desktop.key("Return", "alt+o")  # Tk's picker: Return enters the folder, OK (Alt+O) chooses it
+    # Tk's picker: Return enters the folder, OK (Alt+O) chooses it; GTK's: Return chooses it
+    desktop.key(*(["Return", "alt+o"] if picker == "tk" else ["Return"]))
     desktop.wait_for(
         lambda: config.exists() and "sessions_dir" in config.read_text(),
         30,
@@ -173,3 +179,32 @@ def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_
     assert tomllib.loads(config.read_text())["sessions_dir"] == str(target)
     app.tick()
     assert app.engine.levels.sessions.path == target and app.engine.levels.sessions.origin == "settings"
+
+
+@pytest.mark.parametrize("typed, budget", [("$20", 20.0), ("12.5", 12.5)])
+def test_the_budget_dialog_takes_dollars_as_people_type_them(desktop, tmp_path, monkeypatch, typed, budget):
+    """Settings ▸ Daily budget…: the real Tk dialog (a child process) accepts "$20" and "20"."""
+    from trayburn.tray import backend
+    from trayburn.tray.app import TrayApp
+
+    for key, value in desktop.env.items():
+        monkeypatch.setenv(key, value)
+    config = tmp_path / "settings.toml"
+    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app.tick()
+    settings = next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu
+    next(i for i in settings.items if str(i.text).startswith("Daily budget: "))(app.icon)
+    dialog = desktop.wait_for(
+        lambda: next(iter(desktop.find_windows(name="trayburn", viewable=True)), None), 30, what="the budget dialog"
+    )
+    subprocess.run(["xdotool", "windowfocus", str(dialog.id)], env=desktop.env, check=True)
+    desktop.key("ctrl+a", "ctrl+k")
+    subprocess.run(["xdotool", "type", "--delay", "20", typed], env=desktop.env, check=True)
+    desktop.key("Return")
+    desktop.wait_for(
+        lambda: config.exists() and "daily_budget" in config.read_text(), 30, what="the budget in the settings file"
+    )
+    assert tomllib.loads(config.read_text())["daily_budget"] == budget
+    app.tick()
+    settings = next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu
+    assert f"Daily budget: ${budget:,.2f}…" in [str(i.text) for i in settings.items]

@@ -18,7 +18,7 @@ from trayburn.engine import Engine
 from trayburn.singleton import AlreadyRunning, InstanceLock
 from trayburn.tray import backend
 from trayburn.tray.app import TrayApp
-from trayburn.tray.icon import IconState, format_cost
+from trayburn.tray.label import IconState, format_cost
 
 pystray = backend.load_pystray("dummy")
 CAPS = backend.capabilities("dummy")
@@ -46,8 +46,11 @@ def env(tmp_path, monkeypatch):
 
 
 class Spawned(list):
-    def __call__(self, argv):
+    """Records what the tray would start (argv and the options it starts it with)."""
+
+    def __call__(self, argv, **options):
         self.append(argv)
+        self.options = options
 
 
 def make_app(config: Path, state: Path) -> tuple[TrayApp, Spawned]:
@@ -65,7 +68,7 @@ def replay(env):
 
 def test_menu_shows_todays_cost_top_model_and_sessions(replay):
     config, state = replay
-    app, _ = make_app(config, state)
+    app, spawned = make_app(config, state)
     assert app.tick() is True
     day = app.engine.day()
     menu = app.icon.menu
@@ -75,9 +78,14 @@ def test_menu_shows_todays_cost_top_model_and_sessions(replay):
     assert str(find(menu, "Top model: ").text).startswith(f"Top model: {day.top_model.name} — ")
     sessions = find(menu, "Today's sessions").submenu
     titles = texts(sessions)
-    assert len(titles) == min(10, day.sessions)
+    assert day.sessions == 18, "the demo has more sessions than the menu shows"
+    assert len(titles) == 11 and titles[-1] == "+8 more… (opens the summary)"
     assert any("[i_long] Run a long session." in t for t in titles)
-    assert app.icon.title == f"trayburn · ${day.cost_usd:,.2f} today · {day.top_model.name}"
+    ranked = sorted(app.engine.sessions(None, None), key=lambda s: s.cost_usd, reverse=True)
+    assert [sid for sid, _ in app.view.sessions] == [s.id for s in ranked[:10]], "most expensive first"
+    sessions.items[-1](app.icon)
+    assert "summary" in spawned[-1]
+    assert app.icon.title == f"trayburn · ${day.cost_usd:,.2f} today · {day.top_model.name} · updated just now"
     assert app.view.label == format_cost(day.cost_usd) and app.view.state is IconState.OK
 
 
@@ -123,7 +131,7 @@ def test_refresh_interval_theme_and_reset_write_the_settings_file(replay):
     app.tick()
     settings = find(app.icon.menu, "Settings").submenu
     find(find(settings, "Refresh every").submenu, "15 s")(app.icon)
-    find(find(settings, "Icon").submenu, "Dark")(app.icon)
+    find(find(settings, "Panel: auto").submenu, "dark")(app.icon)
     saved = tomllib.loads(config.read_text())
     assert saved["refresh_seconds"] == 15 and saved["theme"] == "dark"
     app.tick()
@@ -175,15 +183,19 @@ def test_budget_thresholds_notify_once_per_day(replay):
     )  # as by hand or by the budget dialog  # 90 %: past 80 %, below 100 %
     app.tick()
     assert app.view.state is IconState.WARN
-    assert len(app.icon.notifications) == 1 and "80%" in app.icon.notifications[0][0]
+    budget = f"${cost / 0.9:,.2f}"
+    assert app.icon.notified == [
+        (f"Today's spend has reached 80 % of your {budget} daily budget: ${cost:,.2f} (90 %)", "trayburn")
+    ]
+    assert find(app.icon.menu, "Today: ").text.startswith(f"Today: ${cost:,.2f} of {budget} budget (90 %) · ")
     settings.update(config, "daily_budget", str(cost / 2))
     app.tick()
     app.tick()
     assert app.view.state is IconState.OVER
-    assert len(app.icon.notifications) == 2 and "passed" in app.icon.notifications[1][0]
+    assert len(app.icon.notified) == 2 and "passed" in app.icon.notified[1][0]
     again, _ = make_app(config, state)  # a restart does not notify again the same day
     again.tick()
-    assert again.icon.notifications == []
+    assert again.icon.notified == []
 
 
 def test_quit_stops_the_icon(replay):
@@ -275,3 +287,61 @@ def test_a_day_of_unpriced_calls_is_never_shown_as_zero(env, monkeypatch):
     assert day.calls == 1 and day.unpriced_calls == 1
     assert app.view.label == "?" and app.view.today.startswith("Today: unpriced · 1 call")
     assert "$0" not in app.icon.title
+
+
+class Clock:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_refreshes_that_keep_failing_mark_the_figures_stale(replay):
+    import sqlite3
+
+    config, state = replay
+    clock = Clock()
+    app = TrayApp(Engine(config, state, busy_timeout_s=0.05), pystray, CAPS, spawn=Spawned(), clock=clock)
+    app.tick()
+    assert app.view.updated == "Updated just now" and not app.view.stale
+    holder = sqlite3.connect(state / "ledger.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the ledger: every refresh fails
+    try:
+        clock.now += 40
+        from test_tray_desktop import add_session
+
+        add_session(Path(tomllib.loads(config.read_text())["cline_dir"]) / "data" / "sessions", "1796099999999_zzbsy")
+        app.tick()
+        assert app.view.state is IconState.PROBLEM and app.view.problem.startswith("Refresh failed")
+        assert app.view.updated == "Updated just now — refresh failing" and not app.view.stale
+        clock.now += 200
+        assert app.tick() is True
+        assert app.view.updated == "Updated 4 min ago — refresh failing" and app.view.stale
+        assert "⚠ Updated 4 min ago — refresh failing" in texts(app.icon.menu)
+        assert app.icon.title.endswith("· updated 4 min ago — refresh failing")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    clock.now += 30
+    app.tick()
+    assert app.view.updated == "Updated just now" and not app.view.stale and app.view.problem is None
+
+
+def test_a_day_without_calls_says_yesterday(env):
+    """The demo replayed as yesterday: today has no calls yet, the menu says what yesterday cost."""
+    import time as clock
+
+    config = demo.prepare(env / "demo", now_ms=int((clock.time() - 86400) * 1000))
+    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=Spawned())
+    app.tick()
+    assert app.engine.day().calls == 0
+    line = next(t for t in texts(app.icon.menu) if t.startswith("Yesterday: "))
+    from datetime import timedelta
+
+    from trayburn import report
+
+    before = app.engine.day(report.now_date() - timedelta(days=1))
+    assert before.calls > 0 and line == f"Yesterday: ${before.cost_usd:,.2f}"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import plistlib
 import re
-import shutil
 import subprocess
 import sys
 from abc import ABC, abstractmethod
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from . import fsutil
+from . import fsutil, launch
 
 APP_NAME = "trayburn"
 COMMENT = "Shows what the Cline CLI costs you today"
@@ -45,25 +44,8 @@ class AutostartStatus:
 
 
 def launch_command() -> list[str]:
-    """The command that starts the tray, as an argument list."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable]
-    script = _console_script()
-    if script:
-        return [script]
-    return [sys.executable, "-m", APP_NAME]
-
-
-def _console_script() -> str | None:
-    # Not resolved: a venv's python is a symlink, and the script sits beside the link.
-    # On Windows the gui-script (trayburn-tray.exe) first: a console script opens a console window.
-    bin_dir = Path(sys.executable).parent
-    names = (f"{APP_NAME}-tray.exe",) if sys.platform == "win32" else ()
-    for name in (*names, APP_NAME, f"{APP_NAME}.exe"):
-        candidate = bin_dir / name
-        if candidate.is_file():
-            return str(candidate)
-    return shutil.which(APP_NAME)
+    """The command that starts the tray at login, as an argument list (see `trayburn.launch`)."""
+    return launch.command(entry_point=True)
 
 
 class Autostart(ABC):

@@ -2,7 +2,9 @@
 
 One poller thread refreshes the ledger and builds a TrayView; the icon, tooltip and menu are
 changed only when the view changed, and only through `_ui()`, which respects each backend's
-threading rules. Dialogs and the summary window run as child processes.
+threading rules. When idle, a tick reads nothing and rebuilds nothing: the view is rebuilt when a
+refresh changed something, a setting changed, the day turned, or (only while there were calls in
+the last hour) the minute. Dialogs and the summary window run as child processes (`children`).
 """
 
 from __future__ import annotations
@@ -10,48 +12,63 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
-import sys
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-from .. import fsutil, paths, report
+from .. import appearance, fsutil, launch, paths, report
 from .. import settings as st
 from ..engine import Engine
 from ..opener import open_path
 from . import backend as backends
-from . import model
-from .icon import render_icon, resolve_theme
+from . import folders, icons, model, status
+from .children import Children, Popen
+from .host import StartCheck
+from .icon import render_icon
 
 log = logging.getLogger(__name__)
-ICON_SIZE = 64
 
 
-def self_command() -> list[str]:
-    """How to run trayburn itself in a child process (frozen app or Python)."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable]
-    return [sys.executable, "-m", "trayburn"]
+def panel_of(setting: str) -> str:
+    """The icon's panel: light, dark, or "any" where the desktop does not say."""
+    return appearance.panel_shade(setting) or "any"
 
 
 class TrayApp:
-    def __init__(self, engine: Engine, pystray, caps: backends.Capabilities, autostart=None, spawn=None):
+    def __init__(
+        self,
+        engine: Engine,
+        pystray: ModuleType,
+        caps: backends.Capabilities,
+        autostart: Any = None,
+        spawn: Popen | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.engine, self.pystray, self.caps = engine, pystray, caps
         self.autostart = autostart  # an Autostart, or None where unavailable
-        self.spawn = spawn if spawn is not None else (lambda argv: subprocess.Popen(argv, close_fds=True))
+        self.children = Children(spawn, on_failure=self.tell)
+        self.clock = clock
         self.view: model.TrayView | None = None
-        self.theme = resolve_theme(engine.settings.theme)
-        self._drawn: tuple | None = None
+        self.theme = panel_of(engine.settings.theme)
+        self.size = icons.start_size(caps.backend)
+        self._drawn: tuple[object, ...] | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
-        self.last_error: str | None = None
         self._dirty = False  # something outside the ledger changed (e.g. start at login): rebuild
-        self._built_at = ""
-        self.icon = backends.icon_class(pystray)(
-            "trayburn", render_icon("–", model.IconState.NO_DATA, self.theme, ICON_SIZE), "trayburn", menu=None
-        )
+        self._built_for: tuple[object, ...] | None = None
+        self._last_ok: float | None = None
+        self._failing = False
+        first = render_icon("–", model.IconState.NO_DATA, self.theme, self.size)
+        self.icon = backends.icon_class(pystray)("trayburn", first, "trayburn", menu=None)
+        self.icon.on_size = self.resize
+        if not getattr(self.icon, "activates", caps.has_default_action):
+            self.caps = replace(caps, has_default_action=False)
 
     # ---- the loop --------------------------------------------------------------------------------
 
@@ -60,11 +77,12 @@ class TrayApp:
         with self._lock:
             try:
                 view = self._build()
-                self.last_error = None
+                self._last_ok, self._failing = self.clock(), False
             except Exception as exc:  # a refresh failure never takes the app down
                 log.exception("refresh failed")
-                self.last_error = f"Refresh failed: {exc}"
-                view = self._error_view(self.last_error)
+                self._failing = True
+                view = self._error_view(f"Refresh failed: {exc}")
+            view = self._fresh(view)
             if view == self.view:
                 return False
             try:
@@ -79,49 +97,38 @@ class TrayApp:
         engine = self.engine
         settings_changed = engine.reload_if_changed()
         if settings_changed:
-            self.theme = resolve_theme(engine.settings.theme)
+            self.theme = panel_of(engine.settings.theme)
         stats = engine.refresh()
-        # Nothing read, nothing set, same minute: the figures cannot have changed (the hot path).
-        stamp = datetime.now().strftime("%Y-%m-%d %H:%M")
-        if (
-            self.view is not None
-            and not self._dirty
-            and not settings_changed
-            and not stats.changed
-            and not stats.errors
-            and stamp == self._built_at
-        ):
-            return self.view
-        self._dirty, self._built_at = False, stamp
+        changed = self._dirty or settings_changed or stats.changed or stats.errors
+        if self.view is not None and not changed and self._key(self.view) == self._built_for:
+            return self.view  # nothing read, nothing set, nothing the clock changes: the hot path
+        self._dirty = False
         day = engine.day()
         today = report.now_date()
-        sessions = engine.sessions(today, today)
         health = engine.health()
         first_run = health.sessions == 0 and health.removed_sessions == 0 and not day.calls
-        return model.build_view(engine, day, sessions, model.problem_line(health), first_run)
+        problem = status.problem_line(health)
+        view = model.build_view(engine, day, engine.sessions(today, today), problem, first_run)
+        self._built_for = self._key(view)
+        return view
+
+    @staticmethod
+    def _key(view: model.TrayView) -> tuple[object, ...]:
+        """What the clock changes in a view: the day, and the minute while the last hour has calls."""
+        minute = datetime.now().strftime("%H:%M") if view.hour_live else None
+        return (report.now_date(), minute)
+
+    def _fresh(self, view: model.TrayView) -> model.TrayView:
+        age = None if self._last_ok is None else self.clock() - self._last_ok
+        updated, stale = model.freshness(age, self.engine.settings.refresh_seconds, self._failing)
+        view = replace(view, updated=updated, stale=stale)
+        return replace(view, tooltip=model.tooltip(view))
 
     def _error_view(self, message: str) -> model.TrayView:
         """The last good view with the failure on top; a bare one if there was none yet."""
         if self.view is not None:
             return replace(self.view, problem=message, state=model.IconState.PROBLEM)
-        return model.TrayView(
-            label="!",
-            state=model.IconState.PROBLEM,
-            tooltip="trayburn · needs attention",
-            today="Today: unknown",
-            top_model=None,
-            week="",
-            month="",
-            rate="",
-            sessions=(),
-            problem=message,
-            first_run=False,
-            roots=(),
-            refresh_seconds=30,
-            budget=None,
-            theme="auto",
-            budget_level=0,
-        )
+        return model.error_view(message)
 
     def poll_forever(self) -> None:
         while not self._stop.is_set():
@@ -138,7 +145,7 @@ class TrayApp:
 
     # ---- drawing (only through _ui) ---------------------------------------------------------------
 
-    def _ui(self, fn) -> None:
+    def _ui(self, fn: Callable[[], None]) -> None:
         if self.caps.needs_main_thread and threading.current_thread() is not threading.main_thread():
             from PyObjCTools import AppHelper  # macOS: AppKit must be touched on the main thread
 
@@ -147,21 +154,33 @@ class TrayApp:
             fn()
 
     def _apply(self, view: model.TrayView) -> None:
-        drawn = (view.label, view.state, self.theme)
-        if drawn != self._drawn:
-            self.icon.icon = render_icon(view.label, view.state, self.theme, ICON_SIZE)
-            self._drawn = drawn
+        self._draw(view)
         if self.icon.title != view.tooltip:
             self.icon.title = view.tooltip
         if self.caps.has_menu or self.caps.has_default_action:
             self.icon.menu = self._menu(view)
         self._notify_budget(view)
 
-    def _menu(self, view: model.TrayView):
+    def _draw(self, view: model.TrayView) -> None:
+        drawn = (view.label, view.state, self.theme, self.size, view.stale)
+        if drawn != self._drawn:
+            self.icon.icon = render_icon(view.label, view.state, self.theme, self.size, stale=view.stale)
+            self._drawn = drawn
+
+    def resize(self, size: int) -> None:
+        """The tray gave the icon `size` pixels: draw it at that size (from the backend's thread)."""
+        if size == self.size:
+            return
+        log.info("the tray's icon size is %d px", size)
+        self.size = size
+        if self.view is not None:
+            self._ui(lambda: self._draw(self.view) if self.view else None)
+
+    def _menu(self, view: model.TrayView) -> Any:
         enabled = self.autostart.status().enabled if self.autostart else None
         return self.pystray.Menu(*[self._item(e) for e in model.menu(view, self.caps.has_default_action, enabled)])
 
-    def _item(self, e: model.Entry):
+    def _item(self, e: model.Entry) -> Any:
         p = self.pystray
         if e.separator:
             return p.Menu.SEPARATOR
@@ -177,18 +196,27 @@ class TrayApp:
             default=e.default,
         )
 
-    def _handler(self, e: model.Entry):
-        def run(icon, item):  # pystray checks the arity: exactly (icon, item)
-            self.invoke(e.action, e.arg)
+    def _handler(self, e: model.Entry) -> Callable[[Any, Any], None]:
+        def run(icon: Any, item: Any) -> None:  # pystray checks the arity: exactly (icon, item)
+            self.invoke(e.action or "", e.arg)
 
         return run
 
-    # ---- budget notifications ---------------------------------------------------------------------
+    # ---- telling the person -------------------------------------------------------------------------
+
+    def tell(self, message: str) -> None:
+        """A notification where they work; the log always."""
+        log.warning("%s", message)
+        try:
+            if self.caps.can_notify and getattr(self.icon, "notifications", True):
+                self.icon.notify(message, "trayburn")
+        except Exception:
+            log.exception("notification failed")
 
     def _notify_budget(self, view: model.TrayView) -> None:
         if not view.budget_level:
             return
-        path = self.engine.state_dir / "notified.json"
+        path = paths.notified_file(self.engine.state_dir)
         today = date.today().isoformat()
         try:  # private state: never through a link, never unbounded (fsutil)
             seen = json.loads(fsutil.read_file(path, 65536, follow=False))
@@ -197,22 +225,16 @@ class TrayApp:
         done = seen.get(today, []) if isinstance(seen, dict) else []
         if view.budget_level in done:
             return
-        message = (
-            "Today's spend has passed your daily budget"
-            if view.budget_level == 100
-            else "Today's spend has reached 80% of your daily budget"
-        )
+        message = model.budget_message(view)
+        self.tell(message)
         try:
-            if self.caps.can_notify:
-                self.icon.notify(f"{message}: {view.today.removeprefix('Today: ')}", "trayburn")
             fsutil.atomic_write(path, json.dumps({today: done + [view.budget_level]}).encode())
-        except Exception:
-            log.exception("budget notification failed")
-        log.info("budget: %s", message)
+        except OSError:
+            log.exception("cannot record the budget notification in %s", path)
 
     # ---- actions (menu handlers; each is safe to fail) ---------------------------------------------
 
-    def invoke(self, action: str, arg=None) -> None:
+    def invoke(self, action: str, arg: Any = None) -> None:
         try:
             getattr(self, "do_" + action)(arg)
         except Exception:
@@ -220,21 +242,21 @@ class TrayApp:
 
     def _child(self, *args: str) -> list[str]:
         e = self.engine
-        return [*self_command(), *args, "--config", str(e.config_path), "--state-dir", str(e.state_dir)]
+        return launch.command(*args, "--config", str(e.config_path), "--state-dir", str(e.state_dir))
 
-    def do_summary(self, _=None) -> None:
-        self.spawn(self._child("summary"))
+    def do_summary(self, _: Any = None) -> None:
+        self.children.open_window("summary", self._child("summary"), "day")
 
     def do_open_session(self, sid: str) -> None:
-        self.spawn(self._child("summary", sid))
+        self.children.open_window("summary", self._child("summary", sid), f"session {sid}")
 
-    def do_demo(self, _=None) -> None:
-        self.spawn([*self_command(), "demo", "--window"])
+    def do_demo(self, _: Any = None) -> None:
+        self.children.open_window("demo", launch.command("demo", "--window"))
 
-    def do_refresh(self, _=None) -> None:
+    def do_refresh(self, _: Any = None) -> None:
         self._wake.set()
 
-    def do_quit(self, _=None) -> None:
+    def do_quit(self, _: Any = None) -> None:
         self._stop.set()
         self._wake.set()
         self.icon.stop()
@@ -251,36 +273,45 @@ class TrayApp:
     def do_set_theme(self, theme: str) -> None:
         self._set("theme", theme)
 
-    def do_reset_roots(self, _=None) -> None:
+    def do_reset_roots(self, _: Any = None) -> None:
         for key in ("cline_dir", "data_dir", "sessions_dir"):
             self._set(key, None)
 
     def do_choose_root(self, level: str) -> None:
         threading.Thread(target=self._ask, args=(level,), daemon=True).start()
 
-    def do_set_budget(self, _=None) -> None:
+    def do_set_budget(self, _: Any = None) -> None:
         threading.Thread(target=self._ask_budget, daemon=True).start()
 
     def _ask(self, level: str) -> None:
         current = {lv.name: lv for lv in self.engine.levels}[level]
         start = current.path if current.path.is_dir() else paths.home(os.environ)
-        chosen = _dialog("folder", f"trayburn: choose the {current.label.lower()}", str(start))
+        title = f"trayburn: choose the {current.label.lower()}"
+        chosen = self.children.ask(launch.command("_dialog", "folder", title, str(start)), "the folder dialog")
         if chosen:
-            self._set_safely(level, chosen)
+            key, note = folders.level_for(Path(chosen), level)
+            if self._set_safely(key, chosen) and note:
+                self.tell(status.tilde(note))
 
     def _ask_budget(self) -> None:
-        value = _dialog("budget", str(self.engine.settings.daily_budget or 0))
+        current = str(self.engine.settings.daily_budget or 0)
+        value = self.children.ask(launch.command("_dialog", "budget", current), "the budget dialog")
         if value:
             self._set_safely("daily_budget", value)
 
-    def _set_safely(self, key: str, value: str) -> None:
-        """From a dialog's thread: a failure is logged, never raised."""
+    def _set_safely(self, key: str, value: str) -> bool:
+        """From a dialog's thread: a failure is told (with the choice, so it is not lost), never raised."""
         try:
             self._set(key, value)
-        except Exception:
+            return True
+        except st.SettingsError as exc:
+            self.tell(f"Not saved: {key} = {value}. {exc}")
+        except Exception as exc:
             log.exception("could not set %s", key)
+            self.tell(f"Not saved: {key} = {value} ({exc})")
+        return False
 
-    def do_toggle_autostart(self, _=None) -> None:
+    def do_toggle_autostart(self, _: Any = None) -> None:
         if self.autostart.status().enabled:
             self.autostart.disable()
         else:
@@ -288,7 +319,7 @@ class TrayApp:
         self._dirty = True  # redraw the menu's check mark
         self._wake.set()
 
-    def do_open_settings(self, _=None) -> None:
+    def do_open_settings(self, _: Any = None) -> None:
         path = self.engine.config_path
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -297,20 +328,20 @@ class TrayApp:
 
     # ---- running ------------------------------------------------------------------------------------
 
-    def run(self) -> None:
+    def run(self, check: StartCheck | None = None) -> None:
         log.info(backends.describe(self.caps.backend))
         self.tick()  # the icon shows real figures and a working menu from its first appearance
         poller = threading.Thread(target=self._poll_after_first, name="trayburn-poller", daemon=True)
 
-        def setup(icon):
+        def setup(icon: Any) -> None:
             icon.visible = True
+            if check is not None and check.kind == "no_tray_host":
+                self.tell(f"trayburn is running but cannot be seen: {check.message}")
             poller.start()
 
         try:
             self.icon.run(setup=setup)
         except Exception as exc:
-            # gtk/appindicator: with a session bus but no notification daemon, run() raises
-            # "Notifications service unknown" after the icon has already stopped.
             if not self._stop.is_set():
                 raise
             log.info("tray stopped (%s)", exc)
@@ -325,85 +356,18 @@ SETTINGS_TEMPLATE = """\
 # sessions_dir = "~/.cline/data/sessions"  # overrides CLINE_SESSION_DATA_DIR
 # refresh_seconds = 30
 # daily_budget = 20.0
-# theme = "auto"                  # auto | light | dark
+# theme = "auto"                  # the panel: auto | light | dark
 """
 
 
-def _constant(value: bool):
-    def checked(item):
+def _constant(value: bool) -> Callable[[Any], bool]:
+    def checked(item: Any) -> bool:
         return value
 
     return checked
 
 
-def _dialog(*args: str) -> str:
-    argv = [sys.executable, "-m", "trayburn.tray.dialogs", *args]
-    if getattr(sys, "frozen", False):
-        argv = [sys.executable, "_dialog", *args]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
-    except (OSError, subprocess.SubprocessError):
-        log.exception("dialog failed")
-        return ""
-    return done.stdout.strip()
+def main(args: Any) -> int:
+    from .start import main as start
 
-
-def main(args) -> int:
-    from .. import logs
-    from ..ledger import LedgerError
-    from ..singleton import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock
-
-    log_path = logs.setup()
-    try:
-        engine = Engine(args.config, args.state_dir)
-    except LedgerError as exc:
-        log.error("%s", exc)
-        _say(f"trayburn: {exc}")
-        return 1
-    try:
-        lock = InstanceLock(engine.state_dir / "tray.lock").acquire()
-    except AlreadyRunning as exc:
-        _say(f"trayburn: {exc}")
-        return EXIT_ALREADY_RUNNING
-    try:
-        name = backends.choose_backend()
-        _set_program_name(name)
-        pystray = backends.load_pystray(name)
-    except backends.BackendError as exc:
-        log.error("%s", exc)
-        _say(f"trayburn: {exc}")
-        return 1
-    caps = backends.capabilities(backends.loaded_backend(pystray))
-    log.info("trayburn tray starting; log %s; %s", log_path, backends.describe(caps.backend))
-    app = TrayApp(engine, pystray, caps, autostart=_autostart())
-    try:
-        app.run()
-    finally:
-        lock.release()
-    return 0
-
-
-def _set_program_name(backend: str) -> None:
-    """So the icon's window class is "trayburn" (set before pystray imports Gtk)."""
-    if backend in ("gtk", "appindicator"):
-        try:
-            from gi.repository import GLib
-
-            GLib.set_prgname("trayburn")
-        except ImportError:
-            pass
-
-
-def _autostart():
-    try:
-        from ..autostart import autostart_for
-
-        return autostart_for()
-    except Exception:
-        log.exception("start at login is unavailable")
-        return None
-
-
-def _say(text: str) -> None:
-    if sys.stderr is not None:  # None under pythonw / gui-scripts
-        print(text, file=sys.stderr)
+    return start(args)

@@ -31,7 +31,6 @@ class Capabilities:
     has_default_action: bool  # a left click on the icon runs the default menu item
     can_notify: bool
     needs_main_thread: bool  # Icon.run() must be called from the main thread
-    hidpi_image: bool  # a large (2x) image is scaled to real pixels, so it stays sharp
 
     def missing(self) -> list[str]:
         """What this backend lacks, in words a user can act on."""
@@ -46,8 +45,6 @@ class Capabilities:
             lacks.append("no left-click action: open the summary from the menu")
         if not self.can_notify:
             lacks.append("no desktop notifications")
-        if not self.hidpi_image:
-            lacks.append("icon drawn at 1x: may look soft on HiDPI screens")
         return lacks
 
 
@@ -65,13 +62,7 @@ _PYSTRAY_FLAGS = {
 # Where pystray's flag is wrong in practice. The xorg icon window selects only
 # Exposure|StructureNotify events, never ButtonPress, so no click ever reaches it
 # (checked under trayer: the icon docks and draws, clicks do nothing).
-_OVERRIDES = {"xorg": {"has_default_action": False}}
-
-# hidpi_image: gtk and appindicator hand the tray a PNG of the full image and the
-# tray scales it; xorg resizes to the embed window's real pixel size. darwin resizes
-# to the status bar thickness in points (1x on Retina). win32: pystray is not
-# DPI-aware, so Windows bitmap-scales the icon at >100% (not checked on Windows).
-_HIDPI = {"gtk": True, "appindicator": True, "xorg": True, "darwin": False, "win32": False, "dummy": True}
+_OVERRIDES: dict[str, dict[str, bool]] = {"xorg": {"has_default_action": False}}
 
 _BLURBS = {
     "gtk": "GTK 3 status icon in an XEmbed tray",
@@ -93,9 +84,9 @@ def capabilities(backend: str) -> Capabilities:
         has_default_action=default,
         can_notify=notify,
         needs_main_thread=backend == "darwin",
-        hidpi_image=_HIDPI[backend],
     )
-    return replace(caps, **_OVERRIDES.get(backend, {}))
+    has_default_action = _OVERRIDES.get(backend, {}).get("has_default_action", caps.has_default_action)
+    return replace(caps, has_default_action=has_default_action)
 
 
 def describe(backend: str) -> str:
@@ -110,10 +101,13 @@ def choose_backend(
     *,
     platform: str = sys.platform,
     available: Callable[[str], bool] | None = None,
+    sni: bool | None = None,
 ) -> str:
     """The backend to use: PYSTRAY_BACKEND if set, else the best one this system has.
 
-    ``available(name)`` says whether a Linux backend can load; tests pass a fake.
+    ``available(name)`` says whether a Linux backend can load; tests pass a fake. ``sni``: whether
+    a StatusNotifierWatcher is on the session bus (`host.can_start` finds out); GNOME, KDE, XFCE
+    and Cinnamon panels host StatusNotifierItems, so the appindicator backend is chosen there.
     """
     forced = env.get("PYSTRAY_BACKEND")
     if forced:  # pystray ignores an empty value too
@@ -128,7 +122,7 @@ def choose_backend(
         return "win32"
     available = available or _available
     gnome = "GNOME" in env.get("XDG_CURRENT_DESKTOP", "").upper()
-    if gnome and available("appindicator"):
+    if (sni or (sni is None and gnome)) and available("appindicator"):
         return "appindicator"  # stock GNOME has no XEmbed tray: a gtk status icon would be invisible
     if env.get("DISPLAY") and available("gtk"):
         return "gtk"
@@ -187,7 +181,8 @@ def load_pystray(backend: str) -> ModuleType:
         import pystray
     except ImportError as exc:
         raise BackendError(f"the {backend} tray backend does not load: {exc}") from exc
-    return pystray
+    module: ModuleType = pystray
+    return module
 
 
 def loaded_backend(pystray: ModuleType) -> str:
@@ -197,49 +192,7 @@ def loaded_backend(pystray: ModuleType) -> str:
 
 
 def icon_class(pystray: ModuleType) -> type:
-    """The Icon class to instantiate. pystray's dummy Icon raises on every update; for the
-    dummy backend (headless runs and menu-logic tests) this returns a subclass that keeps
-    what would have been shown, so `trayburn` runs headless without special cases."""
-    if loaded_backend(pystray) != "dummy":
-        return pystray.Icon
+    """The Icon class to instantiate: pystray's, with trayburn's fixes for the backend (`icons`)."""
+    from . import icons
 
-    class HeadlessIcon(pystray.Icon):
-        def __init__(self, *args, **kwargs):
-            self.updates: list[str] = []
-            self.notifications: list[tuple[str, str | None]] = []
-            self._stopped = None
-            super().__init__(*args, **kwargs)
-
-        def _update_icon(self):
-            self.updates.append("icon")
-
-        def _update_title(self):
-            self.updates.append("title")
-
-        def _update_menu(self):
-            self.updates.append("menu")
-
-        def _show(self):
-            pass
-
-        def _hide(self):
-            pass
-
-        def _notify(self, message, title=None):
-            self.notifications.append((message, title))
-
-        def _remove_notification(self):
-            pass
-
-        def _run(self):
-            import threading
-
-            self._stopped = threading.Event()
-            self._mark_ready()
-            self._stopped.wait()
-
-        def _stop(self):
-            if self._stopped:
-                self._stopped.set()
-
-    return HeadlessIcon
+    return icons.icon_class(pystray, loaded_backend(pystray))

@@ -5,18 +5,23 @@ No pystray here, so the view and the menu's entries can be built and read in any
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
+from .. import demo, report
 from ..render import cost_cell, plural, shorten, usd
 from ..report import DayReport, SessionSummary
 from ..settings import REFRESH_CHOICES
-from .icon import IconState, format_cost
+from .label import IconState, format_cost
+from .status import problem_line, tilde
+
+__all__ = ["IconState", "problem_line", "tilde"]
 
 MAX_SESSIONS = 10
 TOOLTIP_MAX = 120  # Windows refuses titles over 128 characters
+DEMO_LINE = "Demo: recorded sessions replayed as today"
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,15 @@ class TrayView:
     budget: float | None
     theme: str
     budget_level: int  # 0, 80 or 100: the highest threshold crossed today
+    yesterday: str | None = None  # "Yesterday: $X", when today has no calls yet
+    more_sessions: int = 0  # today's sessions not in the menu
+    demo: bool = False
+    hour_live: bool = False  # calls in the last hour: the "Last hour" line changes by the minute
+    updated: str = ""  # "Updated just now", "Updated 5 min ago — refresh failing"
+    stale: bool = False  # the figures are old: refreshes fail or stopped
+    budget_text: str | None = None  # "$0.33 of $0.40 budget (82 %)"
+    cost_text: str = ""  # today's cost as the menu says it: "$0.33", "unpriced"
+    budget_pct: int | None = None  # today's share of the daily budget
 
 
 @dataclass
@@ -64,14 +78,6 @@ class Entry:
 
 
 SEPARATOR = Entry("", separator=True)
-
-
-def tilde(text: str | Path) -> str:
-    """A path, or a sentence with paths in it, with the home folder written as ~."""
-    home, text = os.path.expanduser("~"), str(text)
-    if home in ("/", ""):
-        return text
-    return "~" if text == home else text.replace(home + os.sep, "~" + os.sep)
 
 
 def session_text(s: SessionSummary) -> str:
@@ -99,7 +105,7 @@ def day_cost(day: DayReport) -> str:
     return "unpriced" if day.calls and day.unpriced_calls >= day.calls else usd(day.cost_usd)
 
 
-def totals_cost(t) -> str:
+def totals_cost(t: Any) -> str:
     return "unpriced" if t.calls and t.unpriced_calls >= t.calls else usd(t.cost_usd)
 
 
@@ -111,16 +117,50 @@ def icon_label(day: DayReport, first_run: bool) -> str:
     return format_cost(day.cost_usd)
 
 
-def tooltip(day: DayReport, first_run: bool, problem: str | None) -> str:
-    if first_run:
+def tooltip(view: TrayView) -> str:
+    """Today's cost, the top model and the last refresh, for every backend that shows one."""
+    if view.first_run:
         text = "trayburn · no Cline CLI data yet"
     else:
-        text = f"trayburn · {day_cost(day)} today"
-        if day.top_model:
-            text += f" · {day.top_model.name}"
-    if problem:
+        text = f"trayburn · {view.cost_text} today"
+        if view.top_model:
+            text += f" · {view.top_model.removeprefix('Top model: ').split(' — ')[0]}"
+    if view.problem:
         text += " · needs attention"
+    if view.updated:
+        text += f" · {view.updated[0].lower()}{view.updated[1:]}"
     return shorten(text, TOOLTIP_MAX)
+
+
+def budget_text(cost: float, budget: float | None) -> str | None:
+    """ "$0.33 of $0.40 budget (82 %)": the budget in sight, with how much of it is spent."""
+    if not budget:
+        return None
+    return f"{usd(cost)} of {usd(budget)} budget ({share(cost, budget)} %)"
+
+
+def share(cost: float, budget: float) -> int:
+    return round(100 * cost / budget)
+
+
+def freshness(age_s: float | None, refresh_s: int, failing: bool) -> tuple[str, bool]:
+    """("Updated …", stale) from the age of the last good refresh. Stale: older than three
+    intervals (at least 90 s), i.e. refreshes fail or stopped. Changes at most once a minute."""
+    if age_s is None:
+        return ("Not updated yet" + (" — refresh failing" if failing else ""), failing)
+    stale = age_s > max(90, 3 * refresh_s)
+    minutes = int(age_s // 60)
+    when = "just now" if minutes < 1 or not stale else f"{minutes} min ago"
+    text = f"Updated {when}"
+    if stale or failing:
+        text += " — refresh failing" if failing else " — refresh stopped"
+    return text, stale
+
+
+def budget_message(view: TrayView) -> str:
+    """The notification: names the budget and the share spent, never only the spend."""
+    what = "passed" if view.budget_level == 100 else "reached 80 % of"
+    return f"Today's spend has {what} your {usd(view.budget)} daily budget: {view.cost_text} ({view.budget_pct} %)"
 
 
 def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> list[Entry]:
@@ -128,6 +168,10 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
     entries: list[Entry] = []
     if view.problem:
         entries += [Entry(f"⚠ {view.problem}", enabled=False)]
+    if view.demo:
+        entries.append(Entry(DEMO_LINE, enabled=False))
+    if not has_default_action:  # no primary click (appindicator without "activate"): the first item
+        entries.append(Entry("Open summary", "summary", default=True))
     if view.first_run:
         entries += [
             Entry("No Cline CLI data found yet", enabled=False),
@@ -139,10 +183,12 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
         entries.append(SEPARATOR)
     entries += [
         Entry(view.today, "summary", default=has_default_action),
+        *([Entry(view.yesterday, "summary")] if view.yesterday else []),
         *([Entry(view.top_model, "summary")] if view.top_model else []),
         Entry(view.week, enabled=False),
         Entry(view.month, enabled=False),
         Entry(view.rate, enabled=False),
+        Entry(("⚠ " if view.stale else "") + view.updated, "refresh") if view.updated else SEPARATOR,
         SEPARATOR,
         Entry("Today's sessions", submenu=_sessions(view)),
         Entry("Summary…", "summary"),
@@ -157,7 +203,10 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
 def _sessions(view: TrayView) -> list[Entry]:
     if not view.sessions:
         return [Entry("No sessions today", enabled=False)]
-    return [Entry(text, "open_session", sid) for sid, text in view.sessions]
+    entries = [Entry(text, "open_session", sid) for sid, text in view.sessions]
+    if view.more_sessions:
+        entries.append(Entry(f"+{view.more_sessions} more… (opens the summary)", "summary"))
+    return entries
 
 
 def settings_menu(view: TrayView, autostart: bool | None) -> list[Entry]:
@@ -169,16 +218,14 @@ def settings_menu(view: TrayView, autostart: bool | None) -> list[Entry]:
     refresh = [
         Entry(_interval(s), "set_refresh", s, checked=view.refresh_seconds == s, radio=True) for s in REFRESH_CHOICES
     ]
-    themes = [
-        Entry(t.capitalize(), "set_theme", t, checked=view.theme == t, radio=True) for t in ("auto", "light", "dark")
-    ]
+    themes = [Entry(t, "set_theme", t, checked=view.theme == t, radio=True) for t in ("auto", "light", "dark")]
     budget = f"Daily budget: {usd(view.budget)}…" if view.budget else "Daily budget: none…"
     out = roots + [
         Entry("Use environment and defaults", "reset_roots", enabled=overridden),
         SEPARATOR,
         Entry("Refresh every", submenu=refresh),
         Entry(budget, "set_budget"),
-        Entry("Icon", submenu=themes),
+        Entry(f"Panel: {view.theme}", submenu=themes),
     ]
     if autostart is not None:
         out.append(Entry("Start at login", "toggle_autostart", checked=autostart))
@@ -191,34 +238,26 @@ def _interval(seconds: int) -> str:
 
 
 def build_view(
-    engine, day: DayReport, sessions: list[SessionSummary], problem: str | None, first_run: bool
+    engine: Any, day: DayReport, sessions: list[SessionSummary], problem: str | None, first_run: bool
 ) -> TrayView:
+    """The view from the engine's figures (freshness is added by the app, which knows the time)."""
     settings = engine.settings
     level = budget_level(day.cost_usd, settings.daily_budget)
     week, month, hour = engine.period(), engine.period(month=True), engine.last_hour()
     roots = tuple(Root(lv.name, lv.label, str(lv.path), lv.source(), lv.exists) for lv in engine.levels)
+    spent = budget_text(day.cost_usd, settings.daily_budget)
+    today = f"Today: {spent or day_cost(day)} · {plural(day.calls, 'call')}"
+    ranked = sorted(sessions, key=lambda s: s.cost_usd, reverse=True)
     return TrayView(
         label=icon_label(day, first_run),
         state=icon_state(first_run, problem, level),
-        tooltip=tooltip(day, first_run, problem),
-        today=f"Today: {day_cost(day)} · {plural(day.calls, 'call')}"
-        + (f" · {day.unpriced_calls} unpriced" if day.unpriced_calls else ""),
-        top_model=(
-            f"Top model: {day.top_model.name} — "
-            + cost_cell(
-                day.top_model.cost_usd,
-                day.top_model.estimated_cost_usd,
-                day.top_model.unpriced_calls,
-                day.top_model.calls,
-                compact=True,
-            )
-        )
-        if day.top_model
-        else None,
+        tooltip="",
+        today=today + (f" · {day.unpriced_calls} unpriced" if day.unpriced_calls else ""),
+        top_model=_top_model(day),
         week=f"This week: {totals_cost(week)}",
-        month=f"This month: {totals_cost(month)}",
+        month=f"This month: {_month(month, settings.monthly_budget)}",
         rate=f"Last hour: {totals_cost(hour)}/h",
-        sessions=tuple((s.id, session_text(s)) for s in sessions[:MAX_SESSIONS]),
+        sessions=tuple((s.id, session_text(s)) for s in ranked[:MAX_SESSIONS]),
         problem=problem,
         first_run=first_run,
         roots=roots,
@@ -226,20 +265,58 @@ def build_view(
         budget=settings.daily_budget,
         theme=settings.theme,
         budget_level=level,
+        yesterday=_yesterday(engine) if not day.calls and not first_run else None,
+        more_sessions=max(0, len(ranked) - MAX_SESSIONS),
+        demo=is_demo(engine),
+        hour_live=hour.calls > 0,
+        budget_text=spent,
+        cost_text=day_cost(day),
+        budget_pct=share(day.cost_usd, settings.daily_budget) if settings.daily_budget else None,
     )
 
 
-def problem_line(health) -> str | None:
-    """The one plain sentence shown at the top of the menu, from the same checks as `doctor`."""
-    if health.config_error:
-        line = re.search(r"line (\d+)", health.config_error)
-        where = f" at line {line.group(1)}" if line else ""
-        return f"Settings file is broken{where}: {tilde(health.config_path)} (using defaults)"
-    if not health.ok and health.sessions == 0 and "not installed" in health.verdict:
-        return None  # first run: said by the first-run entries instead
-    if not health.ok and "points to" in health.verdict:
-        return tilde(health.verdict)
-    if health.problems:
-        n = len(health.problems)
-        return f"{n} file{'s' if n > 1 else ''} could not be read (see trayburn doctor)"
-    return None
+def _top_model(day: DayReport) -> str | None:
+    m = day.top_model
+    if m is None:
+        return None
+    return f"Top model: {m.name} — " + cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, True)
+
+
+def _month(month: Any, budget: float | None) -> str:
+    return budget_text(month.cost_usd, budget) or totals_cost(month)
+
+
+def _yesterday(engine: Any) -> str:
+    return f"Yesterday: {day_cost(engine.day(report.now_date() - timedelta(days=1)))}"
+
+
+def is_demo(engine: Any) -> bool:
+    """The demo's layout: its settings file beside the replayed Cline folder of recorded sessions."""
+    sessions = engine.levels.sessions.path
+    if engine.levels.root.path != Path(engine.config_path).parent / "cline" or not sessions.is_dir():
+        return False
+    recorded = {p.name for p in demo.SOURCE.iterdir()}
+    return {p.name for p in sessions.iterdir()} <= recorded
+
+
+def error_view(message: str) -> TrayView:
+    """What the tray shows when its very first refresh failed."""
+    return TrayView(
+        label="!",
+        state=IconState.PROBLEM,
+        tooltip="trayburn · needs attention",
+        today="Today: unknown",
+        top_model=None,
+        week="",
+        month="",
+        rate="",
+        sessions=(),
+        problem=message,
+        first_run=False,
+        roots=(),
+        refresh_seconds=30,
+        budget=None,
+        theme="auto",
+        budget_level=0,
+        cost_text="unknown",
+    )

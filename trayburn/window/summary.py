@@ -7,6 +7,7 @@ Started by the tray (or by hand) as a separate process, so it never blocks the t
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import sys
 import tkinter as tk
@@ -63,5 +64,31 @@ def main(args) -> int:
         problem=problem,
     )
     window.start()
+    listen_for_requests(root, window)
     root.mainloop()
     return 0
+
+
+def listen_for_requests(root: tk.Tk, window: SummaryWindow) -> None:
+    """The tray keeps one summary window: it writes `raise`, `day` or `session ID` lines to our stdin
+    (a pipe) and the window shows that and lifts itself. Not on Windows (Tk has no file handlers)."""
+    if os.name == "nt" or sys.stdin is None or sys.stdin.isatty():
+        return
+    fd = sys.stdin.fileno()
+
+    def readable(_fd: int, _mask: int) -> None:
+        data = os.read(fd, 4096)
+        if not data:  # the tray is gone: keep the window, stop listening
+            root.tk.deletefilehandler(fd)
+            return
+        for line in data.decode("utf-8", "replace").splitlines():
+            verb, _, arg = line.strip().partition(" ")
+            if verb == "session" and arg:
+                window.show_session(arg)
+            elif verb == "day":
+                window.show_day(None)
+        root.deiconify()
+        root.lift()
+        root.focus_force()
+
+    root.tk.createfilehandler(fd, tk.READABLE, readable)

@@ -1,18 +1,19 @@
 """Colours, fonts and sizes for the summary window: light or dark, scaled for the screen's DPI.
 
-Tk cannot tell reliably whether the desktop is dark, so the `theme` setting decides: "light",
-"dark", or "auto" (light, unless GTK_THEME names a dark variant such as "Adwaita:dark").
+The `theme` setting decides: "light", "dark", or "auto": the desktop's colour scheme as
+`trayburn.appearance` finds it (the same answer the tray icon gets), light where nothing says.
 Fonts are set in points, which Tk scales by `tk scaling`; pixel sizes go through `Metrics.px`.
 """
 
 from __future__ import annotations
 
-import os
 import tkinter as tk
 import tkinter.font as tkfont
 from collections.abc import Mapping
 from dataclasses import dataclass
 from tkinter import ttk
+
+from .. import appearance
 
 
 @dataclass(frozen=True)
@@ -77,13 +78,10 @@ DARK = Palette(
 BASE_DPI = 96.0
 
 
-def resolve(setting: str | None, env: Mapping[str, str] | None = None) -> Palette:
-    env = os.environ if env is None else env
-    if setting == "dark":
-        return DARK
-    if setting == "light":
-        return LIGHT
-    return DARK if env.get("GTK_THEME", "").strip().lower().endswith(":dark") else LIGHT
+def resolve(
+    setting: str | None, env: Mapping[str, str] | None = None, *, run: appearance.Runner | None = None
+) -> Palette:
+    return DARK if appearance.window_shade(setting, env, run=run) == "dark" else LIGHT
 
 
 @dataclass(frozen=True)
@@ -109,17 +107,17 @@ def fonts(root: tk.Misc) -> dict[str, tkfont.Font]:
         tkfont.nametofont(name, root=root).configure(size=10)
     base = tkfont.nametofont("TkDefaultFont", root=root).actual()
     family = base["family"]
-    specs = {
+    specs: dict[str, dict[str, object]] = {
         "heading": dict(size=10, weight="bold"),
         "title": dict(size=15, weight="bold"),
         "figure": dict(size=17, weight="bold"),
         "small": dict(size=9),
         "caption": dict(size=9, weight="bold"),
     }
-    out = {}
+    out: dict[str, tkfont.Font] = {}
     for key, spec in specs.items():
         name = f"trayburn.{key}"
-        options = [x for k, v in dict(family=family, **spec).items() for x in (f"-{k}", v)]
+        options = [x for k, v in {"family": family, **spec}.items() for x in (f"-{k}", v)]
         # made with Tcl directly: a tkinter Font object would delete its named font when collected
         verb = "configure" if name in tkfont.names(root) else "create"
         root.tk.call("font", verb, name, *options)

@@ -1,0 +1,246 @@
+"""The tray's small parts on their own: can it start here, which folder was picked, what a budget
+typed by a person is, how fresh the figures are, which problem line a health gets, and children
+that fail or are asked to raise. Real sockets, real folders, real child processes."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+from desktop import wait_for
+
+from trayburn import launch, paths
+from trayburn.engine import Engine
+from trayburn.tray import folders, host, model, status
+from trayburn.tray.children import Children
+from trayburn.tray.dialogs import parse_money
+
+
+# --- can the tray start here -------------------------------------------------------------------
+def test_no_display_is_fatal_with_one_line():
+    check = host.can_start({}, platform="linux")
+    assert check.kind == "no_display" and check.fatal
+    assert check.message == "no graphical session: DISPLAY is not set; `trayburn today` works in a terminal"
+    assert "Wayland" in host.can_start({"WAYLAND_DISPLAY": "wayland-0"}, platform="linux").message
+
+
+@pytest.mark.parametrize("display", [":4242", "nonsense", "/tmp/trayburn-no-such-socket:0"])
+def test_a_display_nobody_answers_is_fatal(display):
+    check = host.can_start({"DISPLAY": display}, platform="linux")
+    assert check.kind == "display_unreachable" and check.fatal and display in check.message
+
+
+def test_macos_and_windows_need_no_checks():
+    assert host.can_start({}, platform="darwin").ok and host.can_start({}, platform="win32").ok
+
+
+@pytest.fixture
+def listening(tmp_path):
+    """A real unix socket that accepts connections (as an X server's or a bus's would)."""
+    path = tmp_path / "sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(8)
+    yield path
+    server.close()
+
+
+def test_a_listening_display_without_a_bus_is_fatal(listening):
+    check = host.can_start({"DISPLAY": f"{listening}:0"}, platform="linux")
+    assert check.kind == "no_session_bus" and "dbus-run-session" in check.message
+
+
+def test_the_bare_x11_backend_needs_no_bus(listening):
+    check = host.can_start({"DISPLAY": f"{listening}:0", "PYSTRAY_BACKEND": "xorg"}, platform="linux")
+    assert not check.fatal and check.kind == "no_tray_host"  # our socket is no X server: no tray found
+
+
+def test_bus_addresses(listening, tmp_path):
+    assert host.bus_problem(f"unix:path={listening}") is None
+    assert "No such file" in host.bus_problem(f"unix:path={tmp_path / 'gone'}")
+    assert host.bus_problem(f"unix:path={tmp_path / 'gone'};unix:path={listening}") is None  # the second answers
+    assert host.bus_problem("tcp:host=localhost,port=1") is None  # not tried: assumed fine
+
+
+def test_the_per_user_bus_counts_as_a_bus(listening, tmp_path):
+    (tmp_path / "bus").symlink_to(listening)
+    assert host._default_bus({"XDG_RUNTIME_DIR": str(tmp_path)}) == f"unix:path={tmp_path / 'bus'}"
+    assert host._default_bus({}) is None
+
+
+# --- which folder was picked ---------------------------------------------------------------------
+def test_a_picked_folder_is_recognised_by_what_it_holds(tmp_path):
+    cline = tmp_path / "cline"
+    session = cline / "data" / "sessions" / "1796026733097_tvgzu"
+    session.mkdir(parents=True)
+    (session / f"{session.name}.json").write_text("{}")
+    assert folders.recognise(cline) == "cline_dir"
+    assert folders.recognise(cline / "data") == "data_dir"
+    assert folders.recognise(cline / "data" / "sessions") == "sessions_dir"
+    assert folders.recognise(tmp_path / "elsewhere") is None
+    assert folders.level_for(cline / "data" / "sessions", "cline_dir") == (
+        "sessions_dir",
+        f"{cline / 'data' / 'sessions'} is a sessions folder: set as the sessions folder",
+    )
+    assert folders.level_for(cline, "cline_dir") == ("cline_dir", None)
+    assert folders.level_for(tmp_path, "data_dir") == ("data_dir", None)  # nothing there yet: as asked
+
+
+# --- a budget typed by a person ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, value",
+    [("20", 20.0), ("$20", 20.0), (" $20.50 ", 20.5), ("1,200", 1200.0), ("$1,200.75", 1200.75), ("0", 0.0)],
+)
+def test_money_as_typed(text, value):
+    assert parse_money(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "abc", "-5", "20 euros", "1,20", "$", "2.5.1"])
+def test_not_money(text):
+    assert parse_money(text) is None
+
+
+# --- freshness -----------------------------------------------------------------------------------
+def test_freshness_says_just_now_while_refreshes_work_and_the_age_when_they_stop():
+    assert model.freshness(5, 30, False) == ("Updated just now", False)
+    assert model.freshness(80, 30, False) == ("Updated just now", False)  # within three intervals
+    assert model.freshness(185, 30, False) == ("Updated 3 min ago — refresh stopped", True)
+    assert model.freshness(185, 30, True) == ("Updated 3 min ago — refresh failing", True)
+    assert model.freshness(None, 30, True) == ("Not updated yet — refresh failing", True)
+    assert model.freshness(400, 300, False) == ("Updated just now", False)  # 5-minute polls
+
+
+def test_budget_text():
+    assert model.budget_text(0.33, 0.40) == "$0.33 of $0.40 budget (82 %)"
+    assert model.budget_text(0.33, None) is None
+
+
+# --- the problem line, by kind -------------------------------------------------------------------
+@pytest.fixture
+def clean_env(tmp_path, monkeypatch):
+    for var in ("CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR", "TRAYBURN_CONFIG", "TRAYBURN_STATE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def test_health_kinds_from_real_folders(clean_env):
+    tmp = clean_env
+    engine = Engine(tmp / "settings.toml", tmp / "state")
+    assert engine.health().kind == "not_installed"
+    assert status.problem_line(engine.health()) is None  # the first-run entries say it
+    sessions = tmp / "home" / ".cline" / "data" / "sessions"
+    sessions.parent.mkdir(parents=True)
+    assert engine.health().kind == "no_sessions_folder"
+    sessions.write_text("a file")
+    assert engine.health().kind == "sessions_not_a_folder"
+    assert "is not a folder" in status.problem_line(engine.health())
+    sessions.unlink()
+    sessions.mkdir()
+    assert engine.health().kind == "no_sessions"
+    (tmp / "settings.toml").write_text(f'sessions_dir = "{tmp / "nowhere"}"\n')
+    engine.reload_if_changed()
+    assert engine.health().kind == "override_missing"
+    assert status.problem_line(engine.health()).startswith("The setting sessions_dir in ")
+    (tmp / "settings.toml").write_text("theme = = 1\n")
+    engine.reload_if_changed()
+    assert engine.health().kind == "settings_broken"
+    assert status.problem_line(engine.health()).startswith("Settings file is broken at line 1")
+    engine.close()
+
+
+def test_the_engines_kind_wins_when_it_has_one(clean_env):
+    engine = Engine(clean_env / "settings.toml", clean_env / "state")
+    health = engine.health()
+    engine.close()
+
+    @dataclasses.dataclass
+    class WithKind:
+        kind: str
+        levels: paths.Levels
+        config_path: Path
+        sessions: int = 0
+        problems: tuple = ()
+        problem_level: paths.Level | None = None
+
+    said = WithKind("override_missing", health.levels, health.config_path, problem_level=health.levels.data)
+    assert status.problem_line(said) == status.tilde(
+        f"CLINE_DATA_DIR points to {health.levels.data.path}, which does not exist"
+    )
+
+
+# --- children --------------------------------------------------------------------------------------
+def script(tmp_path: Path, body: str) -> list[str]:
+    path = tmp_path / "child.py"
+    path.write_text(textwrap.dedent(body))
+    return [sys.executable, "-P", str(path)]
+
+
+def test_a_child_that_fails_is_logged_with_its_stderr_and_told(tmp_path, caplog):
+    told: list[str] = []
+    children = Children(on_failure=told.append)
+    argv = script(tmp_path, "import sys; print('no display here', file=sys.stderr); sys.exit(3)")
+    with caplog.at_level(logging.ERROR):
+        children.open_window("summary", argv)
+        wait_for(lambda: told, 20, what="the failure to be told")
+    assert told == ["Could not open the summary window (exit 3): no display here"]
+    assert "exited with 3" in caplog.text and "no display here" in caplog.text
+
+
+def test_a_dialog_that_cannot_open_is_told(tmp_path):
+    told: list[str] = []
+    argv = script(tmp_path, "import sys; print('Tcl: no display', file=sys.stderr); sys.exit(1)")
+    assert Children(on_failure=told.append).ask(argv, "the folder dialog") is None
+    assert told == ["Could not open the folder dialog: Tcl: no display"]
+    ok = script(tmp_path, "print('/picked')")
+    assert Children().ask(ok, "the folder dialog") == "/picked"
+
+
+def test_the_open_window_is_sent_the_request_instead_of_a_second_one(tmp_path):
+    got = tmp_path / "got"
+    argv = script(
+        tmp_path,
+        f"""
+        import sys
+        for line in sys.stdin:
+            open({str(got)!r}, "a").write(line)
+        """,
+    )
+    started: list[subprocess.Popen] = []
+
+    def popen(argv, **options):
+        proc = subprocess.Popen(argv, **options)
+        started.append(proc)
+        return proc
+
+    children = Children(popen)
+    children.open_window("summary", argv)
+    children.open_window("summary", argv, "session abc")
+    children.open_window("summary", argv, "day")
+    wait_for(lambda: got.exists() and got.read_text().count("\n") == 2, 20, what="two requests")
+    assert len(started) == 1 and got.read_text() == "session abc\nday\n"
+    started[0].stdin.close()
+    assert started[0].wait(20) == 0
+
+
+def test_children_run_in_the_home_folder_never_where_the_tray_started(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert launch.child_options()["cwd"] == str(tmp_path)
+    assert launch.command("summary")[1:4] == ["-P", "-m", "trayburn"]
+    seen = threading.Event()
+    options: dict = {}
+
+    def popen(argv, **kw):
+        options.update(kw)
+        seen.set()
+        return None
+
+    Children(popen).open_window("demo", ["x"])
+    assert seen.is_set() and options["cwd"] == str(tmp_path)

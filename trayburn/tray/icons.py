@@ -1,0 +1,217 @@
+"""pystray's Icon classes with what trayburn needs on top, per backend.
+
+Every class returned by `icon_class()` offers, beside pystray's own API:
+
+- ``on_size``: a callable given the tray's real icon size in pixels when the tray reports one
+  (gtk: GtkStatusIcon's size-changed), so the icon can be drawn at that size, not scaled;
+- ``notifications``: whether desktop notifications work. A notification service that cannot
+  start (a D-Bus session without one, or one that fails to activate) costs notifications, not
+  the tray: pystray's notifier would raise in the icon's start and take the tray down;
+- ``activates``: whether a primary click runs the default menu item (appindicator: only where
+  the library has an "activate" signal, checked at run time; a middle click runs it everywhere);
+- the tooltip: gtk sets the title only; here the status icon's tooltip is set too.
+
+Imported only after `backend.load_pystray()`; this module imports gi only for those backends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+log = logging.getLogger(__name__)
+SizeCallback = Callable[[int], None]
+
+
+# The icon's size until the tray says (gtk does): libappindicator's 22 px; the bare X11 backend and
+# macOS scale the image themselves; Windows' small-icon size (16 px at 100 %) is asked at start.
+START_SIZE = {"appindicator": 22, "xorg": 64, "darwin": 64}
+
+
+def start_size(backend: str) -> int:
+    if backend == "win32":
+        try:
+            import ctypes
+
+            return int(ctypes.windll.user32.GetSystemMetrics(49)) or 16  # type: ignore[attr-defined,unused-ignore]
+        except (AttributeError, OSError):  # SM_CXSMICON unavailable
+            return 16
+    return START_SIZE.get(backend, 24)
+
+
+def icon_class(pystray: ModuleType, backend: str) -> type:
+    if backend == "dummy":
+        return _headless(pystray.Icon)
+    if backend == "gtk":
+        return _gtk(pystray.Icon)
+    if backend == "appindicator":
+        return _appindicator(pystray.Icon)
+    return _plain(pystray.Icon, activates=backend in ("win32",))
+
+
+def _plain(base: type, activates: bool) -> type:
+    class Icon(base):  # type: ignore[misc]
+        on_size: SizeCallback | None = None
+        notifications = bool(getattr(base, "HAS_NOTIFICATION", False))
+
+        @property
+        def activates(self) -> bool:
+            return activates
+
+    return Icon
+
+
+class _SafeNotifier:
+    """For pystray's GtkIcon subclasses: start without a notifier when it cannot be had."""
+
+    _notifier: Any
+
+    def _initialize(self) -> None:
+        from pystray._util import notify_dbus
+
+        with contextlib.suppress(ValueError):  # not the main thread
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        try:
+            self._notifier = notify_dbus.Notifier()
+        except Exception as exc:
+            log.warning("desktop notifications are unavailable here (%s); the tray runs without them", exc)
+            self._notifier = None
+        self._mark_ready()  # type: ignore[attr-defined]
+
+    @property
+    def notifications(self) -> bool:
+        return getattr(self, "_notifier", None) is not None
+
+    def _notify(self, message: str, title: str | None = None) -> None:
+        if self._notifier is None:
+            log.info("not shown (no notification service): %s", message)
+            return
+        super()._notify(message, title)  # type: ignore[misc]
+
+    def _remove_notification(self) -> None:
+        if self._notifier is not None:
+            super()._remove_notification()  # type: ignore[misc]
+
+
+def _gtk(base: type) -> type:
+    from gi.repository import GLib
+
+    class GtkTrayIcon(_SafeNotifier, base):  # type: ignore[misc]
+        on_size: SizeCallback | None = None
+        activates = True
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._status_icon.connect("size-changed", self._size_changed)
+
+        def _size_changed(self, status_icon: Any, size: int) -> bool:
+            ok, _screen, area, _orientation = status_icon.get_geometry()
+            if ok and area.width > 0 and area.height > 0:  # a tray may give less width than height
+                size = min(size, area.width, area.height)
+            if size > 0 and self.on_size is not None:
+                try:
+                    self.on_size(size)
+                except Exception:
+                    log.exception("could not redraw the icon at %d px", size)
+            return True  # drawn at that size: GTK need not scale it
+
+        def _update_title(self) -> None:
+            super()._update_title()
+            GLib.idle_add(self._set_tooltip)
+
+        def _show(self) -> None:
+            super()._show()
+            GLib.idle_add(self._set_tooltip)  # a title set before the icon was visible was not applied
+
+        def _set_tooltip(self) -> bool:
+            self._status_icon.set_title(self.title or "trayburn")
+            self._status_icon.set_tooltip_text(self.title or None)
+            return False  # once
+
+    return GtkTrayIcon
+
+
+def _appindicator(base: type) -> type:
+    from gi.repository import GLib, GObject
+
+    class IndicatorIcon(_SafeNotifier, base):  # type: ignore[misc]
+        on_size: SizeCallback | None = None
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            kind = type(self._appindicator).__gtype__
+            self._activates = bool(GObject.signal_lookup("activate", kind))
+            if self._activates:  # libayatana-appindicator >= 0.6 / newer libappindicator
+                self._appindicator.connect("activate", lambda *_: self())
+
+        @property
+        def activates(self) -> bool:
+            return self._activates
+
+        def _update_menu(self) -> None:
+            super()._update_menu()
+            GLib.idle_add(self._target_default)  # after pystray's own idle call built the menu
+
+        def _target_default(self) -> bool:
+            """A middle click (SNI SecondaryActivate) runs the default item: the summary."""
+            items = [i for i in (self.menu.items if self.menu else ()) if i.visible]
+            index = next((n for n, item in enumerate(items) if item.default), None)
+            widgets = self._menu_handle.get_children() if self._menu_handle is not None else []
+            if index is not None and index < len(widgets):
+                self._appindicator.set_secondary_activate_target(widgets[index])
+            return False  # once
+
+    return IndicatorIcon
+
+
+def _headless(base: type) -> type:
+    """pystray's dummy Icon raises on every update; this one keeps what would have been shown,
+    so `trayburn` runs headless (and menu tests run) without special cases."""
+
+    class HeadlessIcon(base):  # type: ignore[misc]
+        on_size: SizeCallback | None = None
+        notifications = True
+        activates = True
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.updates: list[str] = []
+            self.notified: list[tuple[str, str | None]] = []
+            self._stopped: threading.Event | None = None
+            super().__init__(*args, **kwargs)
+
+        def _update_icon(self) -> None:
+            self.updates.append("icon")
+
+        def _update_title(self) -> None:
+            self.updates.append("title")
+
+        def _update_menu(self) -> None:
+            self.updates.append("menu")
+
+        def _show(self) -> None:
+            pass
+
+        def _hide(self) -> None:
+            pass
+
+        def _notify(self, message: str, title: str | None = None) -> None:
+            self.notified.append((message, title))
+
+        def _remove_notification(self) -> None:
+            pass
+
+        def _run(self) -> None:
+            self._stopped = threading.Event()
+            self._mark_ready()
+            self._stopped.wait()
+
+        def _stop(self) -> None:
+            if self._stopped:
+                self._stopped.set()
+
+    return HeadlessIcon
