@@ -392,6 +392,10 @@ def test_today_json_contract(tmp_path, monkeypatch, capsys, set_tz):
         "tokens",
         "top_model",
         "models",
+        "plan_calls",
+        "plan_api_value_usd",
+        "capped_calls",
+        "unpriced_models",
     }
     assert set(out["tokens"]) == {"input", "output", "cache_read", "cache_write"}
     assert set(out["top_model"]) == {"name", "cost_usd", "calls"}
