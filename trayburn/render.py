@@ -7,6 +7,7 @@ import re
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from .cline.parse import MAX_COST
 from .report import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 
 if TYPE_CHECKING:
@@ -105,7 +106,10 @@ def day(r: DayReport) -> str:
     if r.estimated_cost_usd:
         lines.append(f"  of which {usd(r.estimated_cost_usd)} estimated from tokens (no cost reported)")
     if r.unpriced_calls:
-        lines.append(f"  {r.unpriced_calls} calls have no known price and are not in the total")
+        names = ", ".join(r.unpriced_models)
+        lines.append(f"  {r.unpriced_calls} calls have no known price and are not in the total ({names};")
+        lines.append("  `trayburn prices` says how to add a price)")
+    lines += _plan_and_cap(r.plan_calls, r.plan_api_value_usd, r.capped_calls)
     t = r.tokens
     lines.append(
         f"  tokens: {tokens(t.input)} in ({tokens(t.cache_read)} cache read, "
@@ -117,6 +121,16 @@ def day(r: DayReport) -> str:
             table(["model", "calls", "cost"], [[m.name, str(m.calls), _model_cost(m)] for m in r.models], right={1, 2}),
         ]
     return "\n".join(lines)
+
+
+def _plan_and_cap(plan_calls: int, plan_value: float, capped: int) -> list[str]:
+    lines = []
+    if plan_calls:
+        what = f"{plural(plan_calls, 'call')} covered by plan, API value {usd(plan_value)}"
+        lines.append(f"  {what} (what the same tokens cost at list price; not in the total)")
+    if capped:
+        lines.append(f"  {plural(capped, 'call')} with absurd token counts: each estimate held at {usd(MAX_COST)}")
+    return lines
 
 
 def _model_cost(m: ModelCost) -> str:
@@ -164,6 +178,7 @@ def session(d: SessionDetail) -> str:
         f"  {s.calls} calls, {cost_cell(s.cost_usd, 0.0, s.unpriced_calls, s.calls)}"
         + (f" ({usd(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
     ]
+    lines += _plan_and_cap(s.plan_calls, s.plan_api_value_usd, s.capped_calls)
     for sub in s.subagents:
         lines.append(f"  {sub.kind} {sub.name}: {sub.calls} calls, {usd(sub.cost_usd)}")
     rows = [
