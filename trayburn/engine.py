@@ -19,6 +19,7 @@ from . import settings as st
 from .cline.files import Checkpoint, stat_file
 from .ledger import Ledger, RefreshStats
 from .pricing import PriceBook
+from .pricing.seen import SeenModel, seen
 from .sources.base import Source
 
 log = logging.getLogger(__name__)
@@ -164,6 +165,10 @@ class Engine:
     def last_hour(self) -> report.Totals:
         now = days.utc_now_ms()
         return report.totals_between(self.ledger, self.book, now - 3600_000, now + 1)
+
+    def models_seen(self) -> list[SeenModel]:
+        """Every model the ledger has seen (all time), the unpriced first: `trayburn prices`, `doctor`."""
+        return seen(self.book, self.ledger.models_seen())
 
     # ---- health ---------------------------------------------------------------------------------
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .cline.parse import MAX_COST
+from .pricing.seen import SeenModel, how_to_price
 from .report import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ HINTS = {
 }
 
 
-def doctor(h: Health, settings_file_exists: bool) -> str:
+def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] = ()) -> str:
     lines = ["Cline folders:"]
     for lv in h.levels:
         lines.append(f"  {lv.label:16} {lv.path}  [{lv.source()}]{'' if lv.exists else '  (missing)'}")
@@ -47,6 +48,14 @@ def doctor(h: Health, settings_file_exists: bool) -> str:
     if h.settling:
         lines.append(f"Changed in the last minute and not readable yet ({len(h.settling)}; retried at each refresh):")
         lines += [f"  {p}: {r}" for p, r in h.settling]
+    if unpriced:
+        lines.append(f"Models with no known price ({len(unpriced)}; their calls are unpriced, never $0):")
+        lines += [
+            f"  {m.name}: {plural(m.unpriced_calls, 'call')}, {tokens(m.tokens)} tokens"
+            f" ({tokens(m.input)} in, {tokens(m.output)} out)"
+            for m in unpriced
+        ]
+        lines.append("  `trayburn prices` says how to add a price in the settings file")
     lines += ["", h.verdict + (f". To fix: {HINTS[h.kind]}" if h.kind in HINTS else "")]
     return "\n".join(lines)
 
@@ -204,3 +213,25 @@ def plural(n: int, word: str) -> str:
 
 def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def models_seen(models: list[SeenModel]) -> str:
+    """`trayburn prices` with no model: the unpriced first, then how to add a price."""
+    if not models:
+        return "No model calls in the ledger yet."
+    missing = [m for m in models if not m.priced]
+    head = f"Models seen in the ledger: {len(models)}" + (f", {len(missing)} without a price" if missing else "")
+    rows = [[m.name, ", ".join(m.ids), str(m.calls), tokens(m.tokens), _price_cell(m)] for m in models]
+    lines = [head, "", table(["model", "ids", "calls", "tokens", "price"], rows, right={2, 3})]
+    if missing:
+        lines += ["", *how_to_price(missing[0].key)]
+    else:
+        lines += ["", "Every model has a price; `trayburn prices MODEL` shows its rates and where they come from."]
+    return "\n".join(lines)
+
+
+def _price_cell(m: SeenModel) -> str:
+    if m.priced:
+        return ", ".join(m.sources)
+    where = "" if m.unpriced_routes == [""] else f" on {', '.join(r or 'no route' for r in m.unpriced_routes)}"
+    return f"none{where} ({m.unpriced_calls} calls unpriced)"
