@@ -103,7 +103,7 @@ ROUTES = [  # (model id, route) pairs with tiers, daily periods, plans, no price
     ("mystery-model-x", "openai-compatible"),
 ]
 TOKENS = st.one_of(st.integers(0, 5_000), st.integers(150_000, 450_000))
-USAGE = st.tuples(TOKENS, st.integers(0, 20_000), TOKENS, st.integers(0, 30_000))
+USAGE = st.tuples(TOKENS, st.integers(1, 20_000), TOKENS, st.integers(0, 30_000))  # all zero: not a call
 CALL = st.tuples(st.sampled_from(ROUTES), USAGE, st.integers(0, 86_399_999), st.sampled_from([None, None, 0.0, 0.125]))
 
 
@@ -133,6 +133,7 @@ def test_grouped_estimates_equal_the_calls_priced_one_by_one(calls, session_prov
         led = ledger_with(Path(tmp), {"1796020000000_prop1": (session_provider, messages)})
         est, unpriced, plan = per_call(book, calls, session_provider)
         day = report.day_report(led, book, DAY)
+        assert day.calls == len(calls)
         assert day.estimated_cost_usd == pytest.approx(est, rel=1e-9, abs=1e-12)
         assert day.unpriced_calls == unpriced
         assert day.plan_api_value_usd == pytest.approx(plan, rel=1e-9, abs=1e-12)

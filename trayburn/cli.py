@@ -202,7 +202,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     engine = _engine(args)
     h = engine.health()
     h.extra["tray_backend"] = _backend_line()
-    unpriced = [m for m in engine.models_seen() if m.unpriced_calls]
+    unpriced = engine.unpriced_models()
     h.extra["unpriced_models"] = [
         {"name": m.name, "key": m.key, "ids": m.ids, "calls": m.unpriced_calls, "input": m.input, "output": m.output}
         for m in unpriced

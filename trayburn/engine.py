@@ -170,6 +170,12 @@ class Engine:
         """Every model the ledger has seen (all time), the unpriced first: `trayburn prices`, `doctor`."""
         return seen(self.book, self.ledger.models_seen())
 
+    def unpriced_models(self) -> list[SeenModel]:
+        """The models some of whose calls have no reported cost and no known price (`doctor`); the ledger
+        is read in full only when there are some."""
+        routes = [r for r in self.ledger.no_cost_routes() if self.book.prices(*r) is None]
+        return [m for m in seen(self.book, self.ledger.models_seen(routes)) if m.unpriced_calls]
+
     # ---- health ---------------------------------------------------------------------------------
 
     def health(self) -> Health:

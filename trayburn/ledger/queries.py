@@ -149,6 +149,7 @@ _BY = {
     "file": "(SELECT path FROM files WHERE id=c.file_id)",
     "agent": "c.agent",
 }
+_ROUTE = "(c.model IS ? AND c.provider IS ? AND s.provider IS ?)"  # one Route's calls
 _FLOOR = "MAX(c.input, c.cache_read + c.cache_write)"  # a call's input, at least its cache tokens
 _ZERO = (
     f"SUM(c.cost = 0), TOTAL(CASE WHEN c.cost = 0 THEN {_FLOOR} END), TOTAL(CASE WHEN c.cost = 0 THEN c.output END),"
@@ -174,7 +175,7 @@ def _band(starts: Sequence[int]) -> str:
 def _alone(routes: Sequence[Route], above: int | None) -> tuple[str, tuple]:
     """The call's id when it must be priced on its own (its route's price depends on its time, or its
     tokens are past `above`), else 0; only for calls an estimate or a plan value prices."""
-    conds = ["(c.model IS ? AND c.provider IS ? AND s.provider IS ?)"] * len(routes)
+    conds = [_ROUTE] * len(routes)
     if above is not None:
         conds.append(f"{_FLOOR} + c.output > {int(above)}")
     if not conds:
@@ -256,13 +257,21 @@ class Queries:
             out.append(CostGroup(route, r[3], tuple(r[5:k]), last if r[4] else None, _sums(r[k : k + _N]), zero, last))
         return out
 
-    def models_seen(self) -> list[ModelSeen]:
-        """Every route of counted calls, all time, with its calls and tokens."""
+    def no_cost_routes(self) -> list[Route]:
+        """The routes of counted calls without a reported cost, all time (those a price must estimate)."""
+        sql = f"SELECT DISTINCT c.model, c.provider, s.provider{_JOINED} AND c.cost IS NULL"
+        return [Route(*r) for r in self._rows(sql, ALL_TIME)]
+
+    def models_seen(self, only: Sequence[Route] | None = None) -> list[ModelSeen]:
+        """Every route of counted calls (or only those given), all time, with its calls and tokens."""
+        if only is not None and not only:
+            return []
+        match = "" if only is None else " AND (" + " OR ".join([_ROUTE] * len(only)) + ")"
         sql = (
             "SELECT c.model, c.provider, s.provider, COUNT(*), TOTAL(c.input), TOTAL(c.output), TOTAL(c.cache_read),"
-            f" TOTAL(c.cache_write), SUM(c.cost IS NULL){_JOINED} GROUP BY 1, 2, 3"
+            f" TOTAL(c.cache_write), SUM(c.cost IS NULL){_JOINED}{match} GROUP BY 1, 2, 3"
         )
-        rows = self._rows(sql, ALL_TIME)
+        rows = self._rows(sql, ALL_TIME + tuple(v for r in only or () for v in r))
         return [ModelSeen(Route(*r[:3]), r[3], int(r[4]), int(r[5]), int(r[6]), int(r[7]), r[8] or 0) for r in rows]
 
     def session_count(self, start_ms: int, end_ms: int) -> int:
