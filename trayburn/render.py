@@ -116,7 +116,8 @@ def day(r: DayReport) -> str:
         lines.append(f"  of which {usd(r.estimated_cost_usd)} estimated from tokens (no cost reported)")
     if r.unpriced_calls:
         names = ", ".join(r.unpriced_models)
-        lines.append(f"  {r.unpriced_calls} calls have no known price and are not in the total ({names};")
+        has, are = ("has", "is") if r.unpriced_calls == 1 else ("have", "are")
+        lines.append(f"  {plural(r.unpriced_calls, 'call')} {has} no known price and {are} not in the total ({names};")
         lines.append("  `trayburn prices` says how to add a price)")
     lines += _plan_and_cap(r.plan_calls, r.plan_api_value_usd, r.capped_calls)
     t = r.tokens
@@ -234,4 +235,4 @@ def _price_cell(m: SeenModel) -> str:
     if m.priced:
         return ", ".join(m.sources)
     where = "" if m.unpriced_routes == [""] else f" on {', '.join(r or 'no route' for r in m.unpriced_routes)}"
-    return f"none{where} ({m.unpriced_calls} calls unpriced)"
+    return f"none{where} ({plural(m.unpriced_calls, 'call')} unpriced)"
