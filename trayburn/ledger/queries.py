@@ -50,15 +50,6 @@ class ModelSums(NamedTuple):
     sums: Sums
 
 
-class QuarterSums(NamedTuple):
-    """A quarter of an hour (so half-hour time zones fall right) and a model."""
-
-    start_ms: int
-    model: str | None
-    provider: str | None
-    sums: Sums
-
-
 class SessionRow(NamedTuple):
     id: str
     started_ms: int | None
@@ -74,17 +65,6 @@ class SessionRow(NamedTuple):
     folder: str | None
     source: str | None
     origin: str | None  # None: this machine
-
-
-class SessionPart(NamedTuple):
-    """A session's counted calls from one file, by one agent, with one model."""
-
-    file: str | None
-    agent: str | None
-    model: str | None
-    provider: str | None
-    sums: Sums
-    last_ms: int | None
 
 
 class CallRecord(NamedTuple):
@@ -210,15 +190,6 @@ class Queries:
         )
         return [ModelSums(r[0], r[1], _sums(r[2:])) for r in rows]
 
-    def quarter_sums(self, start_ms: int, end_ms: int) -> list[QuarterSums]:
-        """Counted calls in [start, end) by quarter hour and (model, provider)."""
-        rows = self._rows(
-            f"SELECT ts_ms / 900000, model, provider, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?"
-            " GROUP BY 1, 2, 3",
-            (start_ms, end_ms),
-        )
-        return [QuarterSums(r[0] * 900000, r[1], r[2], _sums(r[3:])) for r in rows]
-
     def priced_routes(self, start_ms: int, end_ms: int, session_id: str | None = None) -> list[Route]:
         """The routes of counted calls in [start, end) (of one session) a price applies to: those
         without a reported cost, or with a cost of 0 (a plan's)."""
@@ -300,16 +271,6 @@ class Queries:
             return None
         r = rows[0]
         return SessionRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), r[11], r[12], r[13])
-
-    def session_parts(self, sid: str, start_ms: int, end_ms: int) -> list[SessionPart]:
-        """The session's counted calls in [start, end) by (file, agent, model, provider)."""
-        rows = self._rows(
-            f"SELECT (SELECT path FROM files WHERE id=file_id), agent, model, provider, {_SUMS}, MAX(ts_ms)"
-            " FROM calls WHERE counted=1 AND session_id=? AND ts_ms>=? AND ts_ms<?"
-            " GROUP BY file_id, agent, model, provider",
-            (sid, start_ms, end_ms),
-        )
-        return [SessionPart(r[0], r[1], r[2], r[3], _sums(r[4 : 4 + _N]), r[4 + _N]) for r in rows]
 
     def session_calls(self, sid: str) -> list[CallRecord]:
         """The session's counted calls in order (time, then file, then position in it)."""
