@@ -12,12 +12,13 @@ import subprocess
 import sys
 
 import pytest
-from corpus import CORPUS, isolated_env
+from corpus import CORPUS, assistant, isolated_env, make_session, ms
 
 from trayburn import cli
 from trayburn.errors import Exit
 from trayburn.pricing import PriceBook
 
+NOON = ms("2026-11-30T12:00:00Z")
 HEAVY = ("genai_prices", "pydantic", "pydantic_core", "httpx")
 PROBE = """
 import json, sys
@@ -49,6 +50,10 @@ def test_warm_today_imports_no_genai_prices_pydantic_or_httpx(tmp_path):
     assert plain.isdisjoint(HEAVY)
     _, sessions = run_trayburn(tmp_path, "sessions", "--all", "--json")
     assert sessions.isdisjoint(HEAVY)
+    seen, modules = run_trayburn(tmp_path, "prices", "--json")  # every model seen: names and prices cached
+    assert {m["name"] for m in seen["models"]} >= {"GPT-4o", "Claude Sonnet 4.5"} and modules.isdisjoint(HEAVY)
+    doctor, modules = run_trayburn(tmp_path, "doctor", "--json")
+    assert doctor["unpriced_models"] == [] and modules.isdisjoint(HEAVY)
 
 
 def test_cache_file_is_private_and_shared_by_the_next_book(tmp_path):
@@ -115,13 +120,44 @@ def test_prices_command_json(env, capsys):
     assert (mystery["priced"], mystery["source"], mystery["periods"]) == (False, None, [])
 
 
+def test_prices_with_no_model_lists_every_model_seen_the_unpriced_first(env, capsys, monkeypatch):
+    monkeypatch.setenv("CLINE_DIR", str(env / "cline"))
+    sessions = env / "cline" / "data" / "sessions"
+    calls = [assistant("a", NOON, 1_000, 10, model="gpt-4o"), assistant("b", NOON + 1, 2_000, 20, model="GLM-4.6")]
+    calls += [assistant("c", NOON + 2, 3_000, 30, model="z-ai/glm-4.6")]
+    calls += [assistant(f"m{i}", NOON + 3 + i, 50_000, 500, model="mystery-model-x") for i in range(2)]
+    calls += [assistant("r", NOON + 9, 100, 1, model="other-mystery", cost=0.5)]  # reported: nothing to price
+    make_session(sessions, "1796020000000_seen1", "2026-11-30T00:00:00.000Z", calls)
+    assert cli.main(["prices", "--json"]) == 0
+    models = json.loads(capsys.readouterr().out)["models"]
+    assert [(m["name"], m["priced"], m["calls"], m["unpriced_calls"]) for m in models] == [
+        ("mystery-model-x", False, 2, 2),
+        ("other-mystery", False, 1, 0),  # no price, but every call reported its cost
+        ("GLM-4.6", True, 2, 0),
+        ("GPT-4o", True, 1, 0),
+    ]
+    mystery = models[0]
+    assert (mystery["input"], mystery["output"], mystery["unpriced_routes"]) == (100_000, 1_000, ["openai-compatible"])
+    assert sorted(models[2]["ids"]) == ["GLM-4.6", "z-ai/glm-4.6"]
+    assert cli.main(["prices"]) == 0
+    text = capsys.readouterr().out
+    assert text.index("mystery-model-x") < text.index("GLM-4.6")
+    assert 'prices."mystery-model-x"' in text and "trayburn config path" in text
+    assert cli.main(["doctor", "--json"]) in (Exit.OK, Exit.PROBLEMS)
+    doc = json.loads(capsys.readouterr().out)
+    assert [(m["name"], m["calls"], m["input"]) for m in doc["unpriced_models"]] == [("mystery-model-x", 2, 100_000)]
+    cli.main(["doctor"])
+    text = capsys.readouterr().out
+    assert "Models with no known price (1" in text and "mystery-model-x: 2 calls, 101.0k tokens" in text
+
+
 def test_prices_command_text_and_route(env, capsys):
     assert cli.main(["prices", "z-ai/glm-4.6", "--provider", "openrouter"]) == 0
     text = capsys.readouterr().out
     assert "z-ai/glm-4.6 on openrouter: GLM-4.6" in text and "provider openrouter" in text
     assert cli.main(["prices", "mystery-x"]) == 0
     assert 'prices."mystery-x"' in capsys.readouterr().out
-    assert cli.main(["prices"]) == Exit.USAGE
+    assert cli.main(["prices", "--provider", "openrouter"]) == Exit.USAGE  # a route, but no model to apply it to
     (env / "settings.toml").write_text('[prices."glm-4.6"]\ninput = 0.5\n')
     assert cli.main(["prices", "GLM-4.6", "--json"]) == 0
     (mine,) = json.loads(capsys.readouterr().out)

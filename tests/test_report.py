@@ -154,18 +154,22 @@ def test_a_session_spanning_midnight_splits_across_days(ledger, sessions, set_tz
 
 
 def independent_estimate() -> tuple[float, int]:
-    """Straight from the files: every call without a reported cost, priced by the PriceBook."""
+    """Straight from the files: every call without a reported cost, priced one by one on its route at
+    its time by the PriceBook (the report groups them; the sums must agree)."""
     book, total, unpriced = PriceBook(), 0.0, 0
     for path in REAL.rglob("*.messages.json"):
         for m in json.loads(path.read_text())["messages"]:
             metrics = m.get("metrics")
             if m.get("role") != "assistant" or not metrics or "cost" in metrics:
                 continue
-            model = (m.get("modelInfo") or {}).get("id")
-            if book.prices(model) is None:
+            info = m.get("modelInfo") or {}
+            usd = book.call_cost(
+                info.get("id"), *(metrics[k] for k in TOKEN_FIELDS), info.get("provider"), at_ms=m["ts"]
+            )
+            if usd is None:
                 unpriced += 1
-                continue
-            total += estimate(model, *(metrics[k] for k in TOKEN_FIELDS))
+            else:
+                total += usd
     return total, unpriced
 
 
@@ -392,6 +396,10 @@ def test_today_json_contract(tmp_path, monkeypatch, capsys, set_tz):
         "tokens",
         "top_model",
         "models",
+        "plan_calls",
+        "plan_api_value_usd",
+        "capped_calls",
+        "unpriced_models",
     }
     assert set(out["tokens"]) == {"input", "output", "cache_read", "cache_write"}
     assert set(out["top_model"]) == {"name", "cost_usd", "calls"}

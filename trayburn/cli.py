@@ -85,7 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("doctor", parents=[common], help="where trayburn looks, what it found, what is wrong")
 
     s = sub.add_parser("prices", parents=[common], help="which price applies to a model id, and where it came from")
-    s.add_argument("models", nargs="+", metavar="MODEL", help="a model id as Cline writes it, e.g. z-ai/glm-4.6")
+    s.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help="a model id as Cline writes it, e.g. z-ai/glm-4.6; none: every model seen",
+    )
     s.add_argument("--provider", help="the route it was called on (Cline's provider), e.g. openrouter, cline-pass")
 
     s = sub.add_parser("config", parents=[common], help="the settings file: path, show, set KEY VALUE, unset KEY")
@@ -260,13 +265,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     engine = _engine(args)
     h = engine.health()
     h.extra["tray_backend"] = _backend_line()
-    _emit(args, h.to_json(), render.doctor(h, settings_file_exists=engine.loaded.exists))
+    unpriced = engine.unpriced_models()
+    h.extra["unpriced_models"] = [
+        {"name": m.name, "key": m.key, "ids": m.ids, "calls": m.unpriced_calls, "input": m.input, "output": m.output}
+        for m in unpriced
+    ]
+    _emit(args, h.to_json(), render.doctor(h, engine.loaded.exists, unpriced))
     return Exit.OK if h.kind == "ok" else Exit.PROBLEMS
 
 
 def cmd_prices(args) -> int:
     from .pricing import show
 
+    if not args.models:  # every model the ledger has seen, the unpriced first
+        if args.provider:
+            raise UsageError("--provider applies to the models named: give one, e.g. `trayburn prices z-ai/glm-4.6`")
+        models = _engine(args).models_seen()
+        return _emit(args, {"models": [m.to_json() for m in models]}, render.models_seen(models))
     items = [show.describe(_engine(args, refresh=False).book, m, args.provider) for m in args.models]
     return _emit(args, items, show.render(items))
 

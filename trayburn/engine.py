@@ -19,6 +19,7 @@ from . import settings as st
 from .cline.files import Checkpoint, stat_file
 from .ledger import Ledger, RefreshStats
 from .pricing import PriceBook
+from .pricing.seen import SeenModel, seen
 from .sources.base import Source
 
 log = logging.getLogger(__name__)
@@ -149,9 +150,7 @@ class Engine:
         return report.hourly_costs(self.ledger, self.book, day or days.now_date())
 
     def sessions(self, since: date | None, until: date | None) -> list[report.SessionSummary]:
-        from . import session_list  # two grouped queries, not two per session as report.sessions_report
-
-        return session_list.sessions(self.ledger, self.book, since, until)
+        return report.sessions_report(self.ledger, self.book, since, until)
 
     def session(self, sid: str) -> report.SessionDetail | None:
         return report.session_detail(self.ledger, self.book, sid)
@@ -184,6 +183,16 @@ class Engine:
     def last_hour(self) -> report.Totals:
         now = days.utc_now_ms()
         return report.totals_between(self.ledger, self.book, now - 3600_000, now + 1)
+
+    def models_seen(self) -> list[SeenModel]:
+        """Every model the ledger has seen (all time), the unpriced first: `trayburn prices`, `doctor`."""
+        return seen(self.book, self.ledger.models_seen())
+
+    def unpriced_models(self) -> list[SeenModel]:
+        """The models some of whose calls have no reported cost and no known price (`doctor`); the ledger
+        is read in full only when there are some."""
+        routes = [r for r in self.ledger.no_cost_routes() if self.book.prices(*r) is None]
+        return [m for m in seen(self.book, self.ledger.models_seen(routes)) if m.unpriced_calls]
 
     # ---- health ---------------------------------------------------------------------------------
 

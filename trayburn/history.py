@@ -110,7 +110,24 @@ def priced(rows: Iterable[Sums], book: PriceBook) -> Totals:
     prices go here when the ledger keeps them."""
     totals = Totals()
     for r in rows:
-        totals.add(r.model, r.sums, book)
+        s = r.sums
+        totals.calls += s.calls
+        t = totals.tokens
+        t.input, t.output, t.cache_read, t.cache_write = (
+            t.input + s.input,
+            t.output + s.output,
+            t.cache_read + s.cache_read,
+            t.cache_write + s.cache_write,
+        )
+        totals.reported_usd += s.reported_usd
+        if s.unpriced_calls:
+            est = book.estimate(
+                r.model, s.unpriced_input, s.unpriced_output, s.unpriced_cache_read, s.unpriced_cache_write
+            )
+            if est is None:
+                totals.unpriced_calls += s.unpriced_calls
+            else:
+                totals.estimated_usd += est
     return totals
 
 

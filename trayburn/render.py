@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .cline.parse import MAX_COST
 from .money import Money
+from .pricing.seen import SeenModel, how_to_price
 from .report import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 
 if TYPE_CHECKING:
@@ -24,7 +26,7 @@ HINTS = {
 }
 
 
-def doctor(h: Health, settings_file_exists: bool) -> str:
+def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] = ()) -> str:
     lines = ["Cline folders:"]
     for lv in h.levels:
         lines.append(f"  {lv.label:16} {lv.path}  [{lv.source()}]{'' if lv.exists else '  (missing)'}")
@@ -47,6 +49,14 @@ def doctor(h: Health, settings_file_exists: bool) -> str:
     if h.settling:
         lines.append(f"Changed in the last minute and not readable yet ({len(h.settling)}; retried at each refresh):")
         lines += [f"  {p}: {r}" for p, r in h.settling]
+    if unpriced:
+        lines.append(f"Models with no known price ({len(unpriced)}; their calls are unpriced, never $0):")
+        lines += [
+            f"  {m.name}: {plural(m.unpriced_calls, 'call')}, {tokens(m.tokens)} tokens"
+            f" ({tokens(m.input)} in, {tokens(m.output)} out)"
+            for m in unpriced
+        ]
+        lines.append("  `trayburn prices` says how to add a price in the settings file")
     lines += ["", h.verdict + (f". To fix: {HINTS[h.kind]}" if h.kind in HINTS else "")]
     return "\n".join(lines)
 
@@ -109,7 +119,11 @@ def day(r: DayReport, money: Money = USD) -> str:
     if r.estimated_cost_usd:
         lines.append(f"  of which {money.text(r.estimated_cost_usd)} estimated from tokens (no cost reported)")
     if r.unpriced_calls:
-        lines.append(f"  {r.unpriced_calls} calls have no known price and are not in the total")
+        names = ", ".join(r.unpriced_models)
+        has, are = ("has", "is") if r.unpriced_calls == 1 else ("have", "are")
+        lines.append(f"  {plural(r.unpriced_calls, 'call')} {has} no known price and {are} not in the total ({names};")
+        lines.append("  `trayburn prices` says how to add a price)")
+    lines += _plan_and_cap(r.plan_calls, r.plan_api_value_usd, r.capped_calls, money)
     t = r.tokens
     lines.append(
         f"  tokens: {tokens(t.input)} in ({tokens(t.cache_read)} cache read, "
@@ -129,6 +143,16 @@ def day(r: DayReport, money: Money = USD) -> str:
 
 def _noted(text: str, money: Money) -> str:
     return text + (f"\n({money.note})" if money.note else "")
+
+
+def _plan_and_cap(plan_calls: int, plan_value: float, capped: int, money: Money = USD) -> list[str]:
+    lines = []
+    if plan_calls:
+        what = f"{plural(plan_calls, 'call')} covered by plan, API value {money.text(plan_value)}"
+        lines.append(f"  {what} (what the same tokens cost at list price; not in the total)")
+    if capped:
+        lines.append(f"  {plural(capped, 'call')} with absurd token counts: each estimate held at {usd(MAX_COST)}")
+    return lines
 
 
 def _model_cost(m: ModelCost, money: Money) -> str:
@@ -178,6 +202,7 @@ def session(d: SessionDetail, money: Money = USD) -> str:
         f"  {s.calls} calls, {cost_cell(s.cost_usd, 0.0, s.unpriced_calls, s.calls, money=money)}"
         + (f" ({money.text(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
     ]
+    lines += _plan_and_cap(s.plan_calls, s.plan_api_value_usd, s.capped_calls, money)
     for sub in s.subagents:
         lines.append(f"  {sub.kind} {sub.name}: {sub.calls} calls, {money.text(sub.cost_usd)}")
     rows = [
@@ -230,3 +255,25 @@ def history(r, money) -> str:
     if money.note:
         lines.append(f"({money.note})")
     return "\n".join(lines)
+
+
+def models_seen(models: list[SeenModel]) -> str:
+    """`trayburn prices` with no model: the unpriced first, then how to add a price."""
+    if not models:
+        return "No model calls in the ledger yet."
+    missing = [m for m in models if not m.priced]
+    head = f"Models seen in the ledger: {len(models)}" + (f", {len(missing)} without a price" if missing else "")
+    rows = [[m.name, ", ".join(m.ids), str(m.calls), tokens(m.tokens), _price_cell(m)] for m in models]
+    lines = [head, "", table(["model", "ids", "calls", "tokens", "price"], rows, right={2, 3})]
+    if missing:
+        lines += ["", *how_to_price(missing[0].key)]
+    else:
+        lines += ["", "Every model has a price; `trayburn prices MODEL` shows its rates and where they come from."]
+    return "\n".join(lines)
+
+
+def _price_cell(m: SeenModel) -> str:
+    if m.priced:
+        return ", ".join(m.sources)
+    where = "" if m.unpriced_routes == [""] else f" on {', '.join(r or 'no route' for r in m.unpriced_routes)}"
+    return f"none{where} ({plural(m.unpriced_calls, 'call')} unpriced)"

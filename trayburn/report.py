@@ -1,7 +1,7 @@
 """The figures, as plain data: a day, a period, the sessions, one session in full.
 
-Reads only the ledger (never Cline's files). Estimated costs are computed here, when read, so
-better price data re-prices old calls.
+Reads only the ledger (never Cline's files). Costs come from `costs.Pricer`: estimated when read,
+so better price data re-prices old calls; grouped by model key, named by `PriceBook.name_of`.
 """
 
 from __future__ import annotations
@@ -12,14 +12,17 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
+from .costs import Plan, Pricer, Tokens, Totals, priced_cost
 from .days import day_bounds as day_bounds
 from .days import iso_local as iso_local
 from .days import local_midnight_ms as local_midnight_ms
 from .days import now_date as now_date
 from .days import timezone_name as timezone_name
 from .days import utc_now_ms as utc_now_ms
-from .ledger import ALL_TIME, Ledger, Sums
+from .ledger import ALL_TIME, Ledger, Route
 from .pricing import PriceBook
+
+__all__ = ["Tokens", "Totals", "priced_cost"]  # re-exported: the figures' callers import them from here
 
 RUNNING = ("running", "pending", "idle")
 STALE_AFTER_MS = 30 * 60 * 1000  # a "running" session silent this long is shown as stale (its process died)
@@ -38,55 +41,6 @@ _USER_INPUT = re.compile(r"^\s*<user_input[^>]*>(.*?)(</user_input>\s*)?$", re.S
 
 
 @dataclass
-class Tokens:
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.input + self.output
-
-
-@dataclass
-class Totals:
-    calls: int = 0
-    tokens: Tokens = field(default_factory=Tokens)
-    reported_usd: float = 0.0
-    estimated_usd: float = 0.0
-    unpriced_calls: int = 0
-
-    @property
-    def cost_usd(self) -> float:
-        return self.reported_usd + self.estimated_usd
-
-    def add(self, model: str | None, sums: Sums, book: PriceBook) -> None:
-        """A group of calls with one model: reported costs as they are, the others estimated."""
-        self.calls += sums.calls
-        t = self.tokens
-        t.input += sums.input
-        t.output += sums.output
-        t.cache_read += sums.cache_read
-        t.cache_write += sums.cache_write
-        self.reported_usd += sums.reported_usd
-        if sums.unpriced_calls:
-            est = book.estimate(
-                model, sums.unpriced_input, sums.unpriced_output, sums.unpriced_cache_read, sums.unpriced_cache_write
-            )
-            if est is None:
-                self.unpriced_calls += sums.unpriced_calls
-            else:
-                self.estimated_usd += est
-
-    @classmethod
-    def of(cls, model: str | None, sums: Sums, book: PriceBook) -> Totals:
-        totals = cls()
-        totals.add(model, sums, book)
-        return totals
-
-
-@dataclass
 class ModelCost:
     name: str
     cost_usd: float
@@ -94,6 +48,8 @@ class ModelCost:
     estimated_cost_usd: float = 0.0
     unpriced_calls: int = 0
     tokens: int = 0
+    key: str = ""  # the canonical model key (`glm-4-6`) the row groups by
+    plan_api_value_usd: float = 0.0
 
 
 @dataclass
@@ -108,6 +64,12 @@ class DayReport:
     tokens: Tokens
     top_model: ModelCost | None
     models: list[ModelCost]
+    # calls a plan covered (cost 0 on a plan route, ClinePass) and their tokens' list price: shown
+    # beside the spend ("covered by plan, API value $X"), never in cost_usd
+    plan_calls: int = 0
+    plan_api_value_usd: float = 0.0
+    capped_calls: int = 0  # estimates held at MAX_COST per call (absurd token counts)
+    unpriced_models: list[str] = field(default_factory=list)  # names of the models with unpriced calls
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -116,6 +78,7 @@ class DayReport:
         out["models"] = [slim(m) for m in out["models"]]
         out["top_model"] = slim(out["top_model"]) if out["top_model"] else None
         out["cost_usd"], out["estimated_cost_usd"] = _r(self.cost_usd), _r(self.estimated_cost_usd)
+        out["plan_api_value_usd"] = _r(self.plan_api_value_usd)
         return out
 
 
@@ -147,6 +110,9 @@ class SessionSummary:
     removed: bool
     folder: str | None = None
     last_activity_ms: int | None = None
+    plan_calls: int = 0
+    plan_api_value_usd: float = 0.0  # never in cost_usd
+    capped_calls: int = 0
 
     @property
     def running(self) -> bool:
@@ -155,6 +121,7 @@ class SessionSummary:
     def to_json(self) -> dict:
         out = asdict(self)
         out["cost_usd"], out["estimated_cost_usd"] = _known_cost(out), _r(self.estimated_cost_usd)
+        out["plan_api_value_usd"] = _r(self.plan_api_value_usd)
         for s in out["subagents"]:
             s["cost_usd"] = _r(s["cost_usd"])
         out.pop("last_activity_ms")
@@ -171,6 +138,8 @@ class CallRow:
     cost_usd: float | None
     estimated: bool
     tools: list[str]
+    capped: bool = False  # an estimate held at MAX_COST
+    plan_api_value_usd: float | None = None  # a plan-covered call's list price (its cost_usd is 0)
 
 
 @dataclass
@@ -183,7 +152,8 @@ class SessionDetail:
         out = self.summary.to_json()
         out["duration_s"] = self.duration_s
         out["calls_detail"] = [
-            dict(asdict(c), cost_usd=None if c.cost_usd is None else _r(c.cost_usd)) for c in self.calls
+            dict(asdict(c), cost_usd=_r_or_none(c.cost_usd), plan_api_value_usd=_r_or_none(c.plan_api_value_usd))
+            for c in self.calls
         ]
         return out
 
@@ -192,10 +162,8 @@ def _r(usd: float) -> float:
     return round(usd, 9)  # nano-dollars: float noise goes, a cheap call's cost stays
 
 
-def priced_cost(cost_usd: float, calls: int, unpriced_calls: int) -> float | None:
-    """The cost to show for a group of calls: None ("unpriced", never $0) when none of them has a price.
-    The one place this rule lives: JSON, the terminal, the menu and the window all use it."""
-    return None if calls and unpriced_calls >= calls else cost_usd
+def _r_or_none(usd: float | None) -> float | None:
+    return None if usd is None else _r(usd)
 
 
 def _known_cost(m: dict) -> float | None:
@@ -207,46 +175,53 @@ def _known_cost(m: dict) -> float | None:
 
 
 def totals_between(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int) -> Totals:
-    totals = Totals()
-    for row in ledger.model_sums(start_ms, end_ms):
-        totals.add(row.model, row.sums, book)
-    return totals
+    return Pricer(ledger, book).totals(start_ms, end_ms)
 
 
 def day_report(ledger: Ledger, book: PriceBook, day: date) -> DayReport:
     start, end = day_bounds(day)
-    totals, per_model = Totals(), dict[str, tuple[str, Totals]]()
-    for row in ledger.model_sums(start, end):
-        totals.add(row.model, row.sums, book)
-        per_model.setdefault(book.key(row.model), (book.display(row.model), Totals()))[1].add(row.model, row.sums, book)
-    models = sorted(
-        (
-            ModelCost(name, t.cost_usd, t.calls, t.estimated_usd, t.unpriced_calls, t.tokens.total)
-            for name, t in per_model.values()
-        ),
-        key=lambda m: (-m.cost_usd, -m.tokens, m.name),
-    )
-    sessions = ledger.session_count(start, end)
+    pricer = Pricer(ledger, book)
+    totals, per_model = Totals(), dict[str, Totals]()
+    for g in pricer.groups(start, end):
+        totals.add(g, pricer)
+        per_model.setdefault(pricer.key(g.route), Totals()).add(g, pricer)
+    models = sorted((_model_cost(book.name_of(k), k, t) for k, t in per_model.items()), key=_by_cost)
     return DayReport(
         date=day.isoformat(),
         timezone=timezone_name(),
         cost_usd=totals.cost_usd,
         estimated_cost_usd=totals.estimated_usd,
         calls=totals.calls,
-        sessions=sessions,
+        sessions=ledger.session_count(start, end),
         unpriced_calls=totals.unpriced_calls,
         tokens=totals.tokens,
         top_model=models[0] if models else None,
         models=models,
+        plan_calls=totals.plan_calls,
+        plan_api_value_usd=totals.plan_api_value_usd,
+        capped_calls=totals.capped_calls,
+        unpriced_models=[m.name for m in models if m.unpriced_calls],
     )
+
+
+def _model_cost(name: str, key: str, t: Totals) -> ModelCost:
+    return ModelCost(name, t.cost_usd, t.calls, t.estimated_usd, t.unpriced_calls, t.tokens.total, key,
+                     t.plan_api_value_usd)  # fmt: skip
+
+
+def _by_cost(m: ModelCost) -> tuple:
+    return (-m.cost_usd, -m.tokens, m.name)
 
 
 def hourly_costs(ledger: Ledger, book: PriceBook, day: date) -> list[float]:
     """Cost per local hour of the day (24 values; 23 or 25 hours on DST days fold into 24 slots)."""
     start, end = day_bounds(day)
+    pricer = Pricer(ledger, book)
     hours = [0.0] * 24
-    for row in ledger.quarter_sums(start, end):
-        hours[datetime.fromtimestamp(row.start_ms / 1000).hour] += Totals.of(row.model, row.sums, book).cost_usd
+    for g in pricer.groups(start, end, by=("quarter",)):
+        one = Totals()
+        one.add(g, pricer)
+        hours[datetime.fromtimestamp(g.by[0] / 1000).hour] += one.cost_usd
     return hours
 
 
@@ -256,27 +231,33 @@ def sessions_report(
     """Sessions with calls (or a start) in [since, until]; figures for that range. None, None: all time."""
     start = local_midnight_ms(since) if since else 0
     end = day_bounds(until)[1] if until else 2**62
-    out = [_summary(ledger, book, sid, start, end, now_ms) for sid in ledger.session_ids(start, end)]
+    pricer = Pricer(ledger, book)
+    plan = pricer.plan(start, end)  # the range's routes: one plan for every session in it
+    out = [_summary(ledger, pricer, sid, start, end, now_ms, plan) for sid in ledger.session_ids(start, end)]
     return sorted((s for s in out if s), key=lambda s: _ms(s.started_at) or 0, reverse=True)
 
 
 def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None = None) -> SessionDetail | None:
-    summary = _summary(ledger, book, sid, *ALL_TIME, now_ms)
-    if summary is None:
+    pricer = Pricer(ledger, book)
+    summary = _summary(ledger, pricer, sid, *ALL_TIME, now_ms)
+    meta = ledger.session(sid)
+    if summary is None or meta is None:
         return None
     calls = []
     for c in ledger.session_calls(sid):
-        est = book.estimate(c.model, c.input, c.output, c.cache_read, c.cache_write) if c.cost is None else None
+        cost = pricer.call(c, meta.provider)
         calls.append(
             CallRow(
                 iso_local(c.ts_ms) or "",
                 c.ts_ms,
-                book.display(c.model),
+                pricer.name(Route(c.model, c.provider, meta.provider)),
                 c.agent or "lead",
                 Tokens(c.input, c.output, c.cache_read, c.cache_write),
-                c.cost if c.cost is not None else est,
-                c.cost is None,
+                cost.cost_usd,
+                cost.estimated,
                 tool_words(c.tools),
+                cost.capped,
+                cost.plan_api_value_usd,
             )
         )
     s = summary
@@ -302,7 +283,7 @@ def _ms(iso: str | None) -> int | None:
 
 
 def _summary(
-    ledger: Ledger, book: PriceBook, sid: str, start: int, end: int, now_ms: int | None
+    ledger: Ledger, pricer: Pricer, sid: str, start: int, end: int, now_ms: int | None, plan: Plan | None = None
 ) -> SessionSummary | None:
     meta = ledger.session(sid)
     if meta is None:
@@ -310,20 +291,21 @@ def _summary(
     started = meta.started_ms
     totals, models, last = Totals(), [], started
     subs: dict[str, Subagent] = {}
-    for part in ledger.session_parts(sid, start, end):
-        totals.add(part.model, part.sums, book)
-        name = book.display(part.model)
+    for g in pricer.groups(start, end, by=("file", "agent"), session_id=sid, plan=plan):
+        totals.add(g, pricer)
+        name = pricer.name(g.route)
         if name not in models:
             models.append(name)
-        last = max(last or 0, part.last_ms or 0)
-        if part.agent in ("subagent", "teammate"):
-            file = part.file or ""
-            sub = subs.setdefault(file, Subagent(_agent_name(file), part.agent, 0, 0.0))
-            cost = Totals.of(part.model, part.sums, book)
+        last = max(last or 0, g.last_ms or 0)
+        file, agent = g.by
+        if agent in ("subagent", "teammate"):
+            sub = subs.setdefault(file or "", Subagent(_agent_name(file or ""), agent, 0, 0.0))
+            cost = Totals()
+            cost.add(g, pricer)
             sub.calls += cost.calls
             sub.cost_usd += cost.cost_usd
     if not models and meta.model:
-        models.append(book.display(meta.model))
+        models.append(pricer.name(Route(meta.model, meta.provider, meta.provider)))
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     return SessionSummary(
         id=sid,
@@ -344,6 +326,9 @@ def _summary(
         removed=meta.removed,
         folder=meta.folder,
         last_activity_ms=last,
+        plan_calls=totals.plan_calls,
+        plan_api_value_usd=totals.plan_api_value_usd,
+        capped_calls=totals.capped_calls,
     )
 
 

@@ -9,13 +9,15 @@ queries.py   typed reads returning named rows (the only SQL the report layer rel
 from .queries import (
     ALL_TIME,
     CallRecord,
+    CostGroup,
+    ModelSeen,
     ModelSums,
     Problem,
-    QuarterSums,
+    Route,
     SessionCounts,
-    SessionPart,
     SessionRow,
     Sums,
+    Usage,
 )
 from .schema import SCHEMA_VERSION, LedgerBusy, LedgerError
 from .stats import RefreshStats
@@ -25,15 +27,17 @@ __all__ = [
     "ALL_TIME",
     "SCHEMA_VERSION",
     "CallRecord",
+    "CostGroup",
     "Ledger",
     "LedgerBusy",
     "LedgerError",
+    "ModelSeen",
     "ModelSums",
     "Problem",
-    "QuarterSums",
     "RefreshStats",
+    "Route",
     "SessionCounts",
-    "SessionPart",
     "SessionRow",
     "Sums",
+    "Usage",
 ]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..sources.base import RETRY_RECENT_NS
@@ -49,15 +50,6 @@ class ModelSums(NamedTuple):
     sums: Sums
 
 
-class QuarterSums(NamedTuple):
-    """A quarter of an hour (so half-hour time zones fall right) and a model."""
-
-    start_ms: int
-    model: str | None
-    provider: str | None
-    sums: Sums
-
-
 class SessionRow(NamedTuple):
     id: str
     started_ms: int | None
@@ -75,17 +67,6 @@ class SessionRow(NamedTuple):
     origin: str | None  # None: this machine
 
 
-class SessionPart(NamedTuple):
-    """A session's counted calls from one file, by one agent, with one model."""
-
-    file: str | None
-    agent: str | None
-    model: str | None
-    provider: str | None
-    sums: Sums
-    last_ms: int | None
-
-
 class CallRecord(NamedTuple):
     ts_ms: int
     model: str | None
@@ -97,6 +78,90 @@ class CallRecord(NamedTuple):
     cache_write: int
     cost: float | None
     tools: str | None
+
+
+class Route(NamedTuple):
+    """What a call's price depends on besides its tokens: its model id, its own provider, its session's."""
+
+    model: str | None
+    provider: str | None
+    session_provider: str | None
+
+
+class Usage(NamedTuple):
+    """Calls and their tokens, each call's input floored at its cache tokens (as `Price.cost` counts)."""
+
+    calls: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+
+
+class CostGroup(NamedTuple):
+    """Counted calls alike for pricing: one route, one tier band (the tier start their input is above,
+    0 below every tier), the same `by` values (quarter start ms, file path, agent: as asked). A call
+    priced alone (a periodic price, or tokens past `alone_above`) is a group of its own, `at_ms` its time."""
+
+    route: Route
+    band: int
+    by: tuple
+    at_ms: int | None
+    sums: Sums  # every call of the group; its unpriced_* part: the calls without a reported cost
+    zero: Usage  # the calls that reported a cost of 0 (on a plan route: covered by the plan)
+    last_ms: int
+
+
+class ModelSeen(NamedTuple):
+    """Every counted call of one route, all time."""
+
+    route: Route
+    calls: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    no_cost_calls: int  # calls without a reported cost (what an estimate prices)
+
+
+_BY = {
+    "quarter": "c.ts_ms / 900000 * 900000",  # a quarter of an hour, so half-hour time zones fall right
+    "file": "(SELECT path FROM files WHERE id=c.file_id)",
+    "agent": "c.agent",
+}
+_ROUTE = "(c.model IS ? AND c.provider IS ? AND s.provider IS ?)"  # one Route's calls
+_FLOOR = "MAX(c.input, c.cache_read + c.cache_write)"  # a call's input, at least its cache tokens
+_ZERO = (
+    f"SUM(c.cost = 0), TOTAL(CASE WHEN c.cost = 0 THEN {_FLOOR} END), TOTAL(CASE WHEN c.cost = 0 THEN c.output END),"
+    " TOTAL(CASE WHEN c.cost = 0 THEN c.cache_read END), TOTAL(CASE WHEN c.cost = 0 THEN c.cache_write END)"
+)
+_JOINED = " FROM calls c LEFT JOIN sessions s ON s.id = c.session_id WHERE c.counted=1 AND c.ts_ms>=? AND c.ts_ms<?"
+
+
+def _scope(start_ms: int, end_ms: int, session_id: str | None) -> tuple[str, tuple]:
+    if session_id is None:
+        return _JOINED, (start_ms, end_ms)
+    return _JOINED + " AND c.session_id=?", (start_ms, end_ms, session_id)
+
+
+def _band(starts: Sequence[int]) -> str:
+    """The tier start a call's input is above (the highest such), else 0: one band per tier."""
+    if not starts:
+        return "0"
+    whens = " ".join(f"WHEN {_FLOOR} > {int(s)} THEN {int(s)}" for s in sorted(set(starts), reverse=True))
+    return f"CASE {whens} ELSE 0 END"
+
+
+def _alone(routes: Sequence[Route], above: int | None) -> tuple[str, tuple]:
+    """The call's id when it must be priced on its own (its route's price depends on its time, or its
+    tokens are past `above`), else 0; only for calls an estimate or a plan value prices."""
+    conds = [_ROUTE] * len(routes)
+    if above is not None:
+        conds.append(f"{_FLOOR} + c.output > {int(above)}")
+    if not conds:
+        return "0", ()
+    params = tuple(v for r in routes for v in r)
+    return f"CASE WHEN (c.cost IS NULL OR c.cost = 0) AND ({' OR '.join(conds)}) THEN c.id ELSE 0 END", params
 
 
 class SessionCounts(NamedTuple):
@@ -125,14 +190,60 @@ class Queries:
         )
         return [ModelSums(r[0], r[1], _sums(r[2:])) for r in rows]
 
-    def quarter_sums(self, start_ms: int, end_ms: int) -> list[QuarterSums]:
-        """Counted calls in [start, end) by quarter hour and (model, provider)."""
-        rows = self._rows(
-            f"SELECT ts_ms / 900000, model, provider, {_SUMS} FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<?"
-            " GROUP BY 1, 2, 3",
-            (start_ms, end_ms),
+    def priced_routes(self, start_ms: int, end_ms: int, session_id: str | None = None) -> list[Route]:
+        """The routes of counted calls in [start, end) (of one session) a price applies to: those
+        without a reported cost, or with a cost of 0 (a plan's)."""
+        where, params = _scope(start_ms, end_ms, session_id)
+        sql = f"SELECT DISTINCT c.model, c.provider, s.provider{where} AND (c.cost IS NULL OR c.cost = 0)"
+        return [Route(*r) for r in self._rows(sql, params)]
+
+    def cost_groups(
+        self,
+        start_ms: int,
+        end_ms: int,
+        bands: Sequence[int] = (),
+        alone: Sequence[Route] = (),
+        alone_above: int | None = None,
+        by: tuple[str, ...] = (),
+        session_id: str | None = None,
+    ) -> list[CostGroup]:
+        """Counted calls in [start, end) (of one session), grouped so that pricing each group's summed
+        tokens costs what pricing its calls one by one would: by route, tier band (`bands`: every tier
+        start of the routes' prices) and the `by` dimensions ("quarter", "file", "agent"); the calls of
+        the `alone` routes, and those with more than `alone_above` input + output tokens, one by one."""
+        where, params = _scope(start_ms, end_ms, session_id)
+        one, one_params = _alone(alone, alone_above)
+        dims = "".join(f", {_BY[d]}" for d in by)
+        sql = (
+            f"SELECT c.model, c.provider, s.provider, {_band(bands)}, {one}{dims}, {_SUMS}, {_ZERO}, MAX(c.ts_ms)"
+            f"{where} GROUP BY {', '.join(str(i) for i in range(1, 6 + len(by)))}"
         )
-        return [QuarterSums(r[0] * 900000, r[1], r[2], _sums(r[3:])) for r in rows]
+        out = []
+        for r in self._rows(sql, one_params + params):
+            k = 5 + len(by)
+            z = r[k + _N : k + _N + 5]
+            zero = Usage(z[0] or 0, int(z[1]), int(z[2]), int(z[3]), int(z[4]))
+            last = r[k + _N + 5]
+            route = Route(r[0], r[1], r[2])
+            out.append(CostGroup(route, r[3], tuple(r[5:k]), last if r[4] else None, _sums(r[k : k + _N]), zero, last))
+        return out
+
+    def no_cost_routes(self) -> list[Route]:
+        """The routes of counted calls without a reported cost, all time (those a price must estimate)."""
+        sql = f"SELECT DISTINCT c.model, c.provider, s.provider{_JOINED} AND c.cost IS NULL"
+        return [Route(*r) for r in self._rows(sql, ALL_TIME)]
+
+    def models_seen(self, only: Sequence[Route] | None = None) -> list[ModelSeen]:
+        """Every route of counted calls (or only those given), all time, with its calls and tokens."""
+        if only is not None and not only:
+            return []
+        match = "" if only is None else " AND (" + " OR ".join([_ROUTE] * len(only)) + ")"
+        sql = (
+            "SELECT c.model, c.provider, s.provider, COUNT(*), TOTAL(c.input), TOTAL(c.output), TOTAL(c.cache_read),"
+            f" TOTAL(c.cache_write), SUM(c.cost IS NULL){_JOINED}{match} GROUP BY 1, 2, 3"
+        )
+        rows = self._rows(sql, ALL_TIME + tuple(v for r in only or () for v in r))
+        return [ModelSeen(Route(*r[:3]), r[3], int(r[4]), int(r[5]), int(r[6]), int(r[7]), r[8] or 0) for r in rows]
 
     def session_count(self, start_ms: int, end_ms: int) -> int:
         """Sessions with counted calls in [start, end)."""
@@ -160,16 +271,6 @@ class Queries:
             return None
         r = rows[0]
         return SessionRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), r[11], r[12], r[13])
-
-    def session_parts(self, sid: str, start_ms: int, end_ms: int) -> list[SessionPart]:
-        """The session's counted calls in [start, end) by (file, agent, model, provider)."""
-        rows = self._rows(
-            f"SELECT (SELECT path FROM files WHERE id=file_id), agent, model, provider, {_SUMS}, MAX(ts_ms)"
-            " FROM calls WHERE counted=1 AND session_id=? AND ts_ms>=? AND ts_ms<?"
-            " GROUP BY file_id, agent, model, provider",
-            (sid, start_ms, end_ms),
-        )
-        return [SessionPart(r[0], r[1], r[2], r[3], _sums(r[4 : 4 + _N]), r[4 + _N]) for r in rows]
 
     def session_calls(self, sid: str) -> list[CallRecord]:
         """The session's counted calls in order (time, then file, then position in it)."""

@@ -67,10 +67,12 @@ class PriceBook:
 
     def display(self, raw: str | None, provider: str | None = None, session_provider: str | None = None) -> str:
         """The model's name as its vendor spells it, chosen from its key alone (whatever ids were seen)."""
-        key = self.key(raw, provider, session_provider)
-        return "unknown model" if key == "unknown" else self.name_of(key)
+        return self.name_of(self.key(raw, provider, session_provider))
 
     def name_of(self, key: str) -> str:
+        """The display name of a canonical key (the same for every id of the model, whatever was seen)."""
+        if key == "unknown":
+            return "unknown model"
         if key not in self._cache.names:
             from . import genai
 

@@ -187,6 +187,13 @@ class Price:
         """Whether the rates depend on the call's time (dated or daily periods): price such calls one by one."""
         return not self._single
 
+    @property
+    def max_rate(self) -> float:
+        """The highest USD per million tokens of any kind, tier or period (what bounds a call's cost)."""
+        rates = [p.rates for p in self.periods]
+        rs = [x for r in rates for x in (r.input, r.output, r.cache_read, r.cache_write) if x is not None]
+        return max(max(x.base, *(v for _, v in x.tiers)) if x.tiers else x.base for x in rs)
+
     def tier_starts(self) -> list[int]:
         """Every input size at which some rate changes (for grouping calls before pricing them)."""
         rates = [p.rates for p in self.periods]

@@ -7,6 +7,7 @@ from typing import Any
 from . import routes
 from .book import PriceBook
 from .price import KINDS, Period, Rate
+from .seen import how_to_price
 
 LABELS = {"input": "input", "output": "output", "cache_read": "cache read", "cache_write": "cache write"}
 
@@ -54,9 +55,8 @@ def _one(d: dict[str, Any]) -> str:
     lines = [f"{d['model']}{route}: {d['name']}"]
     if not d["priced"]:
         k = d["key"]
-        lines.append("  no known price: its calls are shown as unpriced, never $0. To price it, add to the settings")
-        lines.append(f'  file (`trayburn config path`): [prices."{k}"] input = …, output = … (USD per million tokens),')
-        lines.append(f"  or run `trayburn config set prices.{k}.input 0.6` and the same for output.")
+        lines.append("  no known price: its calls are shown as unpriced, never $0.")
+        lines += [f"  {line}" for line in how_to_price(k)[:3]]
         return "\n".join(lines)
     g = d["genai_prices"]
     where = f"genai-prices {g['version']}, provider {g['provider']}, model {g['model']}" if g else ""

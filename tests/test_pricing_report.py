@@ -1,0 +1,247 @@
+"""Prices through the ledger and the figures, end to end: hand-made calls on every route Cline users
+send, priced in the day report within 1 % of the list price; a day's grouped estimate equals its calls
+priced one by one (tiers, daily periods, plan calls, odd cache data) on random calls; one name per model
+whatever ids were seen; plan-covered calls valued beside the spend; absurd token counts capped."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from datetime import date
+from pathlib import Path
+
+import pytest
+from corpus import assistant, isolated_env, make_session, ms, set_tz  # noqa: F401 (fixture)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_pricing import NIGHT, NOON, ROUTED, USAGES, list_cost
+
+from trayburn import cli, render, report
+from trayburn.cline.parse import MAX_COST
+from trayburn.engine import Engine
+from trayburn.ledger import Ledger
+from trayburn.pricing import PriceBook
+
+DAY = date(2026, 11, 30)
+START = "2026-11-30T00:00:00.000Z"
+
+
+def call(mid, ts, usage=(1000, 10, 0, 0), model="gpt-4o", route=None, **kw):
+    """An assistant message whose call went by `route` (modelInfo.provider; None: none written)."""
+    m = assistant(mid, ts, *usage, model=model, **kw)
+    if route is None:
+        m["modelInfo"].pop("provider")
+    else:
+        m["modelInfo"]["provider"] = route
+    return m
+
+
+def ledger_with(folder: Path, sessions: dict[str, tuple[str | None, list]]) -> Ledger:
+    """A ledger over sessions {id: (session provider, messages)}."""
+    root = folder / "sessions"
+    for sid, (provider, messages) in sessions.items():
+        make_session(root, sid, START, messages, provider=provider)
+    led = Ledger(folder / "state" / "ledger.db")
+    led.refresh(root)
+    return led
+
+
+@pytest.fixture(autouse=True)
+def utc(set_tz):
+    set_tz("UTC")
+
+
+# ---- every route, through the report --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "route", "provider", "ref"), ROUTED)
+def test_each_route_in_the_day_report_at_its_list_price(tmp_path, raw, route, provider, ref):
+    times = (NOON, NIGHT)
+    messages = [call(f"m{i}{j}", t, u, raw, route) for i, u in enumerate(USAGES) for j, t in enumerate(times)]
+    led = ledger_with(tmp_path, {"1796020000000_route": ("openai-compatible", messages)})
+    r = report.day_report(led, PriceBook(), DAY)
+    want = sum(list_cost(provider, ref, u, t) for u in USAGES for t in times)
+    assert (r.calls, r.unpriced_calls) == (len(messages), 0)
+    assert r.estimated_cost_usd == pytest.approx(want, rel=0.01)
+    assert len(r.models) == 1 and r.models[0].cost_usd == pytest.approx(want, rel=0.01)
+    led.close()
+
+
+def test_the_session_provider_prices_calls_that_name_none(tmp_path):
+    """z-ai/glm-4.6 through a session on openrouter: OpenRouter's price, not Z.AI's."""
+    usage = (300_000, 2_000, 100_000, 0)
+    led = ledger_with(tmp_path, {"1796020000000_sessp": ("openrouter", [call("a", NOON, usage, "z-ai/glm-4.6")])})
+    r = report.day_report(led, PriceBook(), DAY)
+    assert r.estimated_cost_usd == pytest.approx(list_cost("openrouter", "z-ai/glm-4.6", usage, NOON), rel=1e-9)
+    led.close()
+
+
+def test_long_context_tier_above_and_below_200k_through_the_report(tmp_path):
+    """Issue 8: Sonnet 4.5 with 250k input and 1k output is $1.5225 (6 / 22.50 per million), not $0.765;
+    at 200k it is still the base rate; a day of both is their sum, not a sum read as one long call."""
+    big, small = (250_000, 1_000, 0, 0), (200_000, 1_000, 0, 0)
+    messages = [call("big", NOON, big, "claude-sonnet-4-5", "anthropic")]
+    messages += [call(f"s{i}", NOON + i, small, "claude-sonnet-4-5", "anthropic") for i in range(3)]
+    led = ledger_with(tmp_path, {"1796020000000_tiers": ("anthropic", messages)})
+    r = report.day_report(led, PriceBook(), DAY)
+    assert r.estimated_cost_usd == pytest.approx(1.5225 + 3 * (0.6 + 0.015), rel=1e-9)
+    detail = report.session_detail(led, PriceBook(), "1796020000000_tiers")
+    assert [c.cost_usd for c in detail.calls] == pytest.approx([1.5225] + [0.615] * 3, rel=1e-9)
+    assert detail.summary.cost_usd == pytest.approx(r.cost_usd, rel=1e-12)
+    led.close()
+
+
+# ---- a group's estimate is the sum of its calls ----------------------------------------------------
+
+ROUTES = [  # (model id, route) pairs with tiers, daily periods, plans, no price, a session-provider fallback
+    ("claude-sonnet-4-5", "anthropic"),
+    ("gemini-2.5-pro", "gemini"),
+    ("deepseek-flash", "deepseek"),
+    ("gpt-4o", "openai-compatible"),
+    ("cline-pass/glm-5.2", "cline-pass"),
+    ("z-ai/glm-4.6", None),
+    ("mystery-model-x", "openai-compatible"),
+]
+TOKENS = st.one_of(st.integers(0, 5_000), st.integers(150_000, 450_000))
+USAGE = st.tuples(TOKENS, st.integers(1, 20_000), TOKENS, st.integers(0, 30_000))  # all zero: not a call
+CALL = st.tuples(st.sampled_from(ROUTES), USAGE, st.integers(0, 86_399_999), st.sampled_from([None, None, 0.0, 0.125]))
+
+
+def per_call(book, calls, session_provider):
+    """The calls priced one by one with PriceBook.call_cost: (estimate, unpriced calls, plan value)."""
+    est, unpriced, plan = 0.0, 0, 0.0
+    for (model, route), usage, t, cost in calls:
+        usd = book.call_cost(model, *usage, provider=route, session_provider=session_provider, at_ms=ms(START) + t)
+        if cost is None and usd is None:
+            unpriced += 1
+        elif cost is None:
+            est += min(usd, MAX_COST)
+        elif cost == 0 and (route or session_provider) == "cline-pass" and usd is not None:
+            plan += usd
+    return est, unpriced, plan
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=st.lists(CALL, min_size=1, max_size=25), session_provider=st.sampled_from(["openrouter", "cline-pass"]))
+def test_grouped_estimates_equal_the_calls_priced_one_by_one(calls, session_provider):
+    book = PriceBook()
+    messages = [
+        call(f"m{i}", ms(START) + t, usage, model, route, **({} if cost is None else {"cost": cost}))
+        for i, ((model, route), usage, t, cost) in enumerate(calls)
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        led = ledger_with(Path(tmp), {"1796020000000_prop1": (session_provider, messages)})
+        est, unpriced, plan = per_call(book, calls, session_provider)
+        day = report.day_report(led, book, DAY)
+        assert day.calls == len(calls)
+        assert day.estimated_cost_usd == pytest.approx(est, rel=1e-9, abs=1e-12)
+        assert day.unpriced_calls == unpriced
+        assert day.plan_api_value_usd == pytest.approx(plan, rel=1e-9, abs=1e-12)
+        assert sum(m.cost_usd for m in day.models) == pytest.approx(day.cost_usd, rel=1e-9, abs=1e-12)
+        assert sum(report.hourly_costs(led, book, DAY)) == pytest.approx(day.cost_usd, rel=1e-9, abs=1e-12)
+        start, end = report.day_bounds(DAY)
+        assert report.totals_between(led, book, start, end).cost_usd == pytest.approx(day.cost_usd, rel=1e-12)
+        (s,) = report.sessions_report(led, book, DAY, DAY)
+        assert (s.cost_usd, s.plan_api_value_usd) == pytest.approx((day.cost_usd, plan), rel=1e-9, abs=1e-12)
+        detail = report.session_detail(led, book, "1796020000000_prop1")
+        rows = [c.cost_usd for c in detail.calls if c.estimated]
+        assert sum(rows) == pytest.approx(est, rel=1e-9, abs=1e-12)
+        led.close()
+
+
+# ---- names ------------------------------------------------------------------------------------------
+
+
+def test_one_name_per_model_whatever_ids_a_day_saw(tmp_path):
+    """GLM-4.6 one day, z-ai/glm-4.6 the next, both on a third: always one row named "GLM-4.6"."""
+    day2 = ms("2026-12-01T12:00:00Z")
+    messages = [call("a", NOON, model="GLM-4.6"), call("b", day2, model="z-ai/glm-4.6", route="openrouter")]
+    messages += [call("c", day2 + 1, model="glm-4.6", route="zai")]
+    led = ledger_with(tmp_path, {"1796020000000_names": ("cline", messages)})
+    book = PriceBook()
+    names = [[(m.name, m.calls) for m in report.day_report(led, book, d).models] for d in (DAY, date(2026, 12, 1))]
+    assert names == [[("GLM-4.6", 1)], [("GLM-4.6", 2)]]
+    (s,) = report.sessions_report(led, book, None, None)
+    assert s.models == ["GLM-4.6"]
+    assert {c.model for c in report.session_detail(led, book, "1796020000000_names").calls} == {"GLM-4.6"}
+    led.close()
+
+
+# ---- plan-covered calls ------------------------------------------------------------------------------
+
+
+def plan_day(tmp_path):
+    usage = (40_000, 1_200, 30_000, 0)
+    messages = [call(f"p{i}", NOON + i, usage, "cline-pass/glm-5.2", "cline-pass", cost=0) for i in range(4)]
+    messages.append(call("paid", NOON + 9, (1_000, 10, 0, 0), "claude-sonnet-4-5", "cline", cost=0.25))
+    sessions = tmp_path / "cline" / "data" / "sessions"
+    make_session(sessions, "1796020000000_plan1", START, messages, provider="cline-pass")
+    return usage, 4 * list_cost("zai", "glm-5.2", usage, NOON)
+
+
+def test_plan_calls_show_their_api_value_beside_the_spend_never_in_it(tmp_path, monkeypatch, capsys):
+    _, value = plan_day(tmp_path)
+    for k, v in isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline")).items():
+        monkeypatch.setenv(k, v)
+    assert cli.main(["today", "--date", "2026-11-30", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["cost_usd"], out["estimated_cost_usd"], out["plan_calls"]) == (0.25, 0.0, 4)
+    assert out["plan_api_value_usd"] == pytest.approx(value, rel=0.01)
+    assert cli.main(["today", "--date", "2026-11-30"]) == 0
+    assert f"covered by plan, API value ${value:,.2f}" in capsys.readouterr().out
+    assert cli.main(["session", "1796020000000_plan1", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["plan_api_value_usd"] == pytest.approx(value, rel=0.01) and s["cost_usd"] == 0.25
+    planned = [c for c in s["calls_detail"] if c["plan_api_value_usd"] is not None]
+    assert len(planned) == 4 and all(c["cost_usd"] == 0 and not c["estimated"] for c in planned)
+    assert sum(c["plan_api_value_usd"] for c in planned) == pytest.approx(value, rel=1e-9)
+
+
+def test_a_zero_cost_off_plan_is_zero_with_no_plan_value(tmp_path):
+    led = ledger_with(
+        tmp_path, {"1796020000000_free1": ("cline", [call("f", NOON, model="gpt-4o", route="cline", cost=0)])}
+    )
+    r = report.day_report(led, PriceBook(), DAY)
+    assert (r.cost_usd, r.plan_calls, r.plan_api_value_usd) == (0.0, 0, 0.0)
+    led.close()
+
+
+# ---- bounds ----------------------------------------------------------------------------------------------
+
+
+def test_an_absurd_token_count_is_capped_and_marked(tmp_path):
+    absurd = (2**50, 2**40, 0, 0)  # the parser keeps counts up to 2**53: this would be ~$10^10
+    messages = [call("x", NOON, absurd, "claude-sonnet-4-5", "anthropic"), call("ok", NOON + 1, model="gpt-4o")]
+    led = ledger_with(tmp_path, {"1796020000000_huge1": ("anthropic", messages)})
+    book = PriceBook()
+    r = report.day_report(led, book, DAY)
+    normal = book.call_cost("gpt-4o", 1000, 10, 0, 0)
+    assert r.capped_calls == 1 and r.estimated_cost_usd == pytest.approx(MAX_COST + normal, rel=1e-12)
+    assert "held at $10,000" in render.day(r)
+    rows = report.session_detail(led, book, "1796020000000_huge1").calls
+    assert [(c.cost_usd, c.capped) for c in rows] == [(MAX_COST, True), (pytest.approx(normal), False)]
+    led.close()
+
+
+def test_unknown_models_stay_unpriced_with_their_tokens(tmp_path):
+    messages = [call("u", NOON, (5_000, 50, 0, 0), "mystery-model-x", "openai-compatible")]
+    led = ledger_with(tmp_path, {"1796020000000_unkn1": ("openai-compatible", messages)})
+    r = report.day_report(led, PriceBook(), DAY)
+    assert (r.unpriced_calls, r.unpriced_models, r.tokens.input, r.cost_usd) == (1, ["mystery-model-x"], 5_000, 0)
+    assert r.to_json()["models"] == [{"name": "mystery-model-x", "cost_usd": None, "calls": 1}]
+    led.close()
+
+
+def test_new_price_data_reprices_old_calls(tmp_path):
+    """Estimates are computed when read: a price added in the settings applies to calls already counted."""
+    sessions = tmp_path / "cline" / "data" / "sessions"
+    make_session(sessions, "1796020000000_later", START, [call("u", NOON, (1_000_000, 0, 0, 0), "acme-9")])
+    env = isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline"))
+    engine = Engine(tmp_path / "settings.toml", tmp_path / "state", env)
+    engine.refresh()
+    assert engine.day(DAY).unpriced_calls == 1
+    (tmp_path / "settings.toml").write_text('[prices."acme-9"]\ninput = 2.0\noutput = 4.0\n')
+    engine.reload_if_changed()
+    r = engine.day(DAY)
+    assert (r.unpriced_calls, r.estimated_cost_usd) == (0, pytest.approx(2.0))
+    engine.close()

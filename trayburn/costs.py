@@ -1,0 +1,173 @@
+"""What counted calls cost: reported costs as they are, the others estimated when read (so better price
+data re-prices old calls), and plan-covered calls valued at list price beside the spend, never in it.
+
+The one place the estimation rules live:
+- calls are priced in the groups `Ledger.cost_groups` returns: one route, one tier band, so a group's
+  summed tokens cost exactly what its calls priced one by one would (`Price.cost(tier_input=)`); calls
+  whose price depends on their time (`Price.periodic`) or whose tokens are absurd come one by one;
+- the route is the call's provider, else its session's; names and grouping by `PriceBook.key`;
+- an estimate is at most `MAX_COST` per call (the parser's bound on a reported cost), and marked;
+- a group none of whose calls has a price is "unpriced", never $0 (`priced_cost`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .cline.parse import MAX_COST
+from .ledger import CallRecord, CostGroup, Ledger, Route, Usage
+from .pricing import Price, PriceBook, routes
+
+
+@dataclass
+class Tokens:
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+
+@dataclass
+class Totals:
+    calls: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
+    reported_usd: float = 0.0
+    estimated_usd: float = 0.0
+    unpriced_calls: int = 0
+    plan_calls: int = 0  # calls a plan covered (cost 0 on a plan route)
+    plan_api_value_usd: float = 0.0  # what those calls' tokens cost at list price: never in cost_usd
+    capped_calls: int = 0  # estimates held at MAX_COST (absurd token counts)
+
+    @property
+    def cost_usd(self) -> float:
+        return self.reported_usd + self.estimated_usd
+
+    def add(self, g: CostGroup, pricer: Pricer) -> None:
+        """A group of calls: reported costs as they are, the others estimated, plan calls valued."""
+        s = g.sums
+        self.calls += s.calls
+        t = self.tokens
+        t.input += s.input
+        t.output += s.output
+        t.cache_read += s.cache_read
+        t.cache_write += s.cache_write
+        self.reported_usd += s.reported_usd
+        price = pricer.price(g.route)
+        if s.unpriced_calls:
+            if price is None:
+                self.unpriced_calls += s.unpriced_calls
+            else:
+                usd, capped = _group_cost(price, g, Usage(*s[6:]))
+                self.estimated_usd += usd
+                self.capped_calls += capped
+        if g.zero.calls and routes.is_plan(route_of(g.route)):
+            self.plan_calls += g.zero.calls
+            if price is not None:
+                self.plan_api_value_usd += _group_cost(price, g, g.zero)[0]
+
+
+def route_of(r: Route) -> str:
+    return routes.route_of(r.provider, r.session_provider)
+
+
+def capped(usd: float) -> tuple[float, bool]:
+    """An estimate for one call, at most MAX_COST (and whether it was held there)."""
+    return (MAX_COST, True) if usd > MAX_COST else (usd, False)
+
+
+def _group_cost(price: Price, g: CostGroup, u: Usage) -> tuple[float, int]:
+    if g.at_ms is not None:  # one call, priced at its own time
+        usd, held = capped(price.cost(u.input, u.output, u.cache_read, u.cache_write, at_ms=g.at_ms))
+        return usd, int(held)
+    usd = price.cost(u.input, u.output, u.cache_read, u.cache_write, tier_input=g.band + 1)
+    return usd + u.calls * price.rates_at().request, 0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to group one scope's calls so that their sums price exactly, from the routes seen in it."""
+
+    bands: tuple[int, ...] = ()
+    alone: tuple[Route, ...] = ()
+    alone_above: int | None = None
+
+
+@dataclass(frozen=True)
+class CallCost:
+    cost_usd: float | None  # None: no cost reported and no known price
+    estimated: bool
+    capped: bool
+    plan_api_value_usd: float | None  # a plan-covered call's list price
+
+
+class Pricer:
+    """The book's prices, keys and names per route, looked up once per report."""
+
+    def __init__(self, ledger: Ledger, book: PriceBook):
+        self.ledger, self.book = ledger, book
+        self._prices: dict[Route, Price | None] = {}
+        self._keys: dict[Route, str] = {}
+
+    def price(self, r: Route) -> Price | None:
+        if r not in self._prices:
+            self._prices[r] = self.book.prices(r.model, r.provider, r.session_provider)
+        return self._prices[r]
+
+    def key(self, r: Route) -> str:
+        if r not in self._keys:
+            self._keys[r] = self.book.key(r.model, r.provider, r.session_provider)
+        return self._keys[r]
+
+    def name(self, r: Route) -> str:
+        return self.book.name_of(self.key(r))
+
+    def plan(self, start_ms: int, end_ms: int, session_id: str | None = None) -> Plan:
+        priced = [(r, p) for r in self.ledger.priced_routes(start_ms, end_ms, session_id) if (p := self.price(r))]
+        top = max((p.max_rate for _, p in priced), default=0.0)
+        return Plan(
+            tuple(sorted({s for _, p in priced for s in p.tier_starts()})),
+            tuple(r for r, p in priced if p.periodic),
+            int(MAX_COST * 1e6 / top) if top > 0 else None,
+        )
+
+    def groups(
+        self,
+        start_ms: int,
+        end_ms: int,
+        by: tuple[str, ...] = (),
+        session_id: str | None = None,
+        plan: Plan | None = None,
+    ) -> list[CostGroup]:
+        """The scope's calls in groups priced exactly (`plan`: from a scope holding this one)."""
+        p = plan or self.plan(start_ms, end_ms, session_id)
+        return self.ledger.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id)
+
+    def totals(self, start_ms: int, end_ms: int) -> Totals:
+        totals = Totals()
+        for g in self.groups(start_ms, end_ms):
+            totals.add(g, self)
+        return totals
+
+    def call(self, c: CallRecord, session_provider: str | None) -> CallCost:
+        """One call: its reported cost, else its estimate at its time; a plan call's list price."""
+        route = Route(c.model, c.provider, session_provider)
+        plan = c.cost == 0 and routes.is_plan(route_of(route))
+        if c.cost is not None and not plan:
+            return CallCost(c.cost, False, False, None)
+        price = self.price(route)
+        if price is None:
+            return CallCost(c.cost, False, False, None)
+        usd, held = capped(price.cost(c.input, c.output, c.cache_read, c.cache_write, at_ms=c.ts_ms))
+        if plan:
+            return CallCost(c.cost, False, False, usd)
+        return CallCost(usd, True, held, None)
+
+
+def priced_cost(cost_usd: float, calls: int, unpriced_calls: int) -> float | None:
+    """The cost to show for a group of calls: None ("unpriced", never $0) when none of them has a price.
+    The one place this rule lives: JSON, the terminal, the menu and the window all use it."""
+    return None if calls and unpriced_calls >= calls else cost_usd
