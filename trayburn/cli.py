@@ -166,7 +166,9 @@ def _emit(args, data, text: str) -> int:
 def cmd_today(args) -> int:
     engine = _engine(args)
     r = engine.day(args.date)
-    return _emit(args, r.to_json(), render.day(r))
+    machines = engine.machines(args.date, args.date)
+    text = render.day(r) + render.machines_line(machines, args.date is None)
+    return _emit(args, {**r.to_json(), "machines": machines.to_json()}, text)
 
 
 def cmd_sessions(args) -> int:
@@ -197,6 +199,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     engine = _engine(args)
     h = engine.health()
     h.extra["tray_backend"] = _backend_line()
+    h.extra["sync"] = engine.sync_health().to_json()
     _emit(args, h.to_json(), render.doctor(h, settings_file_exists=engine.loaded.exists))
     return Exit.OK if h.kind == "ok" else Exit.PROBLEMS
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..cline.files import Checkpoint
 from ..sources.base import Known, Source
 from ..sources.cline_cli import ClineCliSource
-from .queries import Queries
+from .queries import MachineQueries, Queries
 from .refresh import Refresh
 from .schema import busy_error, is_busy, open_ledger
 from .stats import RefreshStats
@@ -26,7 +26,7 @@ from .stats import RefreshStats
 ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
 
 
-class Ledger(Queries):
+class Ledger(Queries, MachineQueries):
     def __init__(
         self,
         path: Path,
