@@ -17,7 +17,7 @@ from typing import Literal
 from . import days, paths, report, report_machines
 from . import settings as st
 from .cline.files import Checkpoint, stat_file
-from .ledger import Ledger, RefreshStats
+from .ledger import ALL_TIME, Ledger, RefreshStats
 from .pricing import PriceBook
 from .sources.base import Source
 from .sync.share import ShareState, Sharing
@@ -177,11 +177,15 @@ class Engine:
         start = days.local_midnight_ms(first)
         return report.totals_between(self.ledger, self.book, start, days.day_bounds(today)[1])
 
-    def machines(self, since: date | None = None, until: date | None = None) -> report_machines.MachinesReport:
-        """Spend by machine over [since, until] (default: today). The menu line is
-        `engine.machines().menu_line()` (None while no other machine is held)."""
+    def machines(
+        self, since: date | None = None, until: date | None = None, all_time: bool = False
+    ) -> report_machines.MachinesReport:
+        """Spend by machine over [since, until] (default: today; `all_time`: every call). The menu line
+        is `engine.machines().menu_line()` (None while no other machine is held)."""
         first = since or days.now_date()
         start, end = days.local_midnight_ms(first), days.day_bounds(until or first)[1]
+        if all_time:
+            start, end = ALL_TIME
         name = self.sharing.name(self.settings.machine_name)
         return report_machines.machines_between(self.ledger, self.book, start, end, name)
 
