@@ -64,6 +64,7 @@ class Sharing:
         self.state_dir, self.ledger, self.clock = state_dir, ledger, clock
         self._sources: dict[tuple[str, str], MachineSource] = {}
         self._machine: Machine | None = None
+        self._clash_memo: tuple[list[int], str | None] | None = None  # (our file's stat, what it said)
 
     def machine(self, name: str | None) -> Machine:
         if self._machine is None or self._machine.name != (name or self._machine.name):
@@ -110,7 +111,10 @@ class Sharing:
         first = state.shared_ms is None or state.path != str(target) or state.titles != titles
         now_ms = int(self.clock() * 1000)
         due = first or not _exists(target) or (state.pending and now_ms - (state.shared_ms or 0) >= EVERY_S * 1000)
-        if due or state.problem:
+        clash = self._clash(state, target, self.machine(name))
+        if clash:
+            state.problem, state.problem_kind = clash, "same_id"
+        elif due or state.problem:
             self._write(state, target, self.machine(name), titles, now_ms)
         if asdict(state) != before:
             state.save(state_path)
@@ -119,7 +123,6 @@ class Sharing:
     def _write(self, state: ShareState, target: Path, machine: Machine, titles: bool, now_ms: int) -> None:
         try:
             _prepare(target.parent)
-            self._check_ours(state, target, machine)
             data, calls = self.export(machine, titles, now_ms)
             atomic_write(target, data)
             st = os.stat(target)
@@ -135,25 +138,32 @@ class Sharing:
         state.written, state.calls, state.bytes = [st.st_size, st.st_mtime_ns, st.st_ino], calls, len(data)
         state.problem = state.problem_kind = None
 
-    def _check_ours(self, state: ShareState, target: Path, machine: Machine) -> None:
-        """Another computer writing under our id (a home or state folder cloned to a new laptop)."""
+    def _clash(self, state: ShareState, target: Path, machine: Machine) -> str | None:
+        """Another computer writing under our id (a home or state folder cloned to a new laptop): the
+        file's host fingerprint is not ours. Checked whenever the file is not as we left it (its header
+        read once per version of it)."""
         try:
             st = os.lstat(target)
-        except FileNotFoundError:
-            return
-        if state.written == [st.st_size, st.st_mtime_ns, st.st_ino]:
-            return  # as we left it
+        except OSError:
+            return None
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+        if state.written == stamp:
+            return None  # as we left it
+        if self._clash_memo is not None and self._clash_memo[0] == stamp:
+            return self._clash_memo[1]
         try:
             header = ff.read_header(read_file(target, ff.MAX_JSON_BYTES, follow=False))
         except (OSError, ff.FormatError):
-            return  # a broken or foreign file under our name: ours to replace
-        if header.host and header.host != machine.host:
-            raise _NotShared(
+            header = None  # a broken or foreign file under our name: ours to replace
+        clash = None
+        if header is not None and header.host and header.host != machine.host:
+            clash = (
                 f"another computer ({header.name or 'unnamed'}) writes this machine's id {machine.id} (a home or "
                 f"state folder copied to it?): on one of the two, delete {paths.machine_file(self.state_dir)}; "
-                "it gets a new id at its next refresh",
-                "same_id",
+                "it gets a new id at its next refresh"
             )
+        self._clash_memo = (stamp, clash)
+        return clash
 
     def export(self, machine: Machine, titles: bool, now_ms: int) -> tuple[bytes, int]:
         """This machine's file: its calls (one per key) and its sessions; titles and paths only with `titles`."""
