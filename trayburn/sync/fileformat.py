@@ -17,7 +17,7 @@ import msgspec
 MAGIC = "trayburn-machine"
 VERSION = 1  # this trayburn writes version 1 and reads any file whose min_reader is <= 1
 EXT = ".json.gz"
-MAX_JSON_BYTES = 512 * 10**6  # decompressed: a gzip bomb stops here
+MAX_JSON_BYTES = 256 * 10**6  # decompressed: a gzip bomb stops here
 
 SESSION_FIELDS = (
     "id", "started_ms", "ended_ms", "status", "project", "source", "model", "provider", "title", "cwd",
@@ -87,9 +87,10 @@ def encode(doc: MachineDoc, level: int = 6) -> bytes:
     return packer.compress(_encoder.encode(body)) + packer.flush()
 
 
-def decode(data: bytes) -> MachineDoc:
-    """Raises FormatError (kind says which fault) for anything but a whole file this trayburn can read."""
-    body = _json(_gunzip(data))
+def decode(data: bytes, limit: int = MAX_JSON_BYTES) -> MachineDoc:
+    """Raises FormatError (kind says which fault) for anything but a whole file this trayburn can read;
+    `limit`: the most bytes it may unpack to."""
+    body = _json(_gunzip(data, limit))
     header = _header(body)
     sessions = _rows(body, "session", SESSION_FIELDS, SessionRow)
     calls = _rows(body, "call", CALL_FIELDS, CallRow)
@@ -102,16 +103,16 @@ def read_header(data: bytes) -> Header:
     return _header(_json(_gunzip(data)))
 
 
-def _gunzip(data: bytes) -> bytes:
+def _gunzip(data: bytes, limit: int = MAX_JSON_BYTES) -> bytes:
     if data[:2] != b"\x1f\x8b":
         raise FormatError("not a trayburn machine file (not gzip)", "foreign")
     unpacker = zlib.decompressobj(31)
     try:
-        out = unpacker.decompress(data, MAX_JSON_BYTES)
+        out = unpacker.decompress(data, limit)
     except zlib.error as exc:
         raise FormatError(f"damaged ({exc})") from None
     if unpacker.unconsumed_tail:
-        raise FormatError(f"over {MAX_JSON_BYTES // 10**6} MB once unpacked", "too_big")
+        raise FormatError(f"over {limit:,} bytes once unpacked", "too_big")
     if not unpacker.eof:
         raise FormatError("truncated (still being synced, or cut short): the previous import is kept", "truncated")
     return out
