@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from trayburn.sync import fileformat as ff
 def truth(tmp_path: Path, ids: list[str]) -> tuple:
     """The counted sums of these sessions read by one ledger from one folder."""
     folder = tmp_path / "truth" / "sessions"
+    folder.parent.mkdir(parents=True, exist_ok=True)
     for sid in ids:
         shutil.copytree(sessions_of(CORPUS) / sid, folder / sid)
     ledger = Ledger(tmp_path / "truth" / "ledger.db")
@@ -179,3 +182,57 @@ def test_time_is_absolute_so_another_zone_falls_on_the_readers_day(tmp_path, set
     local_days = {datetime.fromtimestamp(t / 1000).date() for t in ours}
     assert sum(ea.day(d).calls for d in local_days) == len(ours)
     assert sum(ea.machines(d, d).machines[-1].calls for d in local_days) == len(ours)
+
+
+def test_today_and_doctor_show_the_machines(tmp_path):
+    a, b = boxes(tmp_path, "laptop", "desktop")
+    a.copy_sessions(SESSION_IDS[:2])
+    b.copy_sessions(SESSION_IDS[2:4])
+    b.cli("today")
+    today = a.cli("today")
+    assert [(m["name"], m["this"]) for m in today["machines"]] == [("laptop", True), ("desktop", False)]
+    doctor = a.cli("doctor")["sync"]
+    assert doctor["machine_name"] == "laptop" and doctor["machine_id"] == a.machine_id()
+    files = {m["name"]: m for m in doctor["machines"]}
+    assert files["desktop"]["version"] == 1 and files["desktop"]["age_s"] >= 0 and not files["desktop"]["problem"]
+    assert files["laptop"]["this"]
+    text = subprocess.run(
+        [sys.executable, "-m", "trayburn", "doctor", "--config", str(a.config), "--state-dir", str(a.state)],
+        capture_output=True, text=True, timeout=60, env={"HOME": str(a.root), "PATH": ""},
+    ).stdout  # fmt: skip
+    assert "Sharing:" in text and "desktop" in text and "format 1" in text
+
+
+def test_the_menu_line_names_the_machines_and_this_ones_share():
+    from trayburn.report_machines import MachineCost, MachinesReport
+
+    m = MachinesReport(
+        [
+            MachineCost(None, "here", True, 1.10, 0, 5, 0),
+            MachineCost("b" * 16, "desk", False, 2.60, 0, 9, 0),
+            MachineCost("c" * 16, "box", False, 0.50, 0, 1, 0),
+        ]
+    )
+    assert m.menu_line() == "Today $4.20 on 3 machines (this one $1.10)"
+    assert MachinesReport([MachineCost(None, "here", True, 1.0, 0, 1, 0)]).menu_line() is None
+
+
+def test_a_changed_file_brings_what_changed_and_keeps_the_rest(tmp_path):
+    import time
+
+    from trayburn.sync.share import Sharing
+
+    a, b = boxes(tmp_path, "a", "b")
+    b.copy_sessions(SESSION_IDS[:5])
+    eb = b.engine()
+    eb.refresh()
+    ea = a.engine()
+    ea.refresh()
+    assert counted(ea.ledger) == truth(tmp_path / "first", SESSION_IDS[:5])
+    b.copy_sessions(SESSION_IDS[5:9])
+    eb.sharing = Sharing(b.state, eb.ledger, clock=lambda: time.time() + 61)  # a minute on
+    eb.refresh()
+    stats = ea.refresh()
+    assert stats.files_read == 1
+    assert counted(ea.ledger) == truth(tmp_path / "second", SESSION_IDS[:9])
+    assert not any(s.removed for s in ea.sessions(None, None))

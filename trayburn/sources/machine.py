@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..cline.files import checkpoint
 from ..sync import fileformat as ff
-from .base import Call, FileStat, Known, Seen, SessionRecord, Writer, changed, qualified_id
+from .base import Call, Checkpoint, FileStat, Known, Seen, SessionRecord, Writer, changed, qualified_id
 
 KIND = "machine"
 
@@ -29,6 +29,9 @@ class MachineSource:
         self.path = str(folder / f"{origin}{ff.EXT}")
         self.held = held
         self.stat: FileStat | None = None
+        # what the last import wrote of each session (a hash of its rows), with the checkpoint it was read
+        # at: used only while the ledger's good checkpoint of the file is that one (so it was committed)
+        self._imported: tuple[Checkpoint | None, dict[str, int]] = (None, {})
 
     def scan(self, settled: Callable[[], Container[str]]) -> Seen:
         self.stat = None
@@ -67,23 +70,38 @@ class MachineSource:
             for sid in self.held(self.feed):  # the previous import stands
                 writer.live(sid)
             return
+        known = writer.known.get(self.path)
+        was, imported = self._imported
+        if known is None or known.good is None or known.good != was:
+            imported = {}  # not ours to trust: that import was not committed, or another process imported since
         file_id = writer.ok(self.path, self.machine_id, KIND, doc.header.name or None, got[1])
-        _merge(writer, self.machine_id, doc, file_id)
+        self._imported = (got[1], _merge(writer, self.machine_id, doc, file_id, imported))
 
 
-def _merge(writer: Writer, origin: str, doc: ff.MachineDoc, file_id: int) -> None:
+def _merge(writer: Writer, origin: str, doc: ff.MachineDoc, file_id: int, imported: dict[str, int]) -> dict[str, int]:
+    """Sessions and calls into the ledger; a session whose rows hash as at the last (committed) import of
+    this file is only kept live. Returns the hashes written."""
     fallback = doc.header.written_ms
-    groups: dict[tuple[int, str], list[Call]] = {}
+    rows: dict[int, list[tuple]] = {}
     for c in doc.calls:
-        group = groups.setdefault((c[9], c[10] or "lead"), [])
-        group.append(Call(c[0], len(group), c[1], c[2], c[4], c[5], c[6], c[7], c[8], (), provider=c[3]))
-    for s in doc.sessions:
+        rows.setdefault(c[9], []).append(c)
+    hashes: dict[str, int] = {}
+    for index, s in enumerate(doc.sessions):
         sid = qualified_id(origin, s[0])
+        mine = rows.get(index, [])
+        hashes[sid] = digest = hash((s, *mine))
+        writer.live(sid)
+        if imported.get(sid) == digest:
+            continue
         record = SessionRecord(
             sid, None, s[1], s[2], s[3] or "completed", title=s[8], cwd=s[9], workspace_root=s[10] or s[4],
             model=s[6], provider=s[7], source=s[5],
         )  # fmt: skip
         writer.session(record, None, file_id, fallback)
-        writer.live(sid)
-    for (index, agent), calls in groups.items():
-        writer.calls(qualified_id(origin, doc.sessions[index][0]), file_id, agent, calls, fallback)
+        groups: dict[str, list[Call]] = {}
+        for c in mine:
+            group = groups.setdefault(c[10] or "lead", [])
+            group.append(Call(c[0], len(group), c[1], c[2], c[4], c[5], c[6], c[7], c[8], (), provider=c[3]))
+        for agent, calls in groups.items():
+            writer.calls(sid, file_id, agent, calls, fallback)
+    return hashes
