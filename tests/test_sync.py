@@ -236,3 +236,17 @@ def test_a_changed_file_brings_what_changed_and_keeps_the_rest(tmp_path):
     assert stats.files_read == 1
     assert counted(ea.ledger) == truth(tmp_path / "second", SESSION_IDS[:9])
     assert not any(s.removed for s in ea.sessions(None, None))
+
+
+def test_the_id_is_made_once_and_every_file_is_private(tmp_path):
+    (a,) = boxes(tmp_path, "a")
+    a.copy_sessions(SESSION_IDS[:2])
+    a.engine().refresh()
+    first = a.machine_id()
+    a.configure(machine_name="renamed")
+    a.engine().refresh()  # a new name is shared at once, under the same id
+    assert a.machine_id() == first
+    assert ff.decode(a.file().read_bytes()).header.name == "renamed"
+    for path, mode in ((a.file(), 0o600), (a.file().parent, 0o700), (a.state / "machine.json", 0o600)):
+        assert path.stat().st_mode & 0o777 == mode, path
+    assert (a.state / "sync.json").stat().st_mode & 0o777 == 0o600

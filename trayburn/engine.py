@@ -147,14 +147,21 @@ class Engine:
         sources did). A sharing fault is kept for `doctor`, never raised: the figures stand."""
         s = self.settings
         counted = bool(local.calls_upserted or local.removed_sessions)
-        self.last_share = self.sharing.after_refresh(s.sync_dir, s.machine_name, s.sync_titles, counted)
+        try:
+            self.last_share = self.sharing.after_refresh(s.sync_dir, s.machine_name, s.sync_titles, counted)
+        except OSError as exc:  # the state folder itself refused (the ledger's folder: the refresh still stood)
+            log.warning("not shared: %s", exc)
 
     def sources(self) -> list[Source]:
         """What a refresh reads, each in its own transaction: the Cline CLI's sessions folder when it is
         one (else the verdict says why; it is not an unreadable file). New sources are added here."""
         sessions = self.levels.sessions.path
         own: list[Source] = [self.ledger.cline_source(sessions)] if sessions.is_dir() else []
-        return own + list(self.sharing.sources(self.settings.sync_dir))
+        try:
+            return own + list(self.sharing.sources(self.settings.sync_dir))
+        except OSError as exc:  # no machine id could be made: this machine's figures still refresh
+            log.warning("other machines not read: %s", exc)
+            return own
 
     # ---- figures --------------------------------------------------------------------------------
 

@@ -201,9 +201,14 @@ def machines_line(m: MachinesReport, today: bool = True) -> str:
     line = m.menu_line(usd, "Today" if today else "That day")
     if line is None:
         return ""
+    return "\n\n" + line + "\n" + machines_table(m)
+
+
+def machines_table(m: MachinesReport) -> str:
+    """Spend by machine as a table (`today`, and `report --by machine`)."""
     rows = [[x.name + (" (this one)" if x.this else "") + (" (file gone)" if x.file_gone else ""), str(x.calls),
              cost_cell(x.cost_usd, x.estimated_cost_usd, x.unpriced_calls, x.calls)] for x in m.machines]  # fmt: skip
-    return "\n\n" + line + "\n" + table(["machine", "calls", "cost"], rows, right={1, 2})
+    return table(["machine", "calls", "cost"], rows, right={1, 2})
 
 
 def sync_lines(sync: dict) -> list[str]:

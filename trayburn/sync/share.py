@@ -38,6 +38,7 @@ class ShareState:
     shared_ms: int | None = None  # when this machine's file was last written
     pending: bool = False  # something counted since then
     titles: bool | None = None  # `sync_titles` when it was written
+    name: str | None = None  # the machine's name when it was written
     path: str | None = None  # where it was written
     written: list[int] | None = None  # the file's (size, mtime_ns, inode) just after our write
     calls: int = 0
@@ -108,7 +109,15 @@ class Sharing:
         before = asdict(state)
         state.pending = state.pending or counted
         target = paths.machines_dir(Path(sync_dir).expanduser()) / f"{self.machine(name).id}{ff.EXT}"
-        first = state.shared_ms is None or state.path != str(target) or state.titles != titles
+        first = (
+            state.shared_ms is None
+            or state.path != str(target)
+            or (state.titles, state.name)
+            != (
+                titles,
+                self.machine(name).name,
+            )
+        )
         now_ms = int(self.clock() * 1000)
         due = first or not _exists(target) or (state.pending and now_ms - (state.shared_ms or 0) >= EVERY_S * 1000)
         clash = self._clash(state, target, self.machine(name))
@@ -135,6 +144,7 @@ class Sharing:
             log.warning("not shared: %s", state.problem)
             return
         state.shared_ms, state.pending, state.titles, state.path = now_ms, False, titles, str(target)
+        state.name = machine.name
         state.written, state.calls, state.bytes = [st.st_size, st.st_mtime_ns, st.st_ino], calls, len(data)
         state.problem = state.problem_kind = None
 

@@ -39,8 +39,16 @@ class SyncHealth:
     problem_kind: str | None = None
     machines: list[MachineStatus] = field(default_factory=list)
 
+    @property
+    def problem_line(self) -> str | None:
+        """The first thing wrong with sharing, for the menu's problem line (None: nothing)."""
+        if self.problem:
+            return self.problem
+        bad = next((m for m in self.machines if m.problem and not m.this), None)
+        return f"{bad.name or bad.id}'s shared file: {bad.problem}" if bad else None
+
     def to_json(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "problem_line": self.problem_line}
 
 
 def survey(sharing: Sharing, sync_dir: str | None, name: str | None, titles: bool) -> SyncHealth:
