@@ -172,8 +172,9 @@ def test_an_unwritable_machines_folder_is_a_problem_not_a_failure(tmp_path):
     assert "cannot write" in (engine.sync_health().problem or "")
 
 
-def _read_loop(path: str, stop, out) -> None:
+def _read_loop(path: str, ready, stop, out) -> None:
     good = bad = 0
+    ready.set()
     while not stop.is_set():
         try:
             data = Path(path).read_bytes()
@@ -191,10 +192,11 @@ def _read_loop(path: str, stop, out) -> None:
 def test_writes_are_atomic_under_a_reader_looping_in_another_process(here):
     a, engine, folder = here
     ctx = multiprocessing.get_context("spawn")
-    stop, out = ctx.Event(), ctx.Queue()
-    reader = ctx.Process(target=_read_loop, args=(str(a.file()), stop, out))
+    ready, stop, out = ctx.Event(), ctx.Event(), ctx.Queue()
+    reader = ctx.Process(target=_read_loop, args=(str(a.file()), ready, stop, out))
     reader.start()
     try:
+        assert ready.wait(60), "the reader process did not start"
         now = [time.time()]
         sharing = Sharing(a.state, engine.ledger, clock=lambda: now[0])
         s = engine.settings

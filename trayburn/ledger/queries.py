@@ -234,6 +234,11 @@ class OriginSums(NamedTuple):
     sums: Sums
 
 
+def _earlier(a: tuple, b: tuple) -> bool:
+    """Row a's session started before b's (unknown starts last), then by session id, then by row id."""
+    return (a[11] is None, a[11] or 0, a[9], a[12]) < (b[11] is None, b[11] or 0, b[9], b[12])
+
+
 class MachineQueries:
     """Mixed into `Ledger` beside `Queries`."""
 
@@ -256,16 +261,15 @@ class MachineQueries:
         choose among this machine's rows alone), whether or not another machine's copy is counted here."""
         rows = self._rows(
             "SELECT c.key, c.ts_ms, c.model, c.provider, c.input, c.output, c.cache_read, c.cache_write, c.cost,"
-            " c.session_id, c.agent FROM calls c JOIN files f ON f.id = c.file_id"
+            " c.session_id, c.agent, s.started_ms, c.id FROM calls c JOIN files f ON f.id = c.file_id"
             " LEFT JOIN sessions s ON s.id = c.session_id WHERE f.origin IS NULL"
-            " ORDER BY c.key, s.started_ms IS NULL, s.started_ms, c.session_id, c.id"
-        )
-        out, last = [], None
+        )  # ordered here, not by SQL: a sort of every call by key costs twice the query
+        best: dict[str, tuple] = {}
         for r in rows:
-            if r[0] != last:
-                out.append(ExportCall(*r))
-                last = r[0]
-        return out
+            held = best.get(r[0])
+            if held is None or _earlier(r, held):
+                best[r[0]] = r
+        return [ExportCall(*r[:11]) for r in best.values()]
 
     def feed_sessions(self, feed: str) -> list[str]:
         return [r[0] for r in self._rows("SELECT id FROM sessions WHERE feed=? AND removed=0", (feed,))]
