@@ -212,3 +212,24 @@ def test_writes_are_atomic_under_a_reader_looping_in_another_process(here):
         good, bad = out.get(timeout=60)
         reader.join(30)
     assert writes == 40 and good > 0 and bad == 0
+
+
+def test_an_import_by_another_process_in_between_is_never_skipped_over(here):
+    """The memo of what was imported is trusted only while the ledger's checkpoint of the file is the one
+    it was made at: here a second engine (another process's) imported a version in between."""
+    a, engine, folder = here
+    path = folder / f"{OTHER}{ff.EXT}"
+
+    def version(tokens: int, written: int) -> bytes:
+        calls = [["k1", 1796083201000, "gpt-4o", "openai", tokens, 10, 0, 0, 0.5, 0, "lead"]]
+        return _gzip(_machine_body(calls=calls, written_ms=written))
+
+    path.write_bytes(version(100, 1))
+    engine.refresh()
+    other = a.engine()
+    path.write_bytes(version(200, 2))
+    other.refresh()
+    other.close()
+    path.write_bytes(version(100, 3))  # back to the first version's rows
+    engine.refresh()
+    assert counted(engine.ledger, "session_id LIKE ?", (f"{OTHER}/%",))[:2] == (1, 100)
