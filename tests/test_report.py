@@ -400,7 +400,9 @@ def test_today_json_contract(tmp_path, monkeypatch, capsys, set_tz):
         "plan_api_value_usd",
         "capped_calls",
         "unpriced_models",
+        "machines",  # issue 13: the day by machine; this one alone while nothing is shared
     }
+    assert [(m["this"], m["id"], m["calls"]) for m in out["machines"]] == [(True, None, out["calls"])]
     assert set(out["tokens"]) == {"input", "output", "cache_read", "cache_write"}
     assert set(out["top_model"]) == {"name", "cost_usd", "calls"}
     assert all(set(m) == {"name", "cost_usd", "calls"} for m in out["models"])

@@ -199,7 +199,9 @@ def _emit(args, data, text: str) -> int:
 def cmd_today(args) -> int:
     engine = _engine(args)
     r, money = engine.day(args.date), engine.money()
-    return _emit(args, _converted(r.to_json(), money), render.day(r, money))
+    machines = engine.machines(args.date, args.date)
+    text = render.day(r, money) + render.machines_line(machines, args.date is None, money)
+    return _emit(args, _converted({**r.to_json(), "machines": machines.to_json()}, money), text)
 
 
 def cmd_sessions(args) -> int:
@@ -270,6 +272,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         {"name": m.name, "key": m.key, "ids": m.ids, "calls": m.unpriced_calls, "input": m.input, "output": m.output}
         for m in unpriced
     ]
+    h.extra["sync"] = engine.sync_health().to_json()
     _emit(args, h.to_json(), render.doctor(h, engine.loaded.exists, unpriced))
     return Exit.OK if h.kind == "ok" else Exit.PROBLEMS
 

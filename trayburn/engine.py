@@ -14,13 +14,15 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Literal
 
-from . import days, paths, report
+from . import days, paths, report, report_machines
 from . import settings as st
 from .cline.files import Checkpoint, stat_file
-from .ledger import Ledger, RefreshStats
+from .ledger import ALL_TIME, Ledger, RefreshStats
 from .pricing import PriceBook
 from .pricing.seen import SeenModel, seen
 from .sources.base import Source
+from .sync.share import ShareState, Sharing
+from .sync.survey import SyncHealth, survey
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +101,8 @@ class Engine:
         self.last_refresh: RefreshStats | None = None
         self.load_settings()
         self.ledger = Ledger(paths.ledger_file(self.state_dir), self.settings.max_file_mb * 10**6, busy_timeout_s)
+        self.sharing = Sharing(self.state_dir, self.ledger)
+        self.last_share: ShareState | None = None
 
     # ---- settings and folders ------------------------------------------------------------------
 
@@ -129,17 +133,36 @@ class Engine:
         if hasattr(time, "tzset"):  # the time zone may have changed (not on Windows)
             time.tzset()
         self.reload_if_changed()
-        stats = RefreshStats()
+        stats, local = RefreshStats(), RefreshStats()
         for source in self.sources():
-            stats.add(self.ledger.refresh(source))
+            one = self.ledger.refresh(source)
+            stats.add(one)
+            if source.origin is None:
+                local.add(one)
         self.last_refresh = stats
+        self.after_refresh(local)
         return stats
+
+    def after_refresh(self, local: RefreshStats) -> None:
+        """Share this machine's figures through `sync_dir` when due (`local`: what this machine's own
+        sources did). A sharing fault is kept for `doctor`, never raised: the figures stand."""
+        s = self.settings
+        counted = bool(local.calls_upserted or local.removed_sessions)
+        try:
+            self.last_share = self.sharing.after_refresh(s.sync_dir, s.machine_name, s.sync_titles, counted)
+        except OSError as exc:  # the state folder itself refused (the ledger's folder: the refresh still stood)
+            log.warning("not shared: %s", exc)
 
     def sources(self) -> list[Source]:
         """What a refresh reads, each in its own transaction: the Cline CLI's sessions folder when it is
         one (else the verdict says why; it is not an unreadable file). New sources are added here."""
         sessions = self.levels.sessions.path
-        return [self.ledger.cline_source(sessions)] if sessions.is_dir() else []
+        own: list[Source] = [self.ledger.cline_source(sessions)] if sessions.is_dir() else []
+        try:
+            return own + list(self.sharing.sources(self.settings.sync_dir))
+        except OSError as exc:  # no machine id could be made: this machine's figures still refresh
+            log.warning("other machines not read: %s", exc)
+            return own
 
     # ---- figures --------------------------------------------------------------------------------
 
@@ -179,6 +202,23 @@ class Engine:
         from . import money
 
         return money.from_settings(self.settings, self.env)
+
+    def machines(
+        self, since: date | None = None, until: date | None = None, all_time: bool = False
+    ) -> report_machines.MachinesReport:
+        """Spend by machine over [since, until] (default: today; `all_time`: every call). The menu line
+        is `engine.machines().menu_line()` (None while no other machine is held)."""
+        first = since or days.now_date()
+        start, end = days.local_midnight_ms(first), days.day_bounds(until or first)[1]
+        if all_time:
+            start, end = ALL_TIME
+        name = self.sharing.name(self.settings.machine_name)
+        return report_machines.machines_between(self.ledger, self.book, start, end, name)
+
+    def sync_health(self) -> SyncHealth:
+        """Sharing as `doctor` shows it: this machine's id and file, each other machine's file."""
+        s = self.settings
+        return survey(self.sharing, s.sync_dir, s.machine_name, s.sync_titles)
 
     def last_hour(self) -> report.Totals:
         now = days.utc_now_ms()

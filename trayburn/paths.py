@@ -147,3 +147,19 @@ def demo_dir(env: Mapping[str, str] | None = None) -> Path:
     if env.get("TRAYBURN_STATE_DIR", "").strip():
         return Path(env["TRAYBURN_STATE_DIR"].strip()).expanduser() / "demo"
     return Path(platformdirs.user_cache_dir(APP, appauthor=False)) / "demo"
+
+
+def machine_file(state: Path) -> Path:
+    """This machine's id for shared figures (made once; delete it to get a new one)."""
+    return state / "machine.json"
+
+
+def sync_state_file(state: Path) -> Path:
+    """When this machine last shared its figures through `sync_dir`, and what went wrong if it failed."""
+    return state / "sync.json"
+
+
+def machines_dir(sync_dir: Path) -> Path:
+    """Where every machine writes its own file: `<sync_dir>/trayburn/machines/` (nothing else is written
+    in `sync_dir`)."""
+    return sync_dir / APP / "machines"

@@ -11,6 +11,7 @@ from .cline.parse import MAX_COST
 from .money import Money
 from .pricing.seen import SeenModel, how_to_price
 from .report import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
+from .report_machines import MachinesReport
 
 if TYPE_CHECKING:
     from .engine import Health
@@ -43,6 +44,7 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
         + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else "")
     )
     lines.append(f"Tray backend:    {h.extra.get('tray_backend', '-')}")
+    lines += sync_lines(h.extra.get("sync") or {})
     if h.problems:
         lines.append(f"Unreadable files ({len(h.problems)}):")
         lines += [f"  {p}: {r}" for p, r in h.problems]
@@ -277,3 +279,55 @@ def _price_cell(m: SeenModel) -> str:
         return ", ".join(m.sources)
     where = "" if m.unpriced_routes == [""] else f" on {', '.join(r or 'no route' for r in m.unpriced_routes)}"
     return f"none{where} ({plural(m.unpriced_calls, 'call')} unpriced)"
+
+
+# ---- sharing between machines ------------------------------------------------------------------------
+
+
+def machines_line(m: MachinesReport, today: bool = True, money: Money = USD) -> str:
+    """The day's split by machine under `today`'s text ('' while no other machine is held)."""
+    line = m.menu_line(money.text, "Today" if today else "That day")
+    if line is None:
+        return ""
+    return "\n\n" + line + "\n" + machines_table(m, money)
+
+
+def machines_table(m: MachinesReport, money: Money = USD) -> str:
+    """Spend by machine as a table (`today`, and `report --by machine`)."""
+    rows = [[x.name + (" (this one)" if x.this else "") + (" (file gone)" if x.file_gone else ""), str(x.calls),
+             cost_cell(x.cost_usd, x.estimated_cost_usd, x.unpriced_calls, x.calls, money=money)]
+            for x in m.machines]  # fmt: skip
+    return table(["machine", "calls", "cost"], rows, right={1, 2})
+
+
+def sync_lines(sync: dict) -> list[str]:
+    """doctor's part on sharing (from `SyncHealth.to_json()`)."""
+    if not sync.get("sync_dir"):
+        return ["Sharing:         off (set sync_dir to share figures between machines)"]
+    titles = "titles and paths shared" if sync.get("titles") else "figures and project names only"
+    lines = [
+        f"Sharing:         {sync['sync_dir']}  ({titles})",
+        f"  this machine:  {sync.get('machine_name')} (id {sync.get('machine_id')})",
+    ]
+    if sync.get("problem"):
+        lines.append(f"  not shared: {sync['problem']}")
+    for m in sync.get("machines", []):
+        who = f"{m.get('name') or '?'}{' (this one)' if m.get('this') else ''}"
+        if m.get("gone"):
+            state = "file gone; its history is kept" if not m.get("this") else "not written yet"
+        else:
+            age = m.get("age_s")
+            state = (f"written {_age(age)} ago" if age is not None else "") + (
+                f", format {m['version']} (trayburn {m.get('trayburn')})" if m.get("version") else ""
+            )
+        lines.append(f"  {who:24} {m['path']}  {state}")
+        if m.get("problem"):
+            lines.append(f"    problem: {m['problem']}")
+    return lines
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"

@@ -19,7 +19,7 @@ from ..cline.files import Checkpoint
 from ..sources.base import Known, Source
 from ..sources.cline_cli import ClineCliSource
 from .periods import PeriodQueries
-from .queries import Queries
+from .queries import MachineQueries, Queries
 from .refresh import Refresh
 from .schema import busy_error, is_busy, open_ledger
 from .stats import RefreshStats
@@ -27,7 +27,7 @@ from .stats import RefreshStats
 ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
 
 
-class Ledger(Queries, PeriodQueries):
+class Ledger(Queries, PeriodQueries, MachineQueries):
     def __init__(
         self,
         path: Path,

@@ -1,0 +1,243 @@
+"""Writing this machine's own file, `sync_dir/trayburn/machines/<id>.json.gz`, and listing the others.
+
+A refresh that counted something not yet shared writes it: at once the first time (or when the file is
+missing, or `sync_titles` changed), then at most once a minute while calls keep coming. What was last
+shared is kept in the state folder (`paths.sync_state_file`), so the tray and the CLI share one rhythm.
+Nothing is written outside `sync_dir/trayburn/` and the state folder; a missing, unwritable or full
+`sync_dir` is a problem named in `doctor`, never a failed refresh.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .. import __version__, paths
+from ..fsutil import Refused, atomic_write, private_dir, read_file
+from ..ledger import Ledger
+from ..report import display_title
+from ..sources.machine import MachineSource
+from . import fileformat as ff
+from .identity import ID_PATTERN, Machine, host_name, this_machine
+
+log = logging.getLogger(__name__)
+
+EVERY_S = 60.0  # at most one write a minute while calls keep coming
+
+
+@dataclass
+class ShareState:
+    """Kept in the state folder between processes."""
+
+    shared_ms: int | None = None  # when this machine's file was last written
+    pending: bool = False  # something counted since then
+    titles: bool | None = None  # `sync_titles` when it was written
+    name: str | None = None  # the machine's name when it was written
+    path: str | None = None  # where it was written
+    written: list[int] | None = None  # the file's (size, mtime_ns, inode) just after our write
+    calls: int = 0
+    bytes: int = 0
+    problem: str | None = None  # why the last write did not happen
+    problem_kind: str | None = None  # "missing" | "unwritable" | "same_id" | "refused"
+
+    @classmethod
+    def load(cls, path: Path) -> ShareState:
+        try:
+            doc = json.loads(read_file(path, 64_000, follow=False))
+            return cls(**{k: v for k, v in doc.items() if k in cls.__dataclass_fields__})
+        except (OSError, ValueError, TypeError):
+            return cls()
+
+    def save(self, path: Path) -> None:
+        atomic_write(path, json.dumps(asdict(self)).encode() + b"\n")
+
+
+class Sharing:
+    """This machine's part in sharing: its identity, its file, and the sources for the others' files."""
+
+    def __init__(self, state_dir: Path, ledger: Ledger, clock: Callable[[], float] = time.time):
+        self.state_dir, self.ledger, self.clock = state_dir, ledger, clock
+        self._sources: dict[tuple[str, str], MachineSource] = {}
+        self._machine: Machine | None = None
+        self._clash_memo: tuple[list[int], str | None] | None = None  # (our file's stat, what it said)
+
+    def machine(self, name: str | None) -> Machine:
+        if self._machine is None or self._machine.name != (name or self._machine.name):
+            self._machine = this_machine(self.state_dir, name)
+        return self._machine
+
+    def name(self, setting: str | None) -> str:
+        """This machine's name for people (no id is made for it)."""
+        return (setting or "").strip() or host_name()
+
+    def state(self) -> ShareState:
+        return ShareState.load(paths.sync_state_file(self.state_dir))
+
+    # ---- reading the others -----------------------------------------------------------------------
+
+    def sources(self, sync_dir: str | None) -> list[MachineSource]:
+        """One source per other machine: each file in the folder, and each machine the ledger holds (so a
+        file that went is marked). Never our own id's file."""
+        if not sync_dir:
+            return []
+        folder = paths.machines_dir(Path(sync_dir).expanduser())
+        ours = self.machine(None).id
+        ids = {f.origin for f in self.ledger.machine_files()} | set(_listed(folder))
+        ids.discard(ours)
+        return [self._source(folder, i) for i in sorted(ids)]
+
+    def _source(self, folder: Path, origin: str) -> MachineSource:
+        key = (str(folder), origin)
+        if key not in self._sources:
+            self._sources[key] = MachineSource(folder, origin, self.ledger.feed_sessions)
+        return self._sources[key]
+
+    # ---- writing ours -----------------------------------------------------------------------------
+
+    def after_refresh(self, sync_dir: str | None, name: str | None, titles: bool, counted: bool) -> ShareState | None:
+        """Write this machine's file if it is due. `counted`: this refresh changed this machine's calls."""
+        if not sync_dir:
+            return None
+        state_path = paths.sync_state_file(self.state_dir)
+        state = ShareState.load(state_path)
+        before = asdict(state)
+        state.pending = state.pending or counted
+        target = paths.machines_dir(Path(sync_dir).expanduser()) / f"{self.machine(name).id}{ff.EXT}"
+        first = (
+            state.shared_ms is None
+            or state.path != str(target)
+            or (state.titles, state.name)
+            != (
+                titles,
+                self.machine(name).name,
+            )
+        )
+        now_ms = int(self.clock() * 1000)
+        due = first or not _exists(target) or (state.pending and now_ms - (state.shared_ms or 0) >= EVERY_S * 1000)
+        clash = self._clash(state, target, self.machine(name))
+        if clash:
+            state.problem, state.problem_kind = clash, "same_id"
+        elif due or state.problem:
+            self._write(state, target, self.machine(name), titles, now_ms)
+        if asdict(state) != before:
+            state.save(state_path)
+        return state
+
+    def _write(self, state: ShareState, target: Path, machine: Machine, titles: bool, now_ms: int) -> None:
+        try:
+            _prepare(target.parent)
+            data, calls = self.export(machine, titles, now_ms)
+            atomic_write(target, data)
+            st = os.stat(target)
+        except _NotShared as exc:
+            state.problem, state.problem_kind = str(exc), exc.kind
+            log.warning("not shared: %s", exc)
+            return
+        except OSError as exc:  # full, read-only, gone while writing
+            state.problem, state.problem_kind = f"cannot write {target}: {exc.strerror or exc}", "unwritable"
+            log.warning("not shared: %s", state.problem)
+            return
+        state.shared_ms, state.pending, state.titles, state.path = now_ms, False, titles, str(target)
+        state.name = machine.name
+        state.written, state.calls, state.bytes = [st.st_size, st.st_mtime_ns, st.st_ino], calls, len(data)
+        state.problem = state.problem_kind = None
+
+    def _clash(self, state: ShareState, target: Path, machine: Machine) -> str | None:
+        """Another computer writing under our id (a home or state folder cloned to a new laptop): the
+        file's host fingerprint is not ours. Checked whenever the file is not as we left it (its header
+        read once per version of it)."""
+        try:
+            st = os.lstat(target)
+        except OSError:
+            return None
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+        if state.written == stamp:
+            return None  # as we left it
+        if self._clash_memo is not None and self._clash_memo[0] == stamp:
+            return self._clash_memo[1]
+        try:
+            header = ff.read_header(read_file(target, ff.MAX_JSON_BYTES, follow=False))
+        except (OSError, ff.FormatError):
+            header = None  # a broken or foreign file under our name: ours to replace
+        clash = None
+        if header is not None and header.host and header.host != machine.host:
+            clash = (
+                f"another computer ({header.name or 'unnamed'}) writes this machine's id {machine.id} (a home or "
+                f"state folder copied to it?): on one of the two, delete {paths.machine_file(self.state_dir)}; "
+                "it gets a new id at its next refresh"
+            )
+        self._clash_memo = (stamp, clash)
+        return clash
+
+    def export(self, machine: Machine, titles: bool, now_ms: int) -> tuple[bytes, int]:
+        """This machine's file: its calls (one per key) and its sessions; titles and paths only with `titles`."""
+        sessions: list[tuple] = []
+        index: dict[str, int] = {}
+        for s in self.ledger.local_sessions():
+            index[s.id] = len(sessions)
+            where = s.workspace_root or s.cwd
+            project = Path(where).name or where if where else None
+            sessions.append(
+                (
+                    s.id, s.started_ms, s.ended_ms, s.status, project, s.source, s.model, s.provider,
+                    display_title(s.title, s.prompt) if titles else None,
+                    s.cwd if titles else None, s.workspace_root if titles else None,
+                )
+            )  # fmt: skip
+        calls: list[tuple] = []
+        for c in self.ledger.local_calls():
+            if c.session_id not in index:  # a call without its session row: give it one
+                index[c.session_id] = len(sessions)
+                sessions.append((c.session_id, None, None, None, None, None, None, None, None, None, None))
+            calls.append(
+                (
+                    c.key, c.ts_ms, c.model, c.provider, c.input, c.output, c.cache_read, c.cache_write, c.cost,
+                    index[c.session_id], c.agent,
+                )
+            )  # fmt: skip
+        header = ff.Header(ff.VERSION, 1, machine.id, machine.name, machine.host, now_ms, __version__, titles)
+        return ff.encode(ff.MachineDoc(header, sessions, calls)), len(calls)
+
+
+class _NotShared(Exception):
+    def __init__(self, message: str, kind: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _prepare(folder: Path) -> None:
+    """`sync_dir` must exist (an unmounted network home is not created); `trayburn/machines` under it
+    is made, and neither may be a link (nothing is ever written outside `sync_dir/trayburn/`)."""
+    sync_dir = folder.parent.parent
+    if not sync_dir.is_dir():
+        raise _NotShared(f"sync_dir {sync_dir} is not a folder (missing, or not mounted?)", "missing")
+    for part in (folder.parent, folder):
+        try:
+            if stat.S_ISLNK(os.lstat(part).st_mode):
+                raise _NotShared(f"{part} is a symbolic link; trayburn writes only in a real folder there", "refused")
+        except FileNotFoundError:
+            pass
+    try:
+        private_dir(folder)
+    except Refused as exc:
+        raise _NotShared(str(exc), "refused") from None
+
+
+def _exists(path: Path) -> bool:
+    return os.path.lexists(path)
+
+
+def _listed(folder: Path) -> list[str]:
+    """Machine ids of the files in the folder (temp files, other names and other extensions ignored)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    ids = (n.removesuffix(ff.EXT) for n in names if n.endswith(ff.EXT) and not n.startswith("."))
+    return [i for i in ids if ID_PATTERN.fullmatch(i)]
