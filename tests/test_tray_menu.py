@@ -13,7 +13,7 @@ from pathlib import Path
 import desktop
 import pytest
 
-from trayburn import demo, settings
+from trayburn import demo, launch, settings
 from trayburn.engine import Engine
 from trayburn.singleton import AlreadyRunning, InstanceLock
 from trayburn.tray import backend
@@ -123,6 +123,27 @@ def test_session_item_opens_that_sessions_summary(replay):
     assert argv[argv.index("--config") + 1] == str(config) and argv[argv.index("--state-dir") + 1] == str(state)
     find(app.icon.menu, "Summary…")(app.icon)
     assert "summary" in spawned[-1] and sid not in spawned[-1]
+
+
+def test_week_and_month_lines_open_that_periods_summary(replay):
+    config, state = replay
+    app, spawned = make_app(config, state)
+    app.tick()
+    for prefix, kind in (("This week: ", "week"), ("This month: ", "month")):
+        item = find(app.icon.menu, prefix)
+        assert item.enabled, f"the {kind} line opens the {kind}'s view"
+        item(app.icon)
+        argv = spawned[-1]
+        assert argv[argv.index("summary") :] == [
+            "summary",
+            "--period",
+            kind,
+            "--config",
+            str(config),
+            "--state-dir",
+            str(state),
+        ]
+        assert argv[: argv.index("summary")] == launch.command()
 
 
 def test_refresh_interval_theme_and_reset_write_the_settings_file(replay):
