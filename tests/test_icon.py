@@ -106,6 +106,45 @@ def test_every_label_renders_inside_the_icon(usd, size):
     assert max(edges) < 128, "the label touches the icon's side: not fitted to width"
 
 
+@pytest.mark.parametrize(
+    "amount, symbol, text",
+    [
+        (None, "€", "\u2013"),
+        (0.0, "€", "€0"),
+        (0.049, "€", "€0"),
+        (0.33, "€", "€0.3"),
+        (3.87, "€", "€3.9"),
+        (11.04, "€", "€11"),
+        (631.5, "¥", "¥632"),
+        (1_800, "¥", "¥2k"),
+        (150_000, "¥", "¥150k"),
+        (2_600_000, "¥", "¥3M"),
+        (3.8, "CHF", "3.8"),  # a symbol of several letters would crowd out the figure
+    ],
+)
+def test_format_money_table(amount, symbol, text):
+    assert label.format_money(amount, symbol) == text
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True) | st.none(), st.sampled_from(["€", "¥", "£", "CHF"]))
+def test_format_money_is_a_symbol_and_four_characters_at_most(amount, symbol):
+    text = label.format_money(amount, symbol)
+    figure = text[1:] if text[:1] == symbol else text
+    assert 1 <= len(figure) <= 4 and len(text) <= 5
+
+
+@pytest.mark.parametrize("size", [16, 22, 24, 32, 64])
+def test_currency_symbols_are_drawn_not_missing_glyph_boxes(size):
+    """Pillow's bundled font has no €, ¥ or £: drawn as the same box they would all look alike."""
+    shots = {t: render_icon(t, IconState.OK, "dark", size).tobytes() for t in ("€3.9", "¥3.9", "£3.9", "3.9")}
+    assert len(set(shots.values())) == 4
+    assert opaque(render_icon("€644", IconState.OK, "dark", size), label_box(size)) >= 6
+    assert (
+        render_icon("￥632", IconState.OK, "dark", size).tobytes()
+        == render_icon("¥632", IconState.OK, "dark", size).tobytes()
+    )
+
+
 # --- rendering ------------------------------------------------------------------
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("theme", THEMES)

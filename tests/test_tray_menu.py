@@ -13,10 +13,10 @@ from pathlib import Path
 import desktop
 import pytest
 
-from trayburn import demo, settings
+from trayburn import demo, launch, settings
 from trayburn.engine import Engine
 from trayburn.singleton import AlreadyRunning, InstanceLock
-from trayburn.tray import backend
+from trayburn.tray import backend, label
 from trayburn.tray.app import TrayApp
 from trayburn.tray.label import IconState, format_cost
 
@@ -125,6 +125,27 @@ def test_session_item_opens_that_sessions_summary(replay):
     assert "summary" in spawned[-1] and sid not in spawned[-1]
 
 
+def test_week_and_month_lines_open_that_periods_summary(replay):
+    config, state = replay
+    app, spawned = make_app(config, state)
+    app.tick()
+    for prefix, kind in (("This week: ", "week"), ("This month: ", "month")):
+        item = find(app.icon.menu, prefix)
+        assert item.enabled, f"the {kind} line opens the {kind}'s view"
+        item(app.icon)
+        argv = spawned[-1]
+        assert argv[argv.index("summary") :] == [
+            "summary",
+            "--period",
+            kind,
+            "--config",
+            str(config),
+            "--state-dir",
+            str(state),
+        ]
+        assert argv[: argv.index("summary")] == launch.command()
+
+
 def test_refresh_interval_theme_and_reset_write_the_settings_file(replay):
     config, state = replay
     app, _ = make_app(config, state)
@@ -171,6 +192,35 @@ def test_broken_settings_file_is_reported_and_kept(replay):
     line = len(config.read_text().splitlines())
     assert texts(app.icon.menu)[0].startswith(f"⚠ Settings file is broken at line {line}: ")
     assert "= = 3" in config.read_text()
+
+
+@pytest.mark.parametrize("currency, rate, symbol", [("EUR", "0.92", "€"), ("JPY", "150", "¥")])
+def test_menu_and_icon_label_in_the_display_currency(replay, monkeypatch, currency, rate, symbol):
+    monkeypatch.setenv("LC_ALL", "en_US.UTF-8")
+    config, state = replay
+    settings.update(config, "currency", currency)
+    settings.update(config, "usd_rate", rate)
+    app, _ = make_app(config, state)
+    app.tick()
+    money, day = app.engine.money(), app.engine.day()
+    assert money.shown == currency and day.cost_usd > 0
+    shown = day.cost_usd * float(rate)
+    menu = app.icon.menu
+    today = str(find(menu, "Today: ").text)
+    assert today.startswith(f"Today: {money.text(day.cost_usd)} · ") and today.startswith(f"Today: {symbol}")
+    for prefix in ("This week: ", "This month: ", "Last hour: ", "Top model: "):
+        line = str(find(menu, prefix).text)
+        assert "$" not in line and (symbol in line or "unpriced" in line), line
+    assert all("$" not in text for text in texts(find(menu, "Today's sessions").submenu))
+    assert app.view.label == label.format_money(shown, symbol) and app.view.label.startswith(symbol)
+    assert len(app.view.label) <= 5
+    assert app.icon.title.startswith(f"trayburn · {money.text(day.cost_usd)} today")
+    settings.update(config, "daily_budget", str(day.cost_usd / 0.9))
+    app.tick()
+    budget = money.text(day.cost_usd / 0.9)
+    assert app.icon.notified[-1][0].startswith(f"Today's spend has reached 80 % of your {budget} daily budget: ")
+    setting = find(find(app.icon.menu, "Settings").submenu, "Daily budget: ")
+    assert str(setting.text).startswith("Daily budget: $"), "the setting itself is in US dollars"
 
 
 def test_budget_thresholds_notify_once_per_day(replay):

@@ -455,3 +455,32 @@ def _titled_window(display: str, title: str, proc: subprocess.Popen) -> str | No
         if title in name:
             return window
     return None
+
+
+def test_the_trays_period_request_shows_that_period_in_the_open_window(display, env):
+    """The tray keeps one summary window: its week and month lines write `period KIND` to the open one."""
+    if not shutil.which("xdotool"):
+        pytest.skip("this test needs xdotool: apt-get install xdotool")
+    from trayburn import period as pd
+
+    run_env = {k: v for k, v in os.environ.items() if k != "GTK_THEME"} | env | {"DISPLAY": display}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "trayburn", "summary", "--date", "2026-11-30"],
+        cwd=ROOT,
+        env=run_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: _titled_window(display, "30 November 2026", proc), "the day's window")
+        for kind in ("month", "week"):
+            assert proc.stdin is not None
+            proc.stdin.write(f"period {kind}\n")
+            proc.stdin.flush()
+            label = pd.of_kind(kind, date.today()).label()
+            wait_for(lambda label=label: _titled_window(display, label, proc), f"the window titled '…{label}…'")
+    finally:
+        proc.kill()
+        proc.wait()

@@ -222,6 +222,11 @@ def test_amounts_in_the_chosen_currency(open_window, engine_with):
     assert cards(win.period_view)["COST"][0] == e.money().text(spent)
     assert cards(win.period_view)["COST"][0].endswith("€") and "," in cards(win.period_view)["COST"][0]
     assert all(c.rstrip("*?").endswith("€") for c in column(win.period_view.sessions.tree, "cost"))
+    win.show_day(DAY)  # the hour chart's caption too
+    peak = max(e.hourly(DAY))
+    assert (
+        win.day_view.chart.caption().endswith("   " + e.money().text(peak)) and "$" not in win.day_view.chart.caption()
+    )
 
 
 def test_the_demo_says_it_is_a_demo(open_window, tmp_path, env):

@@ -262,9 +262,12 @@ class RunKey(Protocol):
 
 
 class WinregRunKey:
-    """``HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run`` through winreg."""
+    """``HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run`` through winreg (Windows only: elsewhere
+    each call fails with an OSError, which `WindowsAutostart` reports like any unwritable key)."""
 
     def get(self, name: str) -> str | None:
+        if sys.platform != "win32":
+            raise OSError("the Run key exists only on Windows")
         import winreg
 
         try:
@@ -275,12 +278,16 @@ class WinregRunKey:
         return str(value)
 
     def set(self, name: str, value: str) -> None:
+        if sys.platform != "win32":
+            raise OSError("the Run key exists only on Windows")
         import winreg
 
         with winreg.CreateKeyEx(winreg.HKEY_CURRENT_USER, RUN_KEY, 0, winreg.KEY_SET_VALUE) as key:
             winreg.SetValueEx(key, name, 0, winreg.REG_SZ, value)
 
     def delete(self, name: str) -> None:
+        if sys.platform != "win32":
+            raise OSError("the Run key exists only on Windows")
         import winreg
 
         try:

@@ -266,7 +266,8 @@ def _converted(data: dict, money) -> dict:
 def cmd_doctor(args: argparse.Namespace) -> int:
     engine = _engine(args)
     h = engine.health()
-    h.extra["tray_backend"] = _backend_line()
+    h.extra["tray"] = _tray_check()  # never part of the verdict: doctor over SSH is about the data
+    h.extra["tray_backend"] = h.extra["tray"]["backend"]
     unpriced = engine.unpriced_models()
     h.extra["unpriced_models"] = [
         {"name": m.name, "key": m.key, "ids": m.ids, "calls": m.unpriced_calls, "input": m.input, "output": m.output}
@@ -289,15 +290,21 @@ def cmd_prices(args) -> int:
     return _emit(args, items, show.render(items))
 
 
-def _backend_line() -> str:
+def _tray_check() -> dict[str, Any]:
+    """Whether the tray can start here (`tray.host.can_start`, stdlib only, never hangs) and, if it
+    can, the backend that would really run. Nothing imports gi or pystray without a display."""
     try:
-        from .tray import backend
+        from .tray import backend, host
     except ImportError as exc:  # pragma: no cover - the tray package ships with trayburn
-        return f"unavailable ({exc})"
-    try:
-        return backend.describe(backend.choose_backend())
-    except Exception as exc:  # a broken GUI stack must not break doctor
-        return f"unavailable ({exc})"
+        return {"can_start": False, "kind": "unavailable", "message": str(exc), "backend": None}
+    check = host.can_start()
+    out: dict[str, Any] = {"can_start": not check.fatal, "kind": check.kind, "message": check.message, "backend": None}
+    if not check.fatal:
+        try:
+            out["backend"] = backend.describe(backend.choose_backend(sni=check.sni))
+        except Exception as exc:  # a broken GUI stack must not break doctor
+            out["backend"] = f"unavailable ({exc})"
+    return out
 
 
 def cmd_config(args) -> int:

@@ -17,6 +17,7 @@ from datetime import date
 from typing import Protocol
 
 from .ledger import Ledger
+from .ledger import Sums as LedgerSums
 from .ledger import periods as hq
 from .money import Money
 from .period import Period, cut, part_key
@@ -101,7 +102,7 @@ class Sums(Protocol):
     def model(self) -> str | None: ...
 
     @property
-    def sums(self) -> tuple: ...
+    def sums(self) -> LedgerSums: ...
 
 
 def priced(rows: Iterable[Sums], book: PriceBook) -> Totals:

@@ -42,6 +42,15 @@ class Money:
             return f"amounts in USD: set usd_rate (how many {self.currency} make one US dollar) to show {self.currency}"
         return None
 
+    @property
+    def symbol(self) -> str:
+        """The shown currency's symbol in this locale ("$", "€", "¥", "CHF"), for the tray icon's label."""
+        if not self.converts:
+            return "$"
+        from babel.numbers import get_currency_symbol
+
+        return str(get_currency_symbol(self.currency, locale=_locale(self.locale)))
+
     def amount(self, usd: float | None) -> float | None:
         """The amount in the shown currency."""
         if usd is None:

@@ -2,7 +2,7 @@
 it is cut into days, weeks (Monday to Sunday) or months.
 
 A period is a first and a last day, both included. Its bounds in epoch ms are local midnights
-(`report.local_midnight_ms`), so a day is a local day, 23 or 25 hours long across a DST change.
+(`days.day_bounds`), so a day is a local day, 23 or 25 hours long across a DST change.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from .report import local_midnight_ms
+from .days import day_bounds, local_midnight_ms
 
 KINDS = ("day", "week", "month", "range")
 WORDS = ("today", "yesterday", "week", "last-week", "month", "last-month", "Nd (7d, 30d…)")
@@ -39,7 +39,7 @@ class Period:
 
     def bounds_ms(self) -> tuple[int, int]:
         """[start, end) in epoch ms: local midnight of the first day to that after the last day."""
-        return local_midnight_ms(self.since), local_midnight_ms(self.until + timedelta(days=1))
+        return local_midnight_ms(self.since), day_bounds(self.until)[1]
 
     def step(self, n: int) -> Period:
         """The period n steps later (earlier when n < 0): a day, a week, a month, or a range's own length."""

@@ -43,7 +43,7 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
         f"Sessions:        {h.sessions}"
         + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else "")
     )
-    lines.append(f"Tray backend:    {h.extra.get('tray_backend', '-')}")
+    lines += tray_lines(h.extra.get("tray"))
     lines += sync_lines(h.extra.get("sync") or {})
     if h.problems:
         lines.append(f"Unreadable files ({len(h.problems)}):")
@@ -61,6 +61,25 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
         lines.append("  `trayburn prices` says how to add a price in the settings file")
     lines += ["", h.verdict + (f". To fix: {HINTS[h.kind]}" if h.kind in HINTS else "")]
     return "\n".join(lines)
+
+
+# Why the tray cannot start, in a few words (the whole reason is `tray.host.StartCheck.message`).
+_NO_TRAY = {"no_display": "no DISPLAY", "display_unreachable": "the display does not answer"}
+
+
+def tray_lines(tray: dict[str, Any] | None) -> list[str]:
+    """Doctor's tray line: whether the tray can start here, and the backend it would run. That it
+    cannot is no problem with the data (doctor over SSH), so it never changes the verdict."""
+    if tray is None:
+        return ["Tray:            -"]
+    if not tray["can_start"]:
+        short = _NO_TRAY.get(tray["kind"])
+        if short:
+            return [f"Tray:            cannot start here ({short}) — fine over SSH"]
+        return ["Tray:            cannot start here", f"  {tray['message']}"]
+    if tray["kind"] == "no_tray_host":
+        return [f"Tray:            can start here, but nothing shows it; {tray['backend']}", f"  {tray['message']}"]
+    return [f"Tray:            can start here ({tray['message']}); {tray['backend']}"]
 
 
 # What a terminal would obey rather than show: C0 controls but tab and newline (ESC, BEL, a lone CR…),

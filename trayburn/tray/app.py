@@ -247,6 +247,10 @@ class TrayApp:
     def do_summary(self, _: Any = None) -> None:
         self.children.open_window("summary", self._child("summary"), "day")
 
+    def do_summary_period(self, kind: str) -> None:
+        """The week's or month's view (`trayburn summary --period week|month`), today's."""
+        self.children.open_window("summary", self._child("summary", "--period", kind), f"period {kind}")
+
     def do_open_session(self, sid: str) -> None:
         self.children.open_window("summary", self._child("summary", sid), f"session {sid}")
 

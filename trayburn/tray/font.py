@@ -34,6 +34,9 @@ _PIXEL_FONTS = {  # rows -> glyphs ("/" between rows), for tiny labels
         "G": "###/#../#.#/#.#/###",
         ".": "././././#",
         "M": "#...#/##.##/#.#.#/#...#/#...#",
+        "€": ".##/###/#../###/.##",
+        "¥": "#.#/#.#/.#./###/.#.",
+        "£": ".##/#../###/#../###",
     },
     7: {  # 4x7
         "0": ".##./#..#/#..#/#..#/#..#/#..#/.##.",
@@ -51,6 +54,9 @@ _PIXEL_FONTS = {  # rows -> glyphs ("/" between rows), for tiny labels
         "G": ".##./#..#/#.../#.##/#..#/#..#/.##.",
         ".": "././././././#",
         "M": "#...#/##.##/#.#.#/#.#.#/#...#/#...#/#...#",
+        "€": "..###/.#.../####./.#.../####./.#.../..###",
+        "¥": "#...#/.#.#./..#../#####/..#../#####/..#..",
+        "£": "..##/.#../.#../###./.#../.#../####",
     },
 }
 _STROKE = 1  # emboldening, in canvas pixels: 1/SS of an icon pixel
@@ -81,15 +87,17 @@ def _fit_font(label: str, width: int, height: int) -> tuple[AnyFont, tuple[float
     return _font(4), _font(4).getbbox(label, stroke_width=_STROKE)
 
 
-def _pixel_font(label: str, box: Box, smooth_height: float) -> int | None:
+def _pixel_font(label: str, box: Box, smooth_height: float | None) -> int | None:
     """The tallest pixel font that fits `box`, unless Pillow's font would be taller.
 
     `smooth_height` is the ink height (stroke included) of Pillow's fitted font;
-    a pixel font at most 1.5 px shorter reads better, being crisp.
+    a pixel font at most 1.5 px shorter reads better, being crisp. None: Pillow's font cannot
+    draw the label (a currency symbol), so any pixel font that fits will do.
     """
     width, height = box[2] - box[0], box[3] - box[1]
     for rows, glyphs in sorted(_PIXEL_FONTS.items(), reverse=True):
-        if rows + 1.5 < smooth_height or rows > height or any(c not in glyphs for c in label):
+        taller = smooth_height is not None and rows + 1.5 < smooth_height
+        if taller or rows > height or any(c not in glyphs for c in label):
             continue
         if _pixel_width(label, glyphs) <= width:
             return rows
@@ -100,18 +108,21 @@ def _pixel_width(label: str, glyphs: dict[str, str]) -> int:
     return sum(glyphs[c].index("/") for c in label) + len(label) - 1
 
 
-def _draw_pixel_text(draw: ImageDraw.ImageDraw, label: str, box: Box, rows: int, colour: Colour) -> None:
+def _draw_pixel_text(
+    draw: ImageDraw.ImageDraw, label: str, box: Box, rows: int, colour: Colour, scale: int = 1
+) -> None:
+    """The label in a pixel font, each of its pixels `scale` x `scale` icon pixels."""
     glyphs = _PIXEL_FONTS[rows]
-    x = box[0] + (box[2] - box[0] - _pixel_width(label, glyphs)) // 2
-    y = box[1] + (box[3] - box[1] - rows + 1) // 2
+    x = box[0] + (box[2] - box[0] - _pixel_width(label, glyphs) * scale) // 2
+    y = box[1] + (box[3] - box[1] - rows * scale + 1) // 2
     for char in label:
         lines = glyphs[char].split("/")
         for row, line in enumerate(lines):
             for col, bit in enumerate(line):
                 if bit == "#":
-                    cell = (x + col, y + row, x + col + 1, y + row + 1)
-                    draw.rectangle(inclusive(up(cell)), fill=colour)
-        x += len(lines[0]) + 1
+                    cx, cy = x + col * scale, y + row * scale
+                    draw.rectangle(inclusive(up((cx, cy, cx + scale, cy + scale))), fill=colour)
+        x += (len(lines[0]) + 1) * scale
 
 
 def _draw_dash(draw: ImageDraw.ImageDraw, box: Box, colour: Colour) -> None:
@@ -125,7 +136,14 @@ def draw_text(draw: ImageDraw.ImageDraw, label: str, box: Box, colour: Colour) -
     """Draw `label` centred in `box` (icon pixels), as large as fits."""
     if label and all(c in DASHES for c in label):
         return _draw_dash(draw, box, colour)
-    label = "".join("-" if c in DASHES else c for c in label)
+    label = "".join("-" if c in DASHES else c for c in label).replace("\uffe5", "¥")  # fullwidth yen
+    if not label.isascii():  # a currency symbol: Pillow's bundled font has no glyph for it
+        rows = _pixel_font(label, box, None)
+        if rows is not None:
+            width, height = box[2] - box[0], box[3] - box[1]
+            scale = max(1, min(height // rows, width // _pixel_width(label, _PIXEL_FONTS[rows])))
+            return _draw_pixel_text(draw, label, box, rows, colour, scale)
+        label = "".join(c for c in label if c.isascii())  # never a missing-glyph box: the figure alone
     left, top, right, bottom = up(box)
     font, ink = _fit_font(label, right - left, bottom - top)
     rows = _pixel_font(label, box, (ink[3] - ink[1]) / SS)

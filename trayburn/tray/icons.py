@@ -55,7 +55,7 @@ def icon_class(pystray: ModuleType, backend: str) -> type:
 
 
 def _plain(base: type, activates: bool) -> type:
-    class Icon(base):  # type: ignore[misc]
+    class Icon(base):
         on_size: SizeCallback | None = None
         notifications = bool(getattr(base, "HAS_NOTIFICATION", False))
 
@@ -101,7 +101,7 @@ class _SafeNotifier:
 def _gtk(base: type) -> type:
     from gi.repository import GLib
 
-    class GtkTrayIcon(_SafeNotifier, base):  # type: ignore[misc]
+    class GtkTrayIcon(_SafeNotifier, base):
         on_size: SizeCallback | None = None
         activates = True
 
@@ -139,7 +139,7 @@ def _gtk(base: type) -> type:
 def _appindicator(base: type) -> type:
     from gi.repository import GLib, GObject
 
-    class IndicatorIcon(_SafeNotifier, base):  # type: ignore[misc]
+    class IndicatorIcon(_SafeNotifier, base):
         on_size: SizeCallback | None = None
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -173,7 +173,7 @@ def _headless(base: type) -> type:
     """pystray's dummy Icon raises on every update; this one keeps what would have been shown,
     so `trayburn` runs headless (and menu tests run) without special cases."""
 
-    class HeadlessIcon(base):  # type: ignore[misc]
+    class HeadlessIcon(base):
         on_size: SizeCallback | None = None
         notifications = True
         activates = True

@@ -39,6 +39,28 @@ def format_cost(usd: float | None) -> str:
     return _with_suffix(usd)
 
 
+def format_money(amount: float | None, symbol: str) -> str:
+    """Today's cost in another currency than USD: its symbol and a figure of at most 4 characters
+    ("€4.2", "€12", "¥632", "¥12k", "¥150k"); no symbol when it has more than one character ("CHF").
+
+    None (or NaN/inf) -> "–"; below 0.05 -> symbol and "0"; below 9.95 -> one decimal;
+    below 999.5 -> whole units; then "1k" to "999k", "1M" to "999M" and so on.
+    """
+    if amount is None or not math.isfinite(amount):
+        return NO_DATA_LABEL
+    mark = symbol if len(symbol) == 1 else ""
+    if amount < 0.05:
+        return mark + "0"
+    if amount < 9.95:
+        return f"{mark}{amount:.1f}"
+    if amount < 999.5:
+        return f"{mark}{amount:.0f}"
+    for divisor, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
+        if amount / divisor < 999.5:
+            return f"{mark}{amount / divisor:.0f}{suffix}"
+    return mark + "1T+"
+
+
 def _with_suffix(usd: float) -> str:
     for divisor, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
         scaled = usd / divisor

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import demo, report
-from ..render import cost_cell, plural, shorten, usd
+from ..money import Money
+from ..render import USD, cost_cell, plural, shorten, usd
 from ..report import DayReport, SessionSummary
 from ..settings import REFRESH_CHOICES
-from .label import IconState, format_cost
+from .label import IconState, format_cost, format_money
 from .status import problem_line, tilde
 
 __all__ = ["IconState", "problem_line", "tilde"]
@@ -60,6 +61,7 @@ class TrayView:
     budget_text: str | None = None  # "$0.33 of $0.40 budget (82 %)"
     cost_text: str = ""  # today's cost as the menu says it: "$0.33", "unpriced"
     budget_pct: int | None = None  # today's share of the daily budget
+    money: Money = USD  # how the amounts above are written (the settings' currency and rate)
 
 
 @dataclass
@@ -80,9 +82,9 @@ class Entry:
 SEPARATOR = Entry("", separator=True)
 
 
-def session_text(s: SessionSummary) -> str:
+def session_text(s: SessionSummary, money: Money = USD) -> str:
     mark = "● " if s.running else ""
-    cost = cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, compact=True)
+    cost = cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, compact=True, money=money)
     return f"{mark}{shorten(s.title, 48)} — {cost}"
 
 
@@ -100,20 +102,22 @@ def icon_state(first_run: bool, problem: str | None, level: int) -> IconState:
     return {100: IconState.OVER, 80: IconState.WARN}.get(level, IconState.OK)
 
 
-def day_cost(day: DayReport) -> str:
-    """Plain dollars for the menu and tooltip (no marks to explain); "unpriced", never $0."""
-    return "unpriced" if day.calls and day.unpriced_calls >= day.calls else usd(day.cost_usd)
+def day_cost(day: DayReport, money: Money = USD) -> str:
+    """A plain amount for the menu and tooltip (no marks to explain); "unpriced", never $0."""
+    return totals_cost(day, money)
 
 
-def totals_cost(t: Any) -> str:
-    return "unpriced" if t.calls and t.unpriced_calls >= t.calls else usd(t.cost_usd)
+def totals_cost(t: Any, money: Money = USD) -> str:
+    return "unpriced" if t.calls and t.unpriced_calls >= t.calls else money.text(t.cost_usd)
 
 
-def icon_label(day: DayReport, first_run: bool) -> str:
+def icon_label(day: DayReport, first_run: bool, money: Money = USD) -> str:
     if first_run:
         return format_cost(None)
     if day.calls and day.unpriced_calls >= day.calls:
         return "?"  # tokens but no price known: never "$0"
+    if money.converts:
+        return format_money(money.amount(day.cost_usd), money.symbol)
     return format_cost(day.cost_usd)
 
 
@@ -132,11 +136,11 @@ def tooltip(view: TrayView) -> str:
     return shorten(text, TOOLTIP_MAX)
 
 
-def budget_text(cost: float, budget: float | None) -> str | None:
+def budget_text(cost: float, budget: float | None, money: Money = USD) -> str | None:
     """ "$0.33 of $0.40 budget (82 %)": the budget in sight, with how much of it is spent."""
     if not budget:
         return None
-    return f"{usd(cost)} of {usd(budget)} budget ({share(cost, budget)} %)"
+    return f"{money.text(cost)} of {money.text(budget)} budget ({share(cost, budget)} %)"
 
 
 def share(cost: float, budget: float) -> int:
@@ -160,7 +164,8 @@ def freshness(age_s: float | None, refresh_s: int, failing: bool) -> tuple[str, 
 def budget_message(view: TrayView) -> str:
     """The notification: names the budget and the share spent, never only the spend."""
     what = "passed" if view.budget_level == 100 else "reached 80 % of"
-    return f"Today's spend has {what} your {usd(view.budget)} daily budget: {view.cost_text} ({view.budget_pct} %)"
+    budget = view.money.text(view.budget)
+    return f"Today's spend has {what} your {budget} daily budget: {view.cost_text} ({view.budget_pct} %)"
 
 
 def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> list[Entry]:
@@ -185,8 +190,8 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
         Entry(view.today, "summary", default=has_default_action),
         *([Entry(view.yesterday, "summary")] if view.yesterday else []),
         *([Entry(view.top_model, "summary")] if view.top_model else []),
-        Entry(view.week, enabled=False),
-        Entry(view.month, enabled=False),
+        Entry(view.week, "summary_period", "week"),
+        Entry(view.month, "summary_period", "month"),
         Entry(view.rate, enabled=False),
         Entry(("⚠ " if view.stale else "") + view.updated, "refresh") if view.updated else SEPARATOR,
         SEPARATOR,
@@ -241,23 +246,23 @@ def build_view(
     engine: Any, day: DayReport, sessions: list[SessionSummary], problem: str | None, first_run: bool
 ) -> TrayView:
     """The view from the engine's figures (freshness is added by the app, which knows the time)."""
-    settings = engine.settings
+    settings, money = engine.settings, engine.money()
     level = budget_level(day.cost_usd, settings.daily_budget)
     week, month, hour = engine.period(), engine.period(month=True), engine.last_hour()
     roots = tuple(Root(lv.name, lv.label, str(lv.path), lv.source(), lv.exists) for lv in engine.levels)
-    spent = budget_text(day.cost_usd, settings.daily_budget)
-    today = f"Today: {spent or day_cost(day)} · {plural(day.calls, 'call')}"
+    spent = budget_text(day.cost_usd, settings.daily_budget, money)
+    today = f"Today: {spent or day_cost(day, money)} · {plural(day.calls, 'call')}"
     ranked = sorted(sessions, key=lambda s: s.cost_usd, reverse=True)
     return TrayView(
-        label=icon_label(day, first_run),
+        label=icon_label(day, first_run, money),
         state=icon_state(first_run, problem, level),
         tooltip="",
         today=today + (f" · {day.unpriced_calls} unpriced" if day.unpriced_calls else ""),
-        top_model=_top_model(day),
-        week=f"This week: {totals_cost(week)}",
-        month=f"This month: {_month(month, settings.monthly_budget)}",
-        rate=f"Last hour: {totals_cost(hour)}/h",
-        sessions=tuple((s.id, session_text(s)) for s in ranked[:MAX_SESSIONS]),
+        top_model=_top_model(day, money),
+        week=f"This week: {totals_cost(week, money)}",
+        month=f"This month: {_month(month, settings.monthly_budget, money)}",
+        rate=f"Last hour: {totals_cost(hour, money)}/h",
+        sessions=tuple((s.id, session_text(s, money)) for s in ranked[:MAX_SESSIONS]),
         problem=problem,
         first_run=first_run,
         roots=roots,
@@ -265,29 +270,31 @@ def build_view(
         budget=settings.daily_budget,
         theme=settings.theme,
         budget_level=level,
-        yesterday=_yesterday(engine) if not day.calls and not first_run else None,
+        yesterday=_yesterday(engine, money) if not day.calls and not first_run else None,
         more_sessions=max(0, len(ranked) - MAX_SESSIONS),
         demo=is_demo(engine),
         hour_live=hour.calls > 0,
         budget_text=spent,
-        cost_text=day_cost(day),
+        cost_text=day_cost(day, money),
         budget_pct=share(day.cost_usd, settings.daily_budget) if settings.daily_budget else None,
+        money=money,
     )
 
 
-def _top_model(day: DayReport) -> str | None:
+def _top_model(day: DayReport, money: Money = USD) -> str | None:
     m = day.top_model
     if m is None:
         return None
-    return f"Top model: {m.name} — " + cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, True)
+    cost = cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, True, money)
+    return f"Top model: {m.name} — {cost}"
 
 
-def _month(month: Any, budget: float | None) -> str:
-    return budget_text(month.cost_usd, budget) or totals_cost(month)
+def _month(month: Any, budget: float | None, money: Money = USD) -> str:
+    return budget_text(month.cost_usd, budget, money) or totals_cost(month, money)
 
 
-def _yesterday(engine: Any) -> str:
-    return f"Yesterday: {day_cost(engine.day(report.now_date() - timedelta(days=1)))}"
+def _yesterday(engine: Any, money: Money = USD) -> str:
+    return f"Yesterday: {day_cost(engine.day(report.now_date() - timedelta(days=1)), money)}"
 
 
 def is_demo(engine: Any) -> bool:

@@ -131,31 +131,30 @@ class SummaryWindow:
     def render(self) -> None:
         """Show the current day or session from the ledger as it is now (no refresh)."""
         try:
-            if self.problem or self.engine is None:
+            e = self.engine
+            if self.problem or e is None:
                 self._show_problem()
             elif self.session_id:
-                self._render_session()
+                self._render_session(e, self.session_id)
             elif self.period.kind == "day":
-                self._render_day()
+                self._render_day(e)
             else:
-                self._render_period()
+                self._render_period(e)
         except Exception as exc:  # a bad ledger row must not take the window down
             log.exception("cannot show the summary")
             self._notice("Cannot show this", str(exc), "Show today", lambda: self.show_day(None))
         if self._status_after is None:
             self._idle_status()
 
-    def _render_day(self) -> None:
-        e, day, today = self.engine, self.day, self.today()
+    def _render_day(self, e: Engine) -> None:
+        day, today = self.day, self.today()
         now_hour = datetime.now().hour if day == today else None
         budget = e.settings.daily_budget
         self.day_view.show(e.day(day), e.sessions(day, day), e.hourly(day), today, now_hour, e.money(), budget)
         self._show_view(self.day_view, model.day_heading(day))
 
-    def _render_period(self) -> None:
-        e, p = self.engine, self.period
-        assert e is not None  # render() shows a notice without an engine
-        s = e.settings
+    def _render_period(self, e: Engine) -> None:
+        p, s = self.period, e.settings
         views = e.overview(p)
         sessions = e.sessions(p.since, p.until)
         self.period_view.show(p, views, sessions, self.today(), e.money(), s.daily_budget, s.monthly_budget)
@@ -168,15 +167,15 @@ class SummaryWindow:
             view.sessions.focus_rows()
         self.root.title(f"{APP_TITLE} — {heading}" + (" — demo" if self.demo else ""))
 
-    def _render_session(self) -> None:
-        detail = self.engine.session(self.session_id)
+    def _render_session(self, e: Engine, session_id: str) -> None:
+        detail = e.session(session_id)
         if detail is None:
             if self.updated_at is None:
-                self._notice("Reading Cline's sessions…", f"Looking for session {model.clean(self.session_id, 80)}.")
+                self._notice("Reading Cline's sessions…", f"Looking for session {model.clean(session_id, 80)}.")
                 return
             self._notice(
                 "Unknown session",
-                f"There is no session “{model.clean(self.session_id, 80)}” in the ledger.\n"
+                f"There is no session “{model.clean(session_id, 80)}” in the ledger.\n"
                 "“trayburn sessions --all” lists the sessions; “trayburn doctor” shows where trayburn looks.",
                 "Show today's sessions",
                 lambda: self.show_day(None),
@@ -188,7 +187,7 @@ class SummaryWindow:
             self.day, self._day_from_session = datetime.fromisoformat(started).date(), False
             self.period = pd.day_of(self.day)
         back = f"{self.day.day} {self.day:%b}" if self.period.kind == "day" else self.period.label()
-        self.session_view.show(detail, back, self.engine.money())
+        self.session_view.show(detail, back, e.money())
         was_hidden = not self.session_view.winfo_manager()
         self._raise(self.session_view)
         if was_hidden:
@@ -199,7 +198,9 @@ class SummaryWindow:
         if self.engine is None:
             self._notice("Cannot open the ledger", self.problem or "unknown error")
         else:
-            self._notice("Cannot show this day", self.problem, "Show today", lambda: self.show_day(None))
+            self._notice(
+                "Cannot show this day", self.problem or "unknown error", "Show today", lambda: self.show_day(None)
+            )
 
     def _notice(self, headline: str, detail: str, action: str | None = None, command=None) -> None:
         self.notice.show(headline, detail, action, command)
@@ -364,8 +365,8 @@ class SummaryWindow:
             log.exception("refresh failed")
             self.say(f"Could not refresh: {exc}")
             return
-        if self._theme_changed():
-            self._restyle()
+        if self._theme_changed(self.engine):
+            self._restyle(self.engine)
         self.render()
 
     def _tick(self) -> None:
@@ -373,11 +374,11 @@ class SummaryWindow:
         if self.engine is not None and self.root.winfo_exists():
             self._after = self.root.after(self.engine.settings.refresh_seconds * 1000, self._tick)
 
-    def _theme_changed(self) -> bool:
-        return theme.resolve(self.engine.settings.theme, self.env) is not self.palette
+    def _theme_changed(self, e: Engine) -> bool:
+        return theme.resolve(e.settings.theme, self.env) is not self.palette
 
-    def _restyle(self) -> None:
-        self.palette = theme.resolve(self.engine.settings.theme, self.env)
+    def _restyle(self, e: Engine) -> None:
+        self.palette = theme.resolve(e.settings.theme, self.env)
         self.metrics = theme.apply(self.root, self.palette)
         self.day_view.recolor(self.palette)
         self.period_view.recolor(self.palette)

@@ -124,13 +124,15 @@ class HourChart(tk.Canvas):
         self.m, self.p = metrics, palette
         self.values: list[float] = [0.0] * 24
         self.now_hour: int | None = None
+        self.money = USD
         self.hover: int | None = None
         self.bind("<Configure>", lambda e: self.redraw())
         self.bind("<Motion>", self._motion)
         self.bind("<Leave>", lambda e: self._set_hover(None))
 
-    def show(self, values: Sequence[float], now_hour: int | None = None) -> None:
+    def show(self, values: Sequence[float], now_hour: int | None = None, money: Money = USD) -> None:
         self.values, self.now_hour = list(values)[:24] + [0.0] * (24 - len(values)), now_hour
+        self.money = money
         self.redraw()
 
     def recolor(self, p: Palette) -> None:
@@ -144,8 +146,6 @@ class HourChart(tk.Canvas):
         return left, px(26), self.winfo_height() - px(20), max(1.0, (right - left) / 24)
 
     def redraw(self) -> None:
-        from ..render import usd
-
         p, px = self.p, self.m.px
         self.delete("all")
         self.configure(background=p.surface)
@@ -170,10 +170,10 @@ class HourChart(tk.Canvas):
                     x0 + (slot - gap) / 2, bottom + px(4), text=f"{hour:02d}", anchor="n", font=small, fill=p.muted
                 )
         if self.hover is not None:
-            text = f"{model.hour_label(self.hover)}   {usd(self.values[self.hover])}"
+            text = f"{model.hour_label(self.hover)}   {self.money.text(self.values[self.hover])}"
         elif peak:
             busiest = self.values.index(peak)
-            text = f"Busiest hour {model.hour_label(busiest)}   {usd(peak)}"
+            text = f"Busiest hour {model.hour_label(busiest)}   {self.money.text(peak)}"
         else:
             text = "No spend on this day"
         self.create_text(left, px(4), text=text, anchor="nw", font=small, fill=p.muted, tags=("caption",))

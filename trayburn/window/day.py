@@ -120,15 +120,11 @@ class DayView(ttk.Frame):
         self.sessions.set_totals(totals)
         self.models.set_rows(model.model_rows(report, money))
         self._legend(model.legend([r.values[-1] for r in rows] + [totals[-1]]))
-        self.chart.show(hours, now_hour if day == today else None)
+        self.chart.show(hours, now_hour if day == today else None, money)
         self.say(None)
 
     def say(self, problem: str | None) -> None:
-        if problem:
-            self.problem.configure(text=problem)
-            self.problem.grid()
-        else:
-            self.problem.grid_remove()
+        show_text(self.problem, problem or "")
 
     def _legend(self, text: str) -> None:
         show_text(self.legend, text)

@@ -6,6 +6,7 @@ Bound on the toplevel, so they apply wherever the focus is, except where a text 
 
 from __future__ import annotations
 
+import functools
 import tkinter as tk
 from tkinter import ttk
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ def bind(win: SummaryWindow) -> None:
     for seq in ("<Control-w>", "<Control-W>", "<Control-q>", "<Control-Q>"):
         r.bind(seq, lambda e: win.close())
     for seq, step in (("<Left>", -1), ("<Right>", 1), ("<Alt-Left>", -1), ("<Alt-Right>", 1)):
-        r.bind(seq, lambda e, s=step: arrow(win, e, s))
+        r.bind(seq, functools.partial(arrow, win, step=step))
     for seq in ("<Escape>", "<BackSpace>"):
         r.bind(seq, lambda e: escape(win, e))
     r.bind("<Control-c>", lambda e: copy(win, e))
@@ -34,7 +35,7 @@ def _in_text_field(event: tk.Event) -> bool:
 
 
 def arrow(win: SummaryWindow, event: tk.Event, step: int) -> str | None:
-    alt = bool(event.state & ALT)
+    alt = isinstance(event.state, int) and bool(event.state & ALT)  # a str only for non-key events
     if _in_text_field(event) and not alt:
         return None  # plain arrows move the cursor in the date field
     if win.current in (win.day_view, win.period_view):

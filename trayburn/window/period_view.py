@@ -125,11 +125,7 @@ class PeriodView(ttk.Frame):
         self.say(None)
 
     def say(self, problem: str | None) -> None:
-        if problem:
-            self.problem.configure(text=problem)
-            self.problem.grid()
-        else:
-            self.problem.grid_remove()
+        show_text(self.problem, problem or "")
 
     def recolor(self, p: Palette) -> None:
         self.sessions.recolor(p)

@@ -12,6 +12,7 @@ import sqlite3
 import sys
 import tkinter as tk
 
+from .. import period as pd
 from ..engine import Engine
 from .app import APP_TITLE, SummaryWindow
 
@@ -70,8 +71,8 @@ def main(args) -> int:
 
 
 def listen_for_requests(root: tk.Tk, window: SummaryWindow) -> None:
-    """The tray keeps one summary window: it writes `raise`, `day` or `session ID` lines to our stdin
-    (a pipe) and the window shows that and lifts itself. Not on Windows (Tk has no file handlers)."""
+    """The tray keeps one summary window: it writes `raise`, `day`, `period KIND` or `session ID` lines
+    to our stdin (a pipe) and the window shows that and lifts itself. Not on Windows (Tk has no file handlers)."""
     if os.name == "nt" or sys.stdin is None or sys.stdin.isatty():
         return
     fd = sys.stdin.fileno()
@@ -87,6 +88,8 @@ def listen_for_requests(root: tk.Tk, window: SummaryWindow) -> None:
                 window.show_session(arg)
             elif verb == "day":
                 window.show_day(None)
+            elif verb == "period" and arg in ("day", "week", "month"):
+                window.show_period(pd.of_kind(arg, window.today()))
         root.deiconify()
         root.lift()
         root.focus_force()

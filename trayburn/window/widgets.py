@@ -5,10 +5,12 @@ they know nothing of the engine.
 
 from __future__ import annotations
 
+import functools
 import tkinter as tk
 import tkinter.font as tkfont
 from collections.abc import Callable, Sequence
 from tkinter import ttk
+from typing import Literal
 
 from . import model
 from .theme import Metrics, Palette
@@ -50,7 +52,8 @@ class Table(ttk.Frame):
         self.letter = font.measure(FIT_SAMPLE) / len(FIT_SAMPLE) * 1.08
         self.chars: dict[str, int] = {}  # text column → characters it holds at its current width
         self._tags: dict[str, tuple[str, ...]] = {}  # the tags each row has in the tree
-        self.sort_key, self.sort_desc = sort or (None, False)
+        self.sort_key: str | None = sort[0] if sort else None
+        self.sort_desc = sort[1] if sort else False
         keys = [c.key for c in self.columns]
         self.tree = ttk.Treeview(self, columns=keys, show="headings", height=height, selectmode="browse")
         self.vsb = ttk.Scrollbar(self, orient="vertical", command=self.tree.yview)
@@ -70,9 +73,9 @@ class Table(ttk.Frame):
 
     def _setup_columns(self, tree: ttk.Treeview, metrics: Metrics, headings: bool) -> None:
         for c in self.columns:
-            anchor = "e" if c.numeric else "w"
+            anchor: Literal["e", "w"] = "e" if c.numeric else "w"
             if headings:
-                tree.heading(c.key, text=c.heading, anchor=anchor, command=lambda k=c.key: self.sort_by(k))
+                tree.heading(c.key, text=c.heading, anchor=anchor, command=functools.partial(self.sort_by, c.key))
             width = self._natural(c)
             # `_layout` sets every width as the table's own width changes: figures keep theirs
             tree.column(c.key, width=width // 2 if c.stretch else width, minwidth=0, anchor=anchor, stretch=False)
@@ -128,7 +131,7 @@ class Table(ttk.Frame):
             for c in self.columns:
                 self.totals.column(c.key, width=self.tree.column(c.key, "width"))
 
-    def _scrolled(self, first: str, last: str) -> None:
+    def _scrolled(self, first: str | float, last: str | float) -> None:  # Tk passes strings
         self.vsb.set(first, last)
         if float(first) <= 0.0 and float(last) >= 1.0:
             self.vsb.grid_remove()
@@ -250,7 +253,11 @@ class Cards(ttk.Frame):
             card = ttk.Frame(self, style="Card.TFrame", padding=(metrics.px(12), metrics.px(8)))
             card.grid(row=0, column=i, sticky="nsew", padx=(0 if i == 0 else metrics.px(8), 0))
             self.columnconfigure(i, weight=2 if i in wide else 1, uniform="card")
-            labels = tuple(ttk.Label(card, style=s) for s in ("Card.TLabel", "Figure.TLabel", "Note.TLabel"))
+            labels = (
+                ttk.Label(card, style="Card.TLabel"),
+                ttk.Label(card, style="Figure.TLabel"),
+                ttk.Label(card, style="Note.TLabel"),
+            )
             for row, label in enumerate(labels):
                 label.grid(row=row, column=0, sticky="w")
             self.cells.append(labels)
@@ -262,7 +269,7 @@ class Cards(ttk.Frame):
             c.configure(text=note)
 
     def texts(self) -> list[tuple[str, str, str]]:
-        return [tuple(str(label.cget("text")) for label in cell) for cell in self.cells]
+        return [(str(a.cget("text")), str(b.cget("text")), str(c.cget("text"))) for a, b, c in self.cells]
 
 
 class Notice(ttk.Frame):
