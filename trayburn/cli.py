@@ -145,7 +145,7 @@ def _engine(args: argparse.Namespace, refresh: bool = True) -> Any:
 
     engine = Engine(args.config, args.state_dir)
     if engine.ledger.notice:
-        print(f"trayburn: {engine.ledger.notice}", file=sys.stderr)
+        print(render.clean(f"trayburn: {engine.ledger.notice}"), file=sys.stderr)
     if refresh:
         engine.refresh()
     return engine
@@ -163,10 +163,19 @@ def _emit(args, data, text: str) -> int:
     return 0
 
 
+def _stale(engine: Any, code: int) -> int:
+    """After the figures: a ledger that could not be written (a full disk…) is said, with its exit code."""
+    fault = engine.fault
+    if fault is None:
+        return code
+    print(render.clean(f"trayburn: {fault}; the figures above are as of the last refresh"), file=sys.stderr)
+    return int(fault.code)
+
+
 def cmd_today(args) -> int:
     engine = _engine(args)
     r = engine.day(args.date)
-    return _emit(args, r.to_json(), render.day(r))
+    return _stale(engine, _emit(args, r.to_json(), render.day(r)))
 
 
 def cmd_sessions(args) -> int:
@@ -182,7 +191,7 @@ def cmd_sessions(args) -> int:
         if until < since:
             raise UsageError(f"--until {until} is before --since {since}")
     items = engine.sessions(since, until)
-    return _emit(args, [s.to_json() for s in items], render.sessions(items))
+    return _stale(engine, _emit(args, [s.to_json() for s in items], render.sessions(items)))
 
 
 def cmd_session(args) -> int:
@@ -190,7 +199,7 @@ def cmd_session(args) -> int:
     d = engine.session(args.id)
     if d is None:
         raise NotFound(f"no session '{args.id}' in the ledger (try `trayburn sessions --all`)")
-    return _emit(args, d.to_json(), render.session(d))
+    return _stale(engine, _emit(args, d.to_json(), render.session(d)))
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

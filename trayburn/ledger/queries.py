@@ -7,6 +7,7 @@ import time
 from typing import NamedTuple
 
 from ..sources.base import RETRY_RECENT_NS
+from .storable import text
 
 ALL_TIME = (0, 2**62)  # [start, end) in epoch ms that holds every call
 
@@ -159,7 +160,9 @@ class Queries:
         if not rows:
             return None
         r = rows[0]
-        return SessionRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), r[11], r[12], r[13])
+        return SessionRow(
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), text(r[11]), r[12], r[13]
+        )
 
     def session_parts(self, sid: str, start_ms: int, end_ms: int) -> list[SessionPart]:
         """The session's counted calls in [start, end) by (file, agent, model, provider)."""
@@ -169,7 +172,7 @@ class Queries:
             " GROUP BY file_id, agent, model, provider",
             (sid, start_ms, end_ms),
         )
-        return [SessionPart(r[0], r[1], r[2], r[3], _sums(r[4 : 4 + _N]), r[4 + _N]) for r in rows]
+        return [SessionPart(text(r[0]), r[1], r[2], r[3], _sums(r[4 : 4 + _N]), r[4 + _N]) for r in rows]
 
     def session_calls(self, sid: str) -> list[CallRecord]:
         """The session's counted calls in order (time, then file, then position in it)."""
@@ -194,4 +197,4 @@ class Queries:
             "SELECT path, error, bad_mtime_ns FROM files WHERE error IS NOT NULL AND gone=0 ORDER BY path"
         )
         recent = time.time_ns() - RETRY_RECENT_NS
-        return [Problem(p, r, mtime is not None and mtime >= recent) for p, r, mtime in rows]
+        return [Problem(text(p) or "", r, mtime is not None and mtime >= recent) for p, r, mtime in rows]

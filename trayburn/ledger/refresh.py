@@ -16,8 +16,14 @@ from ..cline import files as cf
 from ..cline.parse import id_ms
 from ..sources.base import Call, Checkpoint, FileStat, Known, SessionRecord, should_read
 from .stats import RefreshStats
+from .storable import text
 
 NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkpoint
+# Who counts a call: the row of the session that started first among those holding its key (add a WHERE).
+SETTLE = (
+    "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
+    " WHERE c2.key = calls.key ORDER BY s.started_ms IS NULL, s.started_ms, c2.session_id, c2.id LIMIT 1))"
+)
 
 
 @dataclass
@@ -142,7 +148,7 @@ class Refresh:
 
     def path_of_kind(self, sid: str, kind: str) -> str | None:
         row = self.db.execute("SELECT path FROM files WHERE session_id=? AND kind=?", (sid, kind)).fetchone()
-        return row[0] if row else None
+        return text(row[0]) if row else None
 
     # ---- sessions and calls ---------------------------------------------------------------------
 
@@ -237,11 +243,7 @@ class Refresh:
             "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=?",
             ((s,) for s in self.state.reordered),
         )
-        self.db.execute(
-            "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
-            " WHERE c2.key = calls.key ORDER BY s.started_ms IS NULL, s.started_ms, c2.session_id, c2.id LIMIT 1))"
-            f" WHERE {self._key_access()}key IN (SELECT key FROM touched)"
-        )
+        self.db.execute(f"{SETTLE} WHERE {self._key_access()}key IN (SELECT key FROM touched)")
 
     def _key_access(self) -> str:
         """'+' (scan calls in table order: no index) when many keys were touched (a copied sessions folder):
