@@ -9,11 +9,14 @@ what is wrong, and what can still be read is served, marked stale.
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 from pathlib import Path
 from typing import Literal
 
 from ..errors import Exit, TrayburnError
+
+NEARLY_FULL = 1 << 20  # bytes free under which an I/O error is taken for a full disk
 
 Verdict = Literal["corrupt", "busy", "full", "io", "read_only", "other"]
 
@@ -91,10 +94,21 @@ class LedgerReadOnly(LedgerUnavailable):
 
 
 def unavailable(path: Path, exc: BaseException) -> LedgerUnavailable:
-    """The typed error for a fault that leaves the ledger as it is."""
+    """The typed error for a fault that leaves the ledger as it is. SQLite says only "disk I/O error"
+    when a full disk stops it sizing its shared-memory file: the free space then says which it was."""
     kind = verdict(exc)
+    if kind == "io" and _nearly_full(path.parent):
+        kind = "full"
     cls = LedgerFull if kind == "full" else LedgerReadOnly if kind == "read_only" else LedgerUnavailable
     return cls(path, exc)
+
+
+def _nearly_full(folder: Path) -> bool:
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        return False
+    return st.f_bavail * st.f_frsize < NEARLY_FULL
 
 
 def busy_error(path: Path, waited_s: float, exc: sqlite3.Error) -> LedgerBusy:
