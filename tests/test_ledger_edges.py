@@ -355,3 +355,64 @@ def test_a_failed_check_moves_aside_but_a_newer_schema_never(tmp_path):
         Ledger(path)
     assert not [p for p in path.parent.iterdir() if ".broken-" in p.name]
     age(path)
+
+
+# ---- messages without an id, in renamed copies (schema 4) -------------------------------------------------
+
+
+def idless(n: int, base: int) -> list[dict]:
+    msgs = [assistant(None, ms(T0) + base + i, 100 * (i + 1), i + 1, cost=0.01 * (i + 1)) for i in range(n)]
+    for m in msgs:
+        del m["id"]
+    return msgs
+
+
+def idless_sessions(sessions: Path) -> None:
+    """A control, a session of id-less messages and a renamed copy of it (started later)."""
+    make_session(sessions, "1796020000009_ctrl", T0, [assistant("c1", ms(T0), 7, 1, cost=0.07)])
+    make_session(sessions, "1796020000010_orig", T0, idless(2, 0))
+    make_session(sessions, "1796020000011_copy", "2026-11-30T09:00:00.000Z", idless(2, 0))
+
+
+ONCE = (3, 7 + 100 + 200, 1 + 1 + 2)  # the control and the original's two calls, the copy's not again
+
+
+def test_idless_calls_in_two_renamed_copies_count_once(tmp_path):
+    sessions = tmp_path / "sessions"
+    idless_sessions(sessions)
+    led = Ledger(tmp_path / "state" / "ledger.db")
+    led.refresh(sessions)
+    assert counted(led)[:3] == ONCE
+    assert {r[0] for r in led.query("SELECT session_id FROM calls WHERE counted=1")} == {
+        "1796020000009_ctrl",
+        "1796020000010_orig",
+    }
+    led.close()
+
+
+def test_schema_3_ledger_rekeys_idless_calls_and_keeps_those_of_removed_files(tmp_path):
+    sessions = tmp_path / "sessions"
+    idless_sessions(sessions)
+    removed = make_session(sessions, "1796020000012_gone", T0, idless(3, 5000))
+    path = tmp_path / "state" / "ledger.db"
+    led = Ledger(path)
+    led.refresh(sessions)
+    shutil.rmtree(removed)
+    led.refresh(sessions)
+    led.close()
+    db = sqlite3.connect(path)  # as schema 3 wrote it: "<session>:<index>" keys, each copy counted
+    db.execute("UPDATE calls SET key = session_id || ':' || seq, counted = 1 WHERE key GLOB 'noid:*'")
+    db.execute("PRAGMA user_version=3")
+    db.commit()
+    assert db.execute("SELECT COUNT(*) FROM calls WHERE counted=1").fetchone()[0] == 3 + 2 + 3
+    db.close()
+
+    led = Ledger(path)
+    assert led.notice is None  # migrated
+    assert counted(led, "session_id=?", ("1796020000012_gone",))[:3] == (3, 100 + 200 + 300, 6)
+    stats = led.refresh(sessions)
+    assert stats.files_read == 2  # the two copies' message files, read again (the control is as it was)
+    assert counted(led)[:3] == (ONCE[0] + 3, ONCE[1] + 600, ONCE[2] + 6)  # the copy once; the removed kept
+    assert led.query("SELECT COUNT(*) FROM calls WHERE key GLOB 'v3:*'") == [(3,)]  # only the removed file's
+    assert led.refresh(sessions).files_read == 0
+    led.close()

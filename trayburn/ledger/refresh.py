@@ -19,6 +19,7 @@ from .stats import RefreshStats
 from .storable import text
 
 NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkpoint
+LEGACY_ROWS = "DELETE FROM calls WHERE key >= 'v3:' AND key < 'v3;' AND file_id=?"  # see schema.MIGRATE_3_TO_4
 # Who counts a call: the row of the session that started first among those holding its key (add a WHERE).
 SETTLE = (
     "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
@@ -187,6 +188,7 @@ class Refresh:
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
         """A message file's calls (a row whose key is new is inserted counted; copies settle at the end)."""
         self._upsert_calls(sid, file_id, agent, calls, fallback_ms)
+        self.db.execute(LEGACY_ROWS, (file_id,))  # schema 3's keys of messages without an id, now re-keyed
         if calls:
             self.state.with_metrics.add(sid)
         self.state.touched[sid] = fallback_ms

@@ -19,7 +19,7 @@ __all__ = ["LedgerBusy", "LedgerError", "LedgerUnavailable", "Opened", "busy_err
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # `feed`: the trayburn Source that wrote the row ("cline_cli", later "vscode_tasks", "machine:<id>"): a
 # refresh of one feed marks only that feed's files gone and its sessions removed. `origin`: the machine a
@@ -99,7 +99,23 @@ ALTER TABLE files ADD COLUMN origin TEXT;
 ALTER TABLE files ADD COLUMN feed TEXT NOT NULL DEFAULT 'cline_cli';
 UPDATE calls SET provider = (SELECT s.provider FROM sessions s WHERE s.id = calls.session_id);
 """
-MIGRATIONS = {1: MIGRATE_1_TO_2, 2: MIGRATE_2_TO_3}  # from version → the statements that bring it to the next
+# Schema 3 → 4: a message without an id is keyed by its content (`parse.idless_key`), no longer by
+# "<session>:<index>" ("<session>/<file>:<index>" for other files), so renamed copies count once. Those
+# old keys get the prefix LEGACY and their files, where still on disk, are read again: the refresh
+# then drops a file's LEGACY rows as it writes the new ones (`Refresh.calls`). Rows of files gone
+# from disk keep their old keys and keep counting.
+LEGACY = "v3:"
+MIGRATE_3_TO_4 = f"""
+UPDATE calls SET key = '{LEGACY}' || key WHERE seq >= 0 AND (key = session_id || ':' || seq
+  OR (substr(key, 1, length(session_id) + 1) = session_id || '/' AND substr(key, -length(seq) - 1) = ':' || seq));
+UPDATE files SET size = NULL, mtime_ns = NULL, inode = NULL
+  WHERE gone = 0 AND id IN (SELECT file_id FROM calls WHERE key GLOB '{LEGACY}*');
+"""
+MIGRATIONS = {
+    1: MIGRATE_1_TO_2,
+    2: MIGRATE_2_TO_3,
+    3: MIGRATE_3_TO_4,
+}  # from version → the statements that bring it to the next
 
 
 def run_script(db: sqlite3.Connection, script: str) -> None:
