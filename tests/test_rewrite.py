@@ -59,11 +59,16 @@ def start_session(sessions):
 
 
 def refresh_while_written(ledger, sessions, ready, done, writer) -> dict:
-    """Refresh in a loop while the writer writes: before each refresh, hand it one token."""
+    """Refresh in a loop while the writer writes: before each refresh, hand it a token, unless the last
+    one is still untaken (the queues hold one: tokens piling up while the writer is slow would fill a
+    process queue's 64 KiB pipe, and its feeder thread would then block this process at exit)."""
     seen, caught = 0, 0
     writer.start()
     while not done.is_set():
-        ready.put(True)
+        try:
+            ready.put_nowait(True)
+        except queue.Full:
+            pass
         stats = ledger.refresh(sessions)
         caught += bool(stats.errors)
         seen = check_progress(ledger, seen)
@@ -86,7 +91,7 @@ def test_rewrite_in_place_by_a_thread(tmp_path):
     sessions = tmp_path / "sessions"
     folder = start_session(sessions)
     ledger = Ledger(tmp_path / "state" / "ledger.db")
-    ready, done = queue.Queue(), threading.Event()
+    ready, done = queue.Queue(maxsize=1), threading.Event()
     writer = threading.Thread(target=rewrite_session, args=(folder, CALLS, ready, done), daemon=True)
     info = refresh_while_written(ledger, sessions, ready, done, writer)
     finish(ledger, sessions)
@@ -99,7 +104,7 @@ def test_rewrite_in_place_by_another_process(tmp_path):
     folder = start_session(sessions)
     ledger = Ledger(tmp_path / "state" / "ledger.db")
     ctx = multiprocessing.get_context("spawn")
-    ready, done = ctx.Queue(), ctx.Event()
+    ready, done = ctx.Queue(maxsize=1), ctx.Event()
     writer = ctx.Process(target=rewrite_session, args=(folder, CALLS, ready, done))
     info = refresh_while_written(ledger, sessions, ready, done, writer)
     assert writer.exitcode == 0
