@@ -4,6 +4,7 @@ whole file, or one cut mid-write), the calls count once: never lost, never doubl
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import queue
 import threading
@@ -65,10 +66,8 @@ def refresh_while_written(ledger, sessions, ready, done, writer) -> dict:
     seen, caught = 0, 0
     writer.start()
     while not done.is_set():
-        try:
+        with contextlib.suppress(queue.Full):
             ready.put_nowait(True)
-        except queue.Full:
-            pass
         stats = ledger.refresh(sessions)
         caught += bool(stats.errors)
         seen = check_progress(ledger, seen)
