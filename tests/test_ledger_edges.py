@@ -172,6 +172,11 @@ def test_a_full_disk_changes_nothing_and_loses_nothing(small_disk, tmp_path, mon
     assert figures is not None  # served read-only, stale: what the ledger held
     assert figures["calls"] == total()[0] + GONE_SUMS[0]
 
+    code = cli.main(["doctor", "--state-dir", str(state), "--json"])
+    health = json.loads(capsys.readouterr().out)
+    assert (code, health["kind"], health["ok"]) == (Exit.PROBLEMS, "ledger_disk_full", False)
+    assert "disk is full" in health["ledger"]["fault"] and "OK" not in health["verdict"]
+
     filler.unlink()  # space again: the next run catches up, the removed session's calls still count
     code, figures, err = today(capsys, state)
     assert code == 0, err
