@@ -1,6 +1,6 @@
 """A property over the whole ledger: random sessions (renamed copies, forks, subagent files, rollups,
 messages with and without ids) and faults (a truncated file, a FIFO, a folder name that is not UTF-8,
-a lone surrogate, a time that is not one, a folder removed) give the totals an independent sum over
+a lone surrogate, a time that is not one, an absurd cost, a folder removed) give the totals an independent sum over
 the files gives; written, closed and reopened they are the same; folders deleted, unchanged."""
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ class Msg:
     model: str
     input: int
     output: int
+    cost: float | None = None  # reported; over $10,000 for one call it is garbage, estimated instead
+
+    @property
+    def used_cost(self) -> float | None:
+        return self.cost if self.cost is not None and self.cost <= 10_000 else None
 
 
 @dataclass
@@ -48,7 +53,8 @@ def messages(draw, tag: str) -> list[Msg]:
         mid = draw(st.sampled_from([f"m-{tag}-{i}", None]))
         ts = draw(st.sampled_from([T0 + 1000 * i, T0 + 7, "not a time"]))
         model = draw(st.sampled_from(["gpt-4o", "glm-\ud83d", "kimi"]))
-        out.append(Msg(mid, 2 * i + 1, ts, model, draw(st.integers(1, 5000)), draw(st.integers(0, 50))))
+        cost = draw(st.sampled_from([None, 0.0, 0.25, 1e308]))
+        out.append(Msg(mid, 2 * i + 1, ts, model, draw(st.integers(1, 5000)), draw(st.integers(0, 50)), cost))
     return out
 
 
@@ -77,6 +83,8 @@ def message_doc(m: Msg) -> dict:
         doc["id"] = m.mid
     doc["modelInfo"] = {"id": m.model, "provider": "openai"}
     doc["metrics"] = {"inputTokens": m.input, "outputTokens": m.output, "cacheReadTokens": 0, "cacheWriteTokens": 0}
+    if m.cost is not None:
+        doc["metrics"]["cost"] = m.cost
     return doc
 
 
@@ -112,25 +120,28 @@ def write(sessions_dir: Path, s: Sess) -> Path:
     return folder
 
 
-def oracle(sessions: list[Sess]) -> tuple[int, int, int]:
-    """(calls, input, output), each call once: by its id, else by its content and its file's name."""
-    seen: dict[tuple, tuple[int, int]] = {}
+def oracle(sessions: list[Sess]) -> tuple[int, int, int, float]:
+    """(calls, input, output, reported cost), each call once: by its id, else by its content and its
+    file's name."""
+    seen: dict[tuple, tuple[int, int, float]] = {}
     for s in sessions:
         files = [("lead", s.lead if s.fault not in ("truncated", "fifo") else []), ("agent_1", s.agent)]
         any_metrics = False
         for within, msgs in files:
             for m in msgs:
-                key = ("id", m.mid) if m.mid else (within, m.index, m.ts, m.model, m.input, m.output)
-                seen.setdefault(key, (m.input, m.output))
+                key = ("id", m.mid) if m.mid else (within, m.index, m.ts, m.model, m.input, m.output, m.used_cost)
+                seen.setdefault(key, (m.input, m.output, m.used_cost or 0.0))
                 any_metrics = True
         if s.rollup is not None and not any_metrics:
-            seen[("rollup", s.sid)] = s.rollup
-    return len(seen), sum(v[0] for v in seen.values()), sum(v[1] for v in seen.values())
+            seen[("rollup", s.sid)] = (*s.rollup, 0.0)
+    calls = seen.values()
+    return len(seen), sum(v[0] for v in calls), sum(v[1] for v in calls), round(sum(v[2] for v in calls), 9)
 
 
-def totals(ledger: Ledger) -> tuple[int, int, int]:
-    n, i, o = ledger.query("SELECT COUNT(*), TOTAL(input), TOTAL(output) FROM calls WHERE counted=1")[0]
-    return n, int(i), int(o)
+def totals(ledger: Ledger) -> tuple[int, int, int, float]:
+    sql = "SELECT COUNT(*), TOTAL(input), TOTAL(output), TOTAL(cost) FROM calls WHERE counted=1"
+    n, i, o, cost = ledger.query(sql)[0]
+    return n, int(i), int(o), round(cost, 9)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
