@@ -258,12 +258,13 @@ def test_a_ledger_deleted_under_a_running_tray_keeps_its_history(tmp_path, sessi
     restarted.close()
 
 
-def test_a_ledger_deleted_with_nothing_in_its_place_is_recreated_from_the_open_one(tmp_path, sessions):
+@pytest.mark.parametrize("names", [("ledger.db", "ledger.db-wal", "ledger.db-shm"), ("ledger.db",)])
+def test_a_ledger_deleted_with_nothing_in_its_place_is_recreated_from_the_open_one(tmp_path, sessions, names):
     path = tmp_path / "state" / "ledger.db"
     led = Ledger(path)
     led.refresh(sessions)
     removed_session(led, sessions)
-    for name in ("ledger.db", "ledger.db-wal", "ledger.db-shm"):
+    for name in names:  # or only ledger.db, its WAL and SHM left beside it
         (path.parent / name).unlink(missing_ok=True)
     led.refresh(sessions)
     assert led.notice and "deleted" in led.notice

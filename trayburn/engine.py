@@ -101,6 +101,7 @@ class Engine:
         self.state_dir = paths.state_dir(state_dir, self.env)
         self._config_stamp: Checkpoint | None = None
         self.last_refresh: RefreshStats | None = None
+        self._last_fault: str | None = None
         self.load_settings()
         self.ledger = Ledger(paths.ledger_file(self.state_dir), self.settings.max_file_mb * 10**6, busy_timeout_s)
 
@@ -138,7 +139,11 @@ class Engine:
             for source in self.sources():
                 stats.add(self.ledger.refresh(source))
         except LedgerUnavailable as exc:  # kept in `fault`: what the ledger holds is still served, stale
-            log.warning("%s", exc)
+            if str(exc) != self._last_fault:  # once, not at every poll while it lasts
+                log.warning("%s", exc)
+            self._last_fault = str(exc)
+        else:
+            self._last_fault = None
         self.last_refresh = stats
         return stats
 

@@ -290,7 +290,11 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
     _create_private(path)
     db = _connect_checked(path, busy_timeout_s)
     notice = f"{why}; moved it to {aside.name} and rebuilt it from Cline's files"
-    got = salvage.recover(aside, db)
+    try:
+        got = salvage.recover(aside, db)
+    except sqlite3.Error as exc:  # the new ledger keeps nothing of the old; Cline's files are read again
+        log.warning("could not copy the rows of %s: %s", aside, exc)
+        got = None
     if got is not None:
         notice += f"; recovered {got.calls} of {got.of} calls from it"
     log.warning(notice)

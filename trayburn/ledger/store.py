@@ -26,6 +26,7 @@ from .schema import connect, open_ledger, rollback
 from .stats import RefreshStats
 from .storable import StorableIds, text
 
+IN_MEMORY = (-1, -1)  # the identity of a copy in memory, kept while no file at the path can be opened
 ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
 
 
@@ -85,17 +86,25 @@ class Ledger(Queries):
         self._forget()
 
     def _reattach(self, now: tuple[int, int] | None) -> None:
+        """Our connection is let go of first (it removes a WAL of ours still at the path, which the new
+        file must not take for its own), after copying what it holds into memory. Until a file at the
+        path can be opened, the refreshes write into that copy; each tries again."""
         snapshot = connect(":memory:", self.busy_timeout_s)
-        self.db.backup(snapshot)  # what we hold, before our connection lets go of its (unlinked) files
+        self.db.backup(snapshot)
+        self.db.close()
+        self.db, self._identity = snapshot, IN_MEMORY
         opened = open_ledger(self.path, self.busy_timeout_s)
         if opened.fault is not None:
             opened.db.close()
-            snapshot.close()
             raise opened.fault
-        self.db.close()
         self.db, self.fault, self._identity, self._writable = opened.db, None, _identity(self.path), True
-        with self._busy_raises():
-            got = merge(snapshot, self.db, keep_checkpoints=True)
+        try:
+            with self._busy_raises():
+                got = merge(snapshot, self.db, keep_checkpoints=True)
+        except BaseException:
+            self.db.close()
+            self.db, self._identity = snapshot, IN_MEMORY
+            raise
         snapshot.close()
         what = "deleted" if now is None else "replaced by another file"
         held = f"; the {got.calls} calls it held were copied into the ledger now there" if got else ""
