@@ -240,7 +240,7 @@ def test_doctor_no_sessions_yet(env, capsys, monkeypatch, tmp_path):
     assert code == 1 and "holds no sessions" in out["verdict"]
 
 
-def test_doctor_lists_problems_and_stays_ok(cline, capsys):
+def test_doctor_lists_each_problem_and_is_not_ok_while_one_lasts(cline, capsys):
     bad = sessions_of(cline) / SUBAGENTS / "agent_1796026750900_broken.messages.json"
     bad.write_bytes(b'{"messages": [')
     code, out, _ = run_json(capsys, "doctor")  # just written: listed as being written, not a problem
@@ -251,8 +251,14 @@ def test_doctor_lists_problems_and_stays_ok(cline, capsys):
     os.utime(bad, (old, old))  # broken for two minutes: an unreadable file
     code, out, _ = run_json(capsys, "doctor")
     assert [p["path"] for p in out["problems"]] == [str(bad)] and out["being_written"] == []
+    assert (code, out["kind"], out["ok"]) == (Exit.PROBLEMS, "file_problems", False)
+    assert out["problems"][0]["reason"]
     code, text, _ = run(capsys, "doctor")
     assert "Unreadable files (1)" in text and str(bad) in text
+    assert "OK" not in text.splitlines()[-1]
+    bad.unlink()  # gone: nothing wrong any more
+    code, out, _ = run_json(capsys, "doctor")
+    assert (code, out["kind"], out["problems"]) == (0, "ok", [])
 
 
 def test_doctor_reports_a_broken_settings_file(cline, capsys, tmp_path):

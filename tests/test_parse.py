@@ -13,7 +13,7 @@ from corpus import CORPUS, QUIRKS, TOKEN_FIELDS, assistant, dumps, expected_sess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trayburn.cline.parse import ParseError, parse_manifest, parse_messages, to_ms
+from trayburn.cline.parse import IDLESS, ParseError, parse_manifest, parse_messages, to_ms
 
 T = 1796026733527  # the timestamp the quirk files are built around
 
@@ -101,10 +101,15 @@ def test_rule2_key_is_the_message_id():
     assert [c.key for c in parse_messages(data, "another-session").calls] == ["msg_hXZrvnEW"]
 
 
-def test_rule2_messages_without_id_keyed_by_session_and_original_index():
+def test_rule2_messages_without_id_keyed_by_content_and_original_index():
     calls = parse_messages(quirk("messages/odd_shapes.messages.json"), "S").calls
-    assert [c.key for c in calls] == ["S:3", "S:4", "S:5"]  # stray entries 0-2 keep their places
+    assert [c.index for c in calls] == [3, 4, 5]  # stray entries 0-2 keep their places
     assert [c.input for c in calls] == [100, 200, 300]
+    assert all(c.key.startswith(IDLESS) for c in calls) and len({c.key for c in calls}) == 3
+    renamed = parse_messages(quirk("messages/odd_shapes.messages.json"), "S-renamed").calls
+    assert [c.key for c in renamed] == [c.key for c in calls]  # a renamed copy keys alike: counted once
+    other_file = parse_messages(quirk("messages/odd_shapes.messages.json"), "S/agent_1.messages.json").calls
+    assert not {c.key for c in other_file} & {c.key for c in calls}  # another file of the session: its own
 
 
 def test_rule2_index_keys_do_not_depend_on_the_decoder_path():
@@ -114,7 +119,8 @@ def test_rule2_index_keys_do_not_depend_on_the_decoder_path():
         del m["id"]
     plain = parse_messages(dumps(messages_doc("S", msgs)), "S").calls
     odd = parse_messages(dumps(messages_doc("S", msgs + ["odd"])), "S").calls
-    assert [c.key for c in plain] == [c.key for c in odd] == ["S:0", "S:1"]
+    assert [c.key for c in plain] == [c.key for c in odd]
+    assert len({c.key for c in plain}) == 2
 
 
 # ---- rule 3: cost --------------------------------------------------------------------------------
@@ -418,20 +424,22 @@ def test_lone_surrogates_become_storable_and_ids_stay_distinct():
     odd = [
         assistant("msg_\ud83d", T, model="gpt-\ud83d", tools=("run_\udc00", "ok")),
         assistant("msg_\ud83e", T, model="\ud83d\ude00 pair"),  # a pair written as two escapes is a real character
-        assistant(None, T),  # keyed by the session id, which may carry a surrogate from a folder's name
+        assistant(None, T),  # keyed by its content, in a scope that may carry a surrogate from a folder's name
     ]
     data = dumps(messages_doc("S", [*odd, CONTROL], agent="lead\udc80"))
     assert b"\\ud83d" in data  # as JSON escapes, the only way a file can hold them
-    got = parse_messages(data, "S\udcff")
+    got = parse_messages(data, "S\udcff/agent_\udcfe.messages.json")
     calls = {c.key: c for c in got.calls}
-    assert set(calls) == {"msg_\\ud83d", "msg_\\ud83e", "S\\udcff:2", "msg_control"}
+    idless = [k for k in calls if k.startswith(IDLESS)]
+    assert len(idless) == 1 and set(calls) - set(idless) == {"msg_\\ud83d", "msg_\\ud83e", "msg_control"}
     assert calls["msg_\\ud83d"].model == "gpt-\ufffd" and calls["msg_\\ud83d"].tools == ("run_\ufffd", "ok")
     assert calls["msg_\\ud83e"].model == "\U0001f600 pair"
     assert got.agent == "lead\ufffd"
     for c in got.calls:
         assert all(_storable(s) for s in (c.key, c.model or "", *c.tools))
     _control_counted(calls)
-    assert [c.key for c in parse_messages(data, "S\udcff").calls] == [c.key for c in got.calls]  # stable
+    again = parse_messages(data, "S\udcff/agent_\udcfe.messages.json").calls
+    assert [c.key for c in again] == [c.key for c in got.calls]  # stable
 
 
 def test_lone_surrogates_in_a_manifest():

@@ -4,6 +4,7 @@ whole file, or one cut mid-write), the calls count once: never lost, never doubl
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import queue
 import threading
@@ -59,11 +60,14 @@ def start_session(sessions):
 
 
 def refresh_while_written(ledger, sessions, ready, done, writer) -> dict:
-    """Refresh in a loop while the writer writes: before each refresh, hand it one token."""
+    """Refresh in a loop while the writer writes: before each refresh, hand it a token, unless the last
+    one is still untaken (the queues hold one: tokens piling up while the writer is slow would fill a
+    process queue's 64 KiB pipe, and its feeder thread would then block this process at exit)."""
     seen, caught = 0, 0
     writer.start()
     while not done.is_set():
-        ready.put(True)
+        with contextlib.suppress(queue.Full):
+            ready.put_nowait(True)
         stats = ledger.refresh(sessions)
         caught += bool(stats.errors)
         seen = check_progress(ledger, seen)
@@ -86,7 +90,7 @@ def test_rewrite_in_place_by_a_thread(tmp_path):
     sessions = tmp_path / "sessions"
     folder = start_session(sessions)
     ledger = Ledger(tmp_path / "state" / "ledger.db")
-    ready, done = queue.Queue(), threading.Event()
+    ready, done = queue.Queue(maxsize=1), threading.Event()
     writer = threading.Thread(target=rewrite_session, args=(folder, CALLS, ready, done), daemon=True)
     info = refresh_while_written(ledger, sessions, ready, done, writer)
     finish(ledger, sessions)
@@ -99,7 +103,7 @@ def test_rewrite_in_place_by_another_process(tmp_path):
     folder = start_session(sessions)
     ledger = Ledger(tmp_path / "state" / "ledger.db")
     ctx = multiprocessing.get_context("spawn")
-    ready, done = ctx.Queue(), ctx.Event()
+    ready, done = ctx.Queue(maxsize=1), ctx.Event()
     writer = ctx.Process(target=rewrite_session, args=(folder, CALLS, ready, done))
     info = refresh_while_written(ledger, sessions, ready, done, writer)
     assert writer.exitcode == 0

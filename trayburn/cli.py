@@ -178,7 +178,7 @@ def _engine(args: argparse.Namespace, refresh: bool = True) -> Any:
 
     engine = Engine(args.config, args.state_dir)
     if engine.ledger.notice:
-        print(f"trayburn: {engine.ledger.notice}", file=sys.stderr)
+        print(render.clean(f"trayburn: {engine.ledger.notice}"), file=sys.stderr)
     if refresh:
         engine.refresh()
     return engine
@@ -196,12 +196,21 @@ def _emit(args, data, text: str) -> int:
     return 0
 
 
+def _stale(engine: Any, code: int) -> int:
+    """After the figures: a ledger that could not be written (a full disk…) is said, with its exit code."""
+    fault = engine.fault
+    if fault is None:
+        return code
+    print(render.clean(f"trayburn: {fault}; the figures above are as of the last refresh"), file=sys.stderr)
+    return int(fault.code)
+
+
 def cmd_today(args) -> int:
     engine = _engine(args)
     r, money = engine.day(args.date), engine.money()
     machines = engine.machines(args.date, args.date)
     text = render.day(r, money) + render.machines_line(machines, args.date is None, money)
-    return _emit(args, _converted({**r.to_json(), "machines": machines.to_json()}, money), text)
+    return _stale(engine, _emit(args, _converted({**r.to_json(), "machines": machines.to_json()}, money), text))
 
 
 def cmd_sessions(args) -> int:
@@ -219,15 +228,15 @@ def cmd_sessions(args) -> int:
     items = engine.sessions(since, until)
     money = engine.money()
     if args.json:  # each row's JSON only when it is printed (5,000 sessions: 0.5 s of asdict)
-        return _emit(args, [_converted(s.to_json(), money) for s in items], "")
-    return _emit(args, None, render.sessions(items, money))
+        return _stale(engine, _emit(args, [_converted(s.to_json(), money) for s in items], ""))
+    return _stale(engine, _emit(args, None, render.sessions(items, money)))
 
 
 def cmd_report(args) -> int:
     period = _period(args)
     engine = _engine(args)
     r, money = engine.history(period, args.by), engine.money()
-    return _emit(args, r.to_json(money), render.history(r, money))
+    return _stale(engine, _emit(args, r.to_json(money), render.history(r, money)))
 
 
 def cmd_export(args) -> int:
@@ -253,7 +262,7 @@ def cmd_session(args) -> int:
     if d is None:
         raise NotFound(f"no session '{args.id}' in the ledger (try `trayburn sessions --all`)")
     money = engine.money()
-    return _emit(args, _converted(d.to_json(), money), render.session(d, money))
+    return _stale(engine, _emit(args, _converted(d.to_json(), money), render.session(d, money)))
 
 
 def _converted(data: dict, money) -> dict:

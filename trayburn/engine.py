@@ -17,7 +17,7 @@ from typing import Literal
 from . import days, paths, report, report_machines
 from . import settings as st
 from .cline.files import Checkpoint, stat_file
-from .ledger import ALL_TIME, Ledger, RefreshStats
+from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
 from .pricing import PriceBook
 from .pricing.seen import SeenModel, seen
 from .sources.base import Source
@@ -29,12 +29,16 @@ log = logging.getLogger(__name__)
 # What state trayburn's inputs are in; the tray and `doctor` choose by this, never by the verdict's words.
 HealthKind = Literal[
     "ok",
+    "ledger_disk_full",  # the ledger cannot be written: the disk is full (figures as of the last refresh)
+    "ledger_read_only",  # the ledger can be opened only for reading (permissions; figures are stale)
+    "ledger_io",  # the ledger failed a read or write (an I/O error; figures are stale)
     "settings_broken",  # the settings file does not parse: defaults are in use (see settings_problem)
     "override_missing",  # a setting or variable points to a folder that does not exist (see problem_level)
     "not_installed",  # no Cline folder at the default place, and no sessions folder
     "no_sessions_folder",  # the sessions folder does not exist yet (Cline has recorded no session)
     "sessions_not_a_folder",  # the sessions path exists but is a file
     "no_sessions",  # the sessions folder exists and holds none
+    "file_problems",  # some files could not be read (see problems: path and reason); the rest is counted
 ]
 
 
@@ -58,6 +62,7 @@ class Health:
     extra: dict = field(default_factory=dict)
     problem_level: paths.Level | None = None  # for override_missing: the level whose override points nowhere
     settings_problem: st.SettingsProblem | None = None  # for settings_broken: kind, message, line, key
+    ledger_fault: str | None = None  # for ledger_*: what is wrong with the ledger (figures are stale meanwhile)
 
     def to_json(self) -> dict:
         return {
@@ -79,7 +84,7 @@ class Health:
             "removed_sessions": self.removed_sessions,
             "problems": [{"path": p, "reason": r} for p, r in self.problems],
             "being_written": [{"path": p, "reason": r} for p, r in self.settling],
-            "ledger": {"path": str(self.ledger_path), "notice": self.ledger_notice},
+            "ledger": {"path": str(self.ledger_path), "notice": self.ledger_notice, "fault": self.ledger_fault},
             **self.extra,
         }
 
@@ -99,6 +104,7 @@ class Engine:
         self.state_dir = paths.state_dir(state_dir, self.env)
         self._config_stamp: Checkpoint | None = None
         self.last_refresh: RefreshStats | None = None
+        self._last_fault: str | None = None
         self.load_settings()
         self.ledger = Ledger(paths.ledger_file(self.state_dir), self.settings.max_file_mb * 10**6, busy_timeout_s)
         self.sharing = Sharing(self.state_dir, self.ledger)
@@ -134,11 +140,18 @@ class Engine:
             time.tzset()
         self.reload_if_changed()
         stats, local = RefreshStats(), RefreshStats()
-        for source in self.sources():
-            one = self.ledger.refresh(source)
-            stats.add(one)
-            if source.origin is None:
-                local.add(one)
+        try:
+            for source in self.sources():
+                one = self.ledger.refresh(source)
+                stats.add(one)
+                if source.origin is None:
+                    local.add(one)
+        except LedgerUnavailable as exc:  # kept in `fault`: what the ledger holds is still served, stale
+            if str(exc) != self._last_fault:  # once, not at every poll while it lasts
+                log.warning("%s", exc)
+            self._last_fault = str(exc)
+        else:
+            self._last_fault = None
         self.last_refresh = stats
         self.after_refresh(local)
         return stats
@@ -152,6 +165,11 @@ class Engine:
             self.last_share = self.sharing.after_refresh(s.sync_dir, s.machine_name, s.sync_titles, counted)
         except OSError as exc:  # the state folder itself refused (the ledger's folder: the refresh still stood)
             log.warning("not shared: %s", exc)
+
+    @property
+    def fault(self) -> LedgerUnavailable | None:
+        """Set while the ledger cannot be written (disk full, read-only, I/O error): figures are stale."""
+        return self.ledger.fault
 
     def sources(self) -> list[Source]:
         """What a refresh reads, each in its own transaction: the Cline CLI's sessions folder when it is
@@ -247,6 +265,8 @@ class Engine:
             known = {p.path for p in rows}
             problems += [(p, r) for p, r in self.last_refresh.errors.items() if p not in known]
         kind, level = self._kind(live)
+        if kind == "ok" and problems:
+            kind = "file_problems"
         return Health(
             kind,
             self.levels,
@@ -263,9 +283,12 @@ class Engine:
             settling=recent,
             problem_level=level,
             settings_problem=self.loaded.problem,
+            ledger_fault=str(self.fault) if self.fault else None,
         )
 
     def _kind(self, sessions: int) -> tuple[HealthKind, paths.Level | None]:
+        if self.fault is not None:
+            return self.fault.kind, None  # type: ignore[return-value]  # one of the ledger_* kinds
         if self.loaded.problem:
             return "settings_broken", None
         level = self._missing_override()
@@ -283,6 +306,12 @@ class Engine:
     def _verdict(self, kind: HealthKind, level: paths.Level | None, sessions: int) -> str:
         """The sentence for a person (the tray and doctor choose by `kind`, not by these words)."""
         sess = self.levels.sessions
+        if kind.startswith("ledger_") and self.fault is not None:
+            return f"The figures are stale: {self.fault}"
+        if kind == "file_problems":
+            return (
+                f"{sessions} sessions in {sess.path}; some files could not be read (listed above), the rest is counted"
+            )
         if kind == "settings_broken":
             return f"The settings file is broken, defaults are in use: {self.loaded.error}"
         if kind == "override_missing" and level is not None:

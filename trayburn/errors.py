@@ -16,6 +16,7 @@ class Exit(IntEnum):
     NOT_FOUND = 4  # what was asked for is not there (a session id the ledger does not have)
     LEDGER = 70  # the ledger cannot be used (written by a newer trayburn, …): EX_SOFTWARE
     CANT_WRITE = 73  # a state or settings folder that cannot be created or written: EX_CANTCREAT
+    IO_ERROR = 74  # the disk holding the ledger is full, or failed a read or write: EX_IOERR
     BUSY = 75  # another process held the ledger's lock too long; try again: EX_TEMPFAIL
     SETTINGS = 78  # the settings file is broken, or a value given for it is refused: EX_CONFIG
     INTERRUPTED = 130  # Ctrl-C

@@ -24,6 +24,10 @@ HINTS = {
     "no_sessions_folder": "run one Cline task; the folder appears with its first session",
     "sessions_not_a_folder": "move that file away, or set sessions_dir to the real folder",
     "no_sessions": "run one Cline task, or check that sessions_dir is the folder Cline writes to",
+    "ledger_disk_full": "free some space on that disk; the next refresh catches up (nothing is lost)",
+    "ledger_read_only": "make the ledger and its folder writable by you (or use another --state-dir)",
+    "ledger_io": "check the disk holding the ledger; trayburn left the file as it is",
+    "file_problems": "each file above says why; it is read again when it changes",
 }
 
 
@@ -39,6 +43,8 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
     lines.append(f"Ledger:          {h.ledger_path}")
     if h.ledger_notice:
         lines.append(f"  {h.ledger_notice}")
+    if h.ledger_fault:
+        lines.append(f"  problem: {h.ledger_fault}")
     lines.append(
         f"Sessions:        {h.sessions}"
         + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else "")
@@ -90,7 +96,17 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u2
 def clean(text: str) -> str:
     """Text safe to print: titles, model names and paths come from files anyone could write, so an
     OSC 52 clipboard write or a screen clear in a title is removed, never sent to the terminal."""
-    return _CONTROLS.sub("", text)
+    text = _CONTROLS.sub("", text)
+    return text if text.isascii() else _escaped(text)
+
+
+def _escaped(text: str) -> str:
+    """A name that is not UTF-8 (a surrogate escape, as Python reads it) shown as its escape: `sess\\udcff`."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def one_line(text: str) -> str:
@@ -100,7 +116,12 @@ def one_line(text: str) -> str:
 
 def as_json(data: Any, indent: int | None = 2) -> str:
     """The one JSON writer for results: strict JSON (NaN or Infinity is a bug, raised as ValueError)."""
-    return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+    out = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+    try:
+        out.encode("utf-8")
+    except UnicodeEncodeError:  # a name that is not UTF-8: JSON's own escapes (\udcff), printable anywhere
+        out = json.dumps(data, indent=indent, ensure_ascii=True, allow_nan=False)
+    return out
 
 
 USD = Money()  # the default: dollars, written by usd() below

@@ -10,6 +10,7 @@ valid document parses however deeply its tool input nests.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -238,11 +239,27 @@ def _calls(messages: list, session_id: str) -> list[Call]:
         else:
             continue  # a user message, or not an object: no call, but it keeps its index
         if any(tokens) or cost or note:
-            key = _key(mid if isinstance(mid, str) and mid else f"{session_id}:{index}")
-            calls.append(
-                Call(key, index, to_ms(ts), _str(model), *tokens, cost, _tool_names(content), note, _str(provider))
+            ts_ms, model = to_ms(ts), _str(model)
+            key = (
+                _key(mid) if isinstance(mid, str) and mid else idless_key(session_id, index, ts_ms, model, tokens, cost)
             )
+            calls.append(Call(key, index, ts_ms, model, *tokens, cost, _tool_names(content), note, _str(provider)))
     return calls
+
+
+IDLESS = "noid:"  # the prefix of a key made from a message's content (it had no id)
+
+
+def idless_key(
+    scope: str, index: int, ts_ms: int | None, model: str | None, tokens: tuple[int, ...], cost: float | None
+) -> str:
+    """The key of a message without an id: its content (place, time, model, tokens, cost) and the file's
+    name within its session (`scope` is "<session>" for the lead's file, "<session>/<file name>" for
+    others), not the session's id, so two renamed copies of a session key their calls alike and they
+    count once (by the session that started first)."""
+    within = scope.rpartition("/")[2] if "/" in scope else ""
+    text = repr((within, index, ts_ms, model, tuple(tokens), cost))
+    return IDLESS + hashlib.blake2b(text.encode("utf-8", "backslashreplace"), digest_size=12).hexdigest()
 
 
 def _text(value: str) -> str:

@@ -1,11 +1,15 @@
 """The ledger: every call seen in the sources' files, each counted once (see `store.Ledger`).
 
 schema.py    tables, versions, migrations, opening and recovery
+faults.py    what SQLite's errors mean for the ledger; the typed errors (never move a ledger on a full disk)
+salvage.py   copying the rows a damaged, deleted or replaced ledger still yields
+storable.py  names that are not UTF-8 kept byte-exact; session ids made printable
 store.py     the Ledger: refresh orchestration (stat → change? → one write transaction)
 refresh.py   the Writer a source writes through, and the settling of who counts each call
 queries.py   typed reads returning named rows (the only SQL the report layer relies on)
 """
 
+from .faults import LedgerBusy, LedgerError, LedgerFull, LedgerReadOnly, LedgerUnavailable
 from .queries import (
     ALL_TIME,
     CallRecord,
@@ -19,7 +23,7 @@ from .queries import (
     Sums,
     Usage,
 )
-from .schema import SCHEMA_VERSION, LedgerBusy, LedgerError
+from .schema import SCHEMA_VERSION
 from .stats import RefreshStats
 from .store import Ledger
 
@@ -32,6 +36,9 @@ __all__ = [
     "LedgerBusy",
     "LedgerError",
     "ModelSeen",
+    "LedgerFull",
+    "LedgerReadOnly",
+    "LedgerUnavailable",
     "ModelSums",
     "Problem",
     "RefreshStats",

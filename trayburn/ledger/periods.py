@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from .queries import Sums
+from .storable import text
 
 BUCKETS_PER_QUERY = 2000  # 6,000 parameters: under SQLite's smallest limit of a statement's (32,766)
 FETCH_ROWS = 2000  # calls fetched at a time by `calls()`: memory stays flat whatever the period
@@ -171,7 +172,10 @@ class PeriodQueries:
     def listed_parts(self, start_ms: int, end_ms: int) -> list[ListedPart]:
         """Every session's sums in [start, end) per file, agent, model and provider, in one grouped query."""
         with self._lock:
-            paths = dict(self.db.execute("SELECT id, path FROM files WHERE agent IN ('subagent', 'teammate')"))
+            paths = {
+                i: text(p)
+                for i, p in self.db.execute("SELECT id, path FROM files WHERE agent IN ('subagent', 'teammate')")
+            }
             rows = self.db.execute(
                 f"SELECT c.session_id, c.file_id, c.agent, c.model, c.provider, {_SUMS}, MAX(c.ts_ms) FROM calls c"
                 " WHERE c.counted = 1 AND c.ts_ms >= ? AND c.ts_ms < ? GROUP BY 1, 2, 3, 4, 5",

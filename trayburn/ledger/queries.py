@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..sources.base import RETRY_RECENT_NS
+from .storable import text
 
 ALL_TIME = (0, 2**62)  # [start, end) in epoch ms that holds every call
 
@@ -227,7 +228,8 @@ class Queries:
             zero = Usage(z[0] or 0, int(z[1]), int(z[2]), int(z[3]), int(z[4]))
             last = r[k + _N + 5]
             route = Route(r[0], r[1], r[2])
-            out.append(CostGroup(route, r[3], tuple(r[5:k]), last if r[4] else None, _sums(r[k : k + _N]), zero, last))
+            values = tuple(text(v) if isinstance(v, bytes) else v for v in r[5:k])  # a path may be stored as bytes
+            out.append(CostGroup(route, r[3], values, last if r[4] else None, _sums(r[k : k + _N]), zero, last))
         return out
 
     def no_cost_routes(self) -> list[Route]:
@@ -272,7 +274,9 @@ class Queries:
         if not rows:
             return None
         r = rows[0]
-        return SessionRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), r[11], r[12], r[13])
+        return SessionRow(
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), text(r[11]), r[12], r[13]
+        )
 
     def session_calls(self, sid: str) -> list[CallRecord]:
         """The session's counted calls in order (time, then file, then position in it)."""
@@ -297,7 +301,7 @@ class Queries:
             "SELECT path, error, bad_mtime_ns FROM files WHERE error IS NOT NULL AND gone=0 ORDER BY path"
         )
         recent = time.time_ns() - RETRY_RECENT_NS
-        return [Problem(p, r, mtime is not None and mtime >= recent) for p, r, mtime in rows]
+        return [Problem(text(p) or "", r, mtime is not None and mtime >= recent) for p, r, mtime in rows]
 
 
 # ---- sharing between machines (trayburn/sync): this machine's export, other machines' figures --------------

@@ -16,8 +16,15 @@ from ..cline import files as cf
 from ..cline.parse import id_ms
 from ..sources.base import Call, Checkpoint, FileStat, Known, SessionRecord, should_read
 from .stats import RefreshStats
+from .storable import text
 
 NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkpoint
+LEGACY_ROWS = "DELETE FROM calls WHERE key >= 'v3:' AND key < 'v3;' AND file_id=?"  # see schema.MIGRATE_3_TO_4
+# Who counts a call: the row of the session that started first among those holding its key (add a WHERE).
+SETTLE = (
+    "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
+    " WHERE c2.key = calls.key ORDER BY s.started_ms IS NULL, s.started_ms, c2.session_id, c2.id LIMIT 1))"
+)
 
 
 @dataclass
@@ -142,7 +149,7 @@ class Refresh:
 
     def path_of_kind(self, sid: str, kind: str) -> str | None:
         row = self.db.execute("SELECT path FROM files WHERE session_id=? AND kind=?", (sid, kind)).fetchone()
-        return row[0] if row else None
+        return text(row[0]) if row else None
 
     # ---- sessions and calls ---------------------------------------------------------------------
 
@@ -181,6 +188,7 @@ class Refresh:
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
         """A message file's calls (a row whose key is new is inserted counted; copies settle at the end)."""
         self._upsert_calls(sid, file_id, agent, calls, fallback_ms)
+        self.db.execute(LEGACY_ROWS, (file_id,))  # schema 3's keys of messages without an id, now re-keyed
         if calls:
             self.state.with_metrics.add(sid)
         self.state.touched[sid] = fallback_ms
@@ -237,11 +245,7 @@ class Refresh:
             "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=?",
             ((s,) for s in self.state.reordered),
         )
-        self.db.execute(
-            "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
-            " WHERE c2.key = calls.key ORDER BY s.started_ms IS NULL, s.started_ms, c2.session_id, c2.id LIMIT 1))"
-            f" WHERE {self._key_access()}key IN (SELECT key FROM touched)"
-        )
+        self.db.execute(f"{SETTLE} WHERE {self._key_access()}key IN (SELECT key FROM touched)")
 
     def _key_access(self) -> str:
         """'+' (scan calls in table order: no index) when many keys were touched (a copied sessions folder):

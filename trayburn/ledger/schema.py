@@ -7,12 +7,19 @@ import os
 import sqlite3
 import time
 from pathlib import Path
+from typing import NamedTuple
 
-from ..errors import Exit, TrayburnError
+from .. import fsutil
+from ..errors import CantWrite
+from . import salvage
+from .faults import LedgerBusy, LedgerError, LedgerUnavailable, busy_error, is_busy, unavailable, verdict
+from .storable import LedgerConnection
+
+__all__ = ["LedgerBusy", "LedgerError", "LedgerUnavailable", "Opened", "busy_error", "is_busy", "open_ledger"]
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # `feed`: the trayburn Source that wrote the row ("cline_cli", later "vscode_tasks", "machine:<id>"): a
 # refresh of one feed marks only that feed's files gone and its sessions removed. `origin`: the machine a
@@ -92,32 +99,23 @@ ALTER TABLE files ADD COLUMN origin TEXT;
 ALTER TABLE files ADD COLUMN feed TEXT NOT NULL DEFAULT 'cline_cli';
 UPDATE calls SET provider = (SELECT s.provider FROM sessions s WHERE s.id = calls.session_id);
 """
-MIGRATIONS = {1: MIGRATE_1_TO_2, 2: MIGRATE_2_TO_3}  # from version → the statements that bring it to the next
-
-
-class LedgerError(TrayburnError):
-    """The ledger cannot be used; the message says why and what to do."""
-
-    kind, code = "ledger", Exit.LEDGER
-
-
-class LedgerBusy(LedgerError):
-    """Another process held the ledger's lock for longer than `busy_timeout_s`: nothing was changed;
-    try again later (the next poll)."""
-
-    kind, code = "ledger_busy", Exit.BUSY
-
-
-def is_busy(exc: sqlite3.Error) -> bool:
-    """SQLITE_BUSY or SQLITE_LOCKED ("database is locked"): another connection holds the lock."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-    return "locked" in str(exc)
-
-
-def busy_error(path: Path, waited_s: float, exc: sqlite3.Error) -> LedgerBusy:
-    return LedgerBusy(f"the ledger {path} is locked by another process (waited {waited_s:g} s: {exc}); try again later")
+# Schema 3 → 4: a message without an id is keyed by its content (`parse.idless_key`), no longer by
+# "<session>:<index>" ("<session>/<file>:<index>" for other files), so renamed copies count once. Those
+# old keys get the prefix LEGACY and their files, where still on disk, are read again: the refresh
+# then drops a file's LEGACY rows as it writes the new ones (`Refresh.calls`). Rows of files gone
+# from disk keep their old keys and keep counting.
+LEGACY = "v3:"
+MIGRATE_3_TO_4 = f"""
+UPDATE calls SET key = '{LEGACY}' || key WHERE seq >= 0 AND (key = session_id || ':' || seq
+  OR (substr(key, 1, length(session_id) + 1) = session_id || '/' AND substr(key, -length(seq) - 1) = ':' || seq));
+UPDATE files SET size = NULL, mtime_ns = NULL, inode = NULL
+  WHERE gone = 0 AND id IN (SELECT file_id FROM calls WHERE key GLOB '{LEGACY}*');
+"""
+MIGRATIONS = {
+    1: MIGRATE_1_TO_2,
+    2: MIGRATE_2_TO_3,
+    3: MIGRATE_3_TO_4,
+}  # from version → the statements that bring it to the next
 
 
 def run_script(db: sqlite3.Connection, script: str) -> None:
@@ -126,22 +124,105 @@ def run_script(db: sqlite3.Connection, script: str) -> None:
         db.execute(statement)
 
 
-def open_ledger(path: Path, busy_timeout_s: float) -> tuple[sqlite3.Connection, str | None]:
-    """A connection to the ledger at `path`, created or migrated as needed; an unreadable file is moved
-    aside and rebuilt (the notice says so). Raises LedgerBusy, or LedgerError for a newer schema."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def rollback(db: sqlite3.Connection) -> None:
+    """ROLLBACK if a transaction is still open (SQLite ends some itself, on a full disk say), so that
+    "cannot rollback - no transaction is active" never hides the error that got us here."""
+    if db.in_transaction:
+        try:
+            db.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            log.warning("ROLLBACK failed: %s", exc)
+
+
+class Opened(NamedTuple):
+    db: sqlite3.Connection
+    notice: str | None  # set when it had to be rebuilt (and what was recovered)
+    fault: LedgerUnavailable | None  # set when it could be opened only for reading
+
+
+def open_ledger(path: Path, busy_timeout_s: float) -> Opened:
+    """A connection to the ledger at `path`, created or migrated as needed. Only a file SQLite says is
+    corrupt is moved aside and rebuilt, keeping the rows it still yields (the notice says so). A full
+    disk, an I/O error or a file that cannot be written leaves it as it is: opened read-only with the
+    fault set, else the fault raised. Raises LedgerBusy, LedgerUnavailable, or LedgerError (a newer
+    schema, a planted link)."""
     try:
-        return _connect_checked(path, busy_timeout_s), None
+        fsutil.private_dir(path.parent)
+    except fsutil.Refused as exc:
+        raise LedgerError(str(exc)) from None
+    except OSError as exc:
+        if verdict(exc) == "full":
+            raise unavailable(path, exc) from None
+        raise CantWrite(f"the ledger's folder {path.parent} cannot be created or written ({exc})") from None
+    try:
+        _create_private(path)
+        return Opened(_connect_checked(path, busy_timeout_s), None, None)
     except _Rebuild as exc:
         return _rebuild(path, busy_timeout_s, str(exc))
-    except sqlite3.DatabaseError as exc:
-        if is_busy(exc):
+    except fsutil.Refused as exc:
+        raise LedgerError(str(exc)) from None
+    except (sqlite3.Error, OSError) as exc:
+        kind = verdict(exc)
+        if kind == "busy" and isinstance(exc, sqlite3.Error):
             raise busy_error(path, busy_timeout_s, exc) from None
-        return _rebuild(path, busy_timeout_s, f"the ledger {path} was unreadable ({exc})")
+        if kind == "corrupt":
+            return _rebuild(path, busy_timeout_s, f"the ledger {path} was damaged ({exc})")
+        if kind == "other":
+            raise LedgerError(f"the ledger {path} cannot be used ({exc}); it was left as it is") from None
+        fault = unavailable(path, exc)
+        log.warning("%s", fault)
+        db = _read_only(path, busy_timeout_s)
+        if db is None:
+            raise fault from None
+        return Opened(db, None, fault)
+
+
+def _create_private(path: Path) -> None:
+    """The ledger file made (or kept) 0600 before SQLite opens it, so its WAL and SHM get 0600 too;
+    never through a link planted at its name or its WAL's."""
+    for suffix in ("-wal", "-shm", "-journal"):
+        side = Path(str(path) + suffix)
+        if side.is_symlink():
+            raise fsutil.Refused(
+                "link", side, f"{side} is a symbolic link; trayburn will not open its ledger through it"
+            )
+    os.close(fsutil.open_private(path, os.O_RDWR | os.O_CREAT))
+
+
+def connect(target: str | Path, busy_timeout_s: float, uri: bool = False) -> sqlite3.Connection:
+    """Every connection to a ledger: names byte-exact (see storable.py), autocommit, shared by threads."""
+    return sqlite3.connect(
+        target,
+        timeout=busy_timeout_s,
+        isolation_level=None,
+        check_same_thread=False,
+        uri=uri,
+        factory=LedgerConnection,
+    )
+
+
+def _read_only(path: Path, busy_timeout_s: float) -> sqlite3.Connection | None:
+    """What a ledger that cannot be written still holds: read-only, else immutable (its WAL unread)."""
+    if not path.is_file() or path.is_symlink():
+        return None
+    base = path.absolute().as_uri()
+    for query in ("mode=ro", "immutable=1"):
+        try:
+            db = connect(f"{base}?{query}", busy_timeout_s, uri=True)
+        except sqlite3.Error:
+            continue
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+                db.execute("SELECT count(*) FROM calls").fetchone()
+                return db
+        except sqlite3.Error:
+            pass
+        db.close()
+    return None
 
 
 def _connect_checked(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
-    db = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+    db = connect(path, busy_timeout_s)
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
@@ -158,7 +239,7 @@ def _connect_checked(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
                 raise _Rebuild(f"the ledger {path} had an older schema ({version})")
             _migrate(db, path)
         if db.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
-            raise sqlite3.DatabaseError("it failed SQLite's integrity check")
+            raise _Rebuild(f"the ledger {path} failed SQLite's integrity check")
         return db
     except BaseException:
         db.close()
@@ -166,7 +247,7 @@ def _connect_checked(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
 
 
 class _Rebuild(sqlite3.DatabaseError):
-    """A schema too old to migrate: rebuilt from Cline's files."""
+    """A ledger to move aside and rebuild: a schema too old to migrate, or a failed integrity check."""
 
 
 def _create(db: sqlite3.Connection) -> None:
@@ -178,7 +259,7 @@ def _create(db: sqlite3.Connection) -> None:
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        rollback(db)
         raise
 
 
@@ -193,17 +274,28 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
             db.execute(f"PRAGMA user_version={version}")
         db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        rollback(db)
         raise
     log.info("migrated the ledger %s to schema %d", path, SCHEMA_VERSION)
 
 
-def _rebuild(path: Path, busy_timeout_s: float, why: str) -> tuple[sqlite3.Connection, str]:
+def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
+    """Move the damaged file aside (never deleted), start a new ledger and copy into it every row the
+    old one still yields; a refresh then adds back what Cline's files hold."""
     aside = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
     for suffix in ("", "-wal", "-shm"):
         src = Path(str(path) + suffix)
         if src.exists():
             os.replace(src, Path(str(aside) + suffix))
+    _create_private(path)
+    db = _connect_checked(path, busy_timeout_s)
     notice = f"{why}; moved it to {aside.name} and rebuilt it from Cline's files"
+    try:
+        got = salvage.recover(aside, db)
+    except sqlite3.Error as exc:  # the new ledger keeps nothing of the old; Cline's files are read again
+        log.warning("could not copy the rows of %s: %s", aside, exc)
+        got = None
+    if got is not None:
+        notice += f"; recovered {got.calls} of {got.of} calls from it"
     log.warning(notice)
-    return _connect_checked(path, busy_timeout_s), notice
+    return Opened(db, notice, None)

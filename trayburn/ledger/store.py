@@ -18,12 +18,16 @@ from pathlib import Path
 from ..cline.files import Checkpoint
 from ..sources.base import Known, Source
 from ..sources.cline_cli import ClineCliSource
+from .faults import LedgerUnavailable, busy_error, is_busy, unavailable, verdict
 from .periods import PeriodQueries
 from .queries import MachineQueries, Queries
 from .refresh import Refresh
-from .schema import busy_error, is_busy, open_ledger
+from .salvage import merge
+from .schema import connect, open_ledger, rollback
 from .stats import RefreshStats
+from .storable import StorableIds, text
 
+IN_MEMORY = (-1, -1)  # the identity of a copy in memory, kept while no file at the path can be opened
 ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
 
 
@@ -41,7 +45,12 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_s = busy_timeout_s
         self.clock = clock
-        self.db, self.notice = open_ledger(self.path, busy_timeout_s)  # notice: set when it had to be rebuilt
+        opened = open_ledger(self.path, busy_timeout_s)
+        self.db = opened.db
+        self.notice = opened.notice  # set when it had to be rebuilt, or was found deleted or replaced
+        self.fault: LedgerUnavailable | None = opened.fault  # set while the ledger cannot be written
+        self._writable = opened.fault is None
+        self._identity = _identity(self.path)  # (st_dev, st_ino) of the file this connection has open
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
         self._sources: dict[str, ClineCliSource] = {}  # by sessions folder: each keeps its listings
         self._known_memo: tuple[int, dict[str, Known]] | None = None  # (data_version, files) between refreshes
@@ -51,6 +60,61 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         with self._lock:
             self.db.close()
 
+    @property
+    def read_only(self) -> bool:
+        """Opened only for reading (a full disk, a file that cannot be written): figures are stale."""
+        return not self._writable
+
+    # ---- the file under us ----------------------------------------------------------------------
+
+    def _check_file(self) -> None:
+        """Reopen when the ledger cannot be written (perhaps it can now), or when the file at `path` is
+        not the one we have open (deleted, or replaced by another): everything ours is copied into
+        the file now there (created if none), so no history is lost. Raises LedgerUnavailable."""
+        now = _identity(self.path)
+        if now == self._identity and self._writable:
+            return
+        if now != self._identity and self._identity is not None and self._writable:
+            self._reattach(now)
+            return
+        opened = open_ledger(self.path, self.busy_timeout_s)  # read-only: try again to open it for writing
+        if opened.fault is not None:
+            opened.db.close()
+            raise opened.fault
+        self.db.close()
+        self.db, self.fault, self._identity, self._writable = opened.db, None, _identity(self.path), True
+        self.notice = opened.notice or self.notice
+        self._forget()
+
+    def _reattach(self, now: tuple[int, int] | None) -> None:
+        """Our connection is let go of first (it removes a WAL of ours still at the path, which the new
+        file must not take for its own), after copying what it holds into memory. Until a file at the
+        path can be opened, the refreshes write into that copy; each tries again."""
+        snapshot = connect(":memory:", self.busy_timeout_s)
+        self.db.backup(snapshot)
+        self.db.close()
+        self.db, self._identity = snapshot, IN_MEMORY
+        opened = open_ledger(self.path, self.busy_timeout_s)
+        if opened.fault is not None:
+            opened.db.close()
+            raise opened.fault
+        self.db, self.fault, self._identity, self._writable = opened.db, None, _identity(self.path), True
+        try:
+            with self._busy_raises():
+                got = merge(snapshot, self.db, keep_checkpoints=True)
+        except BaseException:
+            self.db.close()
+            self.db, self._identity = snapshot, IN_MEMORY
+            raise
+        snapshot.close()
+        what = "deleted" if now is None else "replaced by another file"
+        held = f"; the {got.calls} calls it held were copied into the ledger now there" if got else ""
+        self.notice = f"the ledger {self.path} was {what} while trayburn ran{held}"
+        self._forget()
+
+    def _forget(self) -> None:
+        self._known_memo = self._ended_memo = None
+
     # ---- refresh -------------------------------------------------------------------------------
 
     def refresh(self, source: Source | Path | str) -> RefreshStats:
@@ -58,7 +122,10 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         Thread-safe; other processes wait for the write lock (SQLite's) up to `busy_timeout_s`, then LedgerBusy."""
         chosen = self.cline_source(source) if isinstance(source, (str, os.PathLike)) else source
         with self._lock, self._busy_raises():
-            return self._refresh(chosen)
+            self._check_file()
+            stats = self._refresh(chosen)
+            self.fault = None
+            return stats
 
     def cline_source(self, sessions_dir: Path | str) -> ClineCliSource:
         """The Cline CLI source for this sessions folder, kept between refreshes (its listings are reused)."""
@@ -71,9 +138,12 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
     def _busy_raises(self) -> Iterator[None]:
         try:
             yield
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             if is_busy(exc):
                 raise busy_error(self.path, self.busy_timeout_s, exc) from exc
+            if verdict(exc) in ("full", "io", "read_only"):  # the ledger is left as it is, still readable
+                self.fault = unavailable(self.path, exc)
+                raise self.fault from exc
             raise
 
     def _refresh(self, source: Source) -> RefreshStats:
@@ -87,11 +157,11 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
                 known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
                 version, self._known_memo, self._ended_memo = self._data_version(), None, None
                 refresh = Refresh(self.db, known, stats, self.max_file_bytes, source.feed, source.origin)
-                source.ingest(refresh)
+                source.ingest(StorableIds(refresh))
                 refresh.finish()
                 self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                rollback(self.db)
                 raise
             written = refresh.state.written
             if len(written) < len(known) // 4:  # the usual poll: a few files changed
@@ -134,7 +204,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         else:
             rows = [row for path in paths for row in self.db.execute(sql + " WHERE path=?", (path,))]
         return {
-            r[0]: Known(
+            text(r[0]) or "": Known(
                 Checkpoint(r[1], r[2], r[3]) if r[1] is not None else None,
                 Checkpoint(r[4], r[5], r[6]) if r[4] is not None else None,
                 bool(r[7]),
@@ -158,3 +228,11 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         never in the middle of a refresh (its figures would be half-settled)."""
         with self._lock, self._busy_raises():
             return self.db.execute(sql, params).fetchall()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
