@@ -1,5 +1,6 @@
-"""The lines under today's in the menu: what a plan covered, the spend across machines, the models
-with no price. Each is None when there is nothing to say, so the menu shows only what applies."""
+"""The lines under today's in the menu: the spend across machines, the models with no price, what is
+wrong with sharing (what a plan covered is `render.plan_text`, shared with the CLI and the window).
+Each is None when there is nothing to say, so the menu shows only what applies."""
 
 from __future__ import annotations
 
@@ -9,13 +10,6 @@ from ..money import Money
 from ..render import USD, plural, shorten
 
 MODELS_SHOWN = 3  # unpriced models named in the line; the rest are counted
-
-
-def plan_line(calls: int, api_value_usd: float, money: Money = USD) -> str | None:
-    """ "4 calls covered by plan, API value $1.23": beside the spend, never in it."""
-    if calls <= 0:
-        return None
-    return f"{plural(calls, 'call')} covered by plan, API value {money.text(api_value_usd)}"
 
 
 def unpriced_line(calls: int, models: list[str]) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import demo, report
 from ..money import Money
-from ..render import USD, cost_cell, plural, shorten, usd
+from ..render import USD, cost_cell, plan_text, plural, shorten, usd
 from ..report import DayReport, SessionSummary
 from ..settings import REFRESH_CHOICES
 from . import lines
@@ -290,7 +290,7 @@ def build_view(
         cost_text=day_cost(day, money),
         budget_pct=share(day.cost_usd, settings.daily_budget) if settings.daily_budget else None,
         money=money,
-        plan=lines.plan_line(day.plan_calls, day.plan_api_value_usd, money),
+        plan=plan_text(day.plan_calls, day.plan_api_value_usd, money),
         machines=None if first_run else lines.machines_line(engine, money),
         unpriced=lines.unpriced_line(day.unpriced_calls, day.unpriced_models),
         sharing=settings.sync_dir or None,
