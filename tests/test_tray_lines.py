@@ -8,6 +8,7 @@ import time
 import tomllib
 from pathlib import Path
 
+import pytest
 from corpus import assistant, iso, make_session
 from sync_machines import boxes
 from test_tray_menu import Spawned, find, texts
@@ -118,15 +119,26 @@ def test_the_menu_says_todays_spend_across_machines(tmp_path):
     assert app.view.problem is None
 
 
-def test_a_bad_machine_file_is_named_in_the_problem_area(tmp_path):
+@pytest.mark.parametrize("fault", ["garbage", "symlink", "unwritable"])
+def test_a_sharing_problem_is_named_in_the_problem_area_as_doctor_names_it(tmp_path, fault):
     laptop, desktop = machines(tmp_path)
-    (desktop.file().parent / f"{'ab' * 8}.json.gz").write_bytes(b"\x00garbage" * 100)
+    folder = desktop.file().parent
+    if fault == "garbage":
+        (folder / f"{'ab' * 8}.json.gz").write_bytes(b"\x00garbage" * 100)
+    elif fault == "symlink":
+        (folder / f"{'cd' * 8}.json.gz").symlink_to(desktop.file())
+    else:  # a sync folder where this machine cannot write its file (even as root): trayburn/ is a file
+        blocked = tmp_path / "Blocked"
+        blocked.mkdir()
+        (blocked / "trayburn").write_text("not a folder")
+        laptop.configure(sync_dir=str(blocked))
     app = TrayApp(laptop.engine(), pystray, CAPS, spawn=Spawned())
     app.tick()
     problem = app.engine.sync_health().problem_line
-    assert problem and app.view.problem
-    assert texts(app.icon.menu)[0].startswith("⚠ ")
-    assert "Today $0.70 on 2 machines (this one $0.20)" in texts(app.icon.menu), "the figures stand"
+    assert problem and (app.view.problem or "").startswith(problem), "doctor's words (the refresh may say more)"
+    assert texts(app.icon.menu)[0] == f"⚠ {app.view.problem}"
+    today = "Today: $0.20" if fault == "unwritable" else "Today: $0.70"  # the figures stand
+    assert str(find(app.icon.menu, "Today: ").text).startswith(today)
 
 
 def test_stop_sharing_removes_sync_dir_and_the_item(tmp_path):

@@ -107,7 +107,7 @@ class TrayApp:
         today = report.now_date()
         health = engine.health()
         first_run = health.sessions == 0 and health.removed_sessions == 0 and not day.calls
-        problem = status.problem_line(health) or lines.sync_problem(engine)
+        problem = status.problem_line(health, lines.sync_problem(engine, health.problems))
         view = model.build_view(engine, day, engine.sessions(today, today), problem, first_run)
         self._built_for = self._key(view)
         return view

@@ -4,10 +4,15 @@ Each is None when there is nothing to say, so the menu shows only what applies."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from .. import paths
 from ..money import Money
 from ..render import USD, plural, shorten
+from ..sync.fileformat import EXT
+from ..sync.survey import MachineStatus, SyncHealth
 
 MODELS_SHOWN = 3  # unpriced models named in the line; the rest are counted
 
@@ -28,9 +33,20 @@ def machines_line(engine: Any, money: Money = USD) -> str | None:
     return line
 
 
-def sync_problem(engine: Any) -> str | None:
-    """What is wrong with sharing through `sync_dir` (None: nothing, or not sharing)."""
-    if not engine.settings.sync_dir:
+def sync_problem(engine: Any, problems: Sequence[tuple[str, str]] = ()) -> str | None:
+    """What is wrong with sharing through `sync_dir` (None: nothing, or not sharing), by the rule of
+    `SyncHealth.problem_line`, from what the refreshes recorded: this machine's last write, each other
+    machine's file as the ledger holds it, and `problems` (the health's (path, reason): a file refused
+    before it was read, such as a symbolic link). `engine.sync_health()` (doctor's) reads every file's
+    header, too slow for each rebuild of the menu."""
+    sync_dir = engine.settings.sync_dir
+    if not sync_dir:
         return None
-    problem: str | None = engine.sync_health().problem_line
-    return problem
+    folder = paths.machines_dir(Path(sync_dir).expanduser())
+    held = [MachineStatus(f.origin, f.name, f.path, False, problem=f.error) for f in engine.ledger.machine_files()]
+    held += [
+        MachineStatus(Path(p).name.removesuffix(EXT), None, p, False, problem=why)
+        for p, why in problems
+        if Path(p).parent == folder
+    ]
+    return SyncHealth(sync_dir, problem=engine.sharing.state().problem, machines=held).problem_line
