@@ -378,6 +378,9 @@ SETTINGS_TEMPLATE = """\
 # daily_budget = 20.0
 # theme = "auto"                  # the panel: auto | light | dark
 # sync_dir = "~/Sync"             # share the figures across machines (a folder you already sync)
+# [prices."acme-1"]               # a model with no known price: USD per million tokens (at the end)
+# input = 1.0
+# output = 4.0                    # also cache_read, cache_write
 """
 
 
