@@ -181,6 +181,40 @@ def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_
     assert app.engine.levels.sessions.path == target and app.engine.levels.sessions.origin == "settings"
 
 
+def test_share_across_machines_picks_the_sync_folder_in_a_real_dialog(desktop, tmp_path, monkeypatch):
+    """Settings ▸ Share across machines…: the same folder picker child (Tk's here) writes `sync_dir`;
+    the next tick offers Stop sharing and this machine's file is written there."""
+    from trayburn.tray import backend
+    from trayburn.tray.app import TrayApp
+
+    for key, value in desktop.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("TRAYBURN_TK_DIALOGS", "1")
+    target = tmp_path / "Sync"
+    target.mkdir()
+    config = tmp_path / "settings.toml"
+    config.write_text(f'sessions_dir = "{demo.SOURCE}"\n')
+    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app.tick()
+    settings = next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu
+    next(i for i in settings.items if str(i.text) == "Share across machines…")(app.icon)
+    title = "trayburn: choose a folder you sync between machines"
+    dialog = desktop.wait_for(
+        lambda: next(iter(desktop.find_windows(name=title, viewable=True)), None), 30, what="the folder dialog"
+    )
+    subprocess.run(["xdotool", "windowfocus", str(dialog.id)], env=desktop.env, check=True)
+    desktop.key("ctrl+a", "ctrl+k")
+    subprocess.run(["xdotool", "type", "--delay", "20", str(target)], env=desktop.env, check=True)
+    desktop.key("Return", "alt+o")
+    desktop.wait_for(lambda: "sync_dir" in config.read_text(), 30, what="the settings file to name the sync folder")
+    assert tomllib.loads(config.read_text())["sync_dir"] == str(target)
+    desktop.wait_for(lambda: app.icon.notified, 10, what="the person told where the figures are shared")
+    app.tick()
+    settings = [str(i.text) for i in next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu.items]
+    assert "Stop sharing" in settings and any(t.startswith("Share across machines: ") for t in settings)
+    assert list((target / "trayburn" / "machines").iterdir()), "this machine's file is written there"
+
+
 @pytest.mark.parametrize("typed, budget", [("$20", 20.0), ("12.5", 12.5)])
 def test_the_budget_dialog_takes_dollars_as_people_type_them(desktop, tmp_path, monkeypatch, typed, budget):
     """Settings ▸ Daily budget…: the real Tk dialog (a child process) accepts "$20" and "20"."""

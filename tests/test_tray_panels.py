@@ -246,3 +246,29 @@ def test_a_notification_service_that_cannot_start_costs_notifications_not_the_tr
         assert proc.poll() is None
     finally:
         desk.close()
+
+
+def test_the_menu_shows_plan_value_machines_and_unpriced_models(gtk, desktop, desktop_app, tmp_path, out):
+    """The lines under today's, in the real docked tray's menu: what a plan covered, the spend on all
+    machines sharing one folder, the models with no price (read back with OCR)."""
+    from corpus import iso, make_session
+    from sync_machines import boxes
+    from test_tray_lines import now_ms, plan_and_unpriced_day, routed
+
+    laptop, other = boxes(tmp_path, "laptop", "desktop")
+    plan_and_unpriced_day(laptop.sessions)
+    t = now_ms()
+    make_session(other.sessions, f"{t}_desk1", iso(t), [routed("d1", t, "claude-sonnet-4-5", "cline", cost=0.5)])
+    other.engine().refresh()
+    env = {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": "", "HOME": str(laptop.root)}
+    desktop_app(tray_argv(laptop.config, laptop.state), log="tray-lines", env=env)
+    icon = desktop.wait_for_tray_icon(timeout=30)
+    desktop.click(*icon.rect.center, button=3)
+    menu = desktop.wait_for_menu()
+    panel = desktop.tray_geometry()
+    whole = harness.Rect(menu.rect.x - 10, 0, panel.x + panel.width - menu.rect.x + 10, menu.rect.y + menu.rect.height)
+    desktop.screenshot(out / "menu-lines.png", whole)
+    text = ocr(desktop.screenshot(tmp_path / "menu.png", menu.rect))
+    desktop.key("Escape")
+    desktop.wait_for_no_menu()
+    assert "covered by plan" in text and "on 2 machines" in text and "unpriced: acme-1" in text, text

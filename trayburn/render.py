@@ -187,10 +187,17 @@ def _noted(text: str, money: Money) -> str:
     return text + (f"\n({money.note})" if money.note else "")
 
 
+def plan_text(plan_calls: int, plan_value: float, money: Money = USD) -> str | None:
+    """ "4 calls covered by plan, API value $1.23": beside the spend, never in it (CLI, menu, window)."""
+    if plan_calls <= 0:
+        return None
+    return f"{plural(plan_calls, 'call')} covered by plan, API value {money.text(plan_value)}"
+
+
 def _plan_and_cap(plan_calls: int, plan_value: float, capped: int, money: Money = USD) -> list[str]:
     lines = []
-    if plan_calls:
-        what = f"{plural(plan_calls, 'call')} covered by plan, API value {money.text(plan_value)}"
+    what = plan_text(plan_calls, plan_value, money)
+    if what:
         lines.append(f"  {what} (what the same tokens cost at list price; not in the total)")
     if capped:
         lines.append(f"  {plural(capped, 'call')} with absurd token counts: each estimate held at {usd(MAX_COST)}")

@@ -26,7 +26,7 @@ from .. import settings as st
 from ..engine import Engine
 from ..opener import open_path
 from . import backend as backends
-from . import folders, icons, model, status
+from . import folders, icons, lines, model, status
 from .children import Children, Popen
 from .host import StartCheck
 from .icon import render_icon
@@ -107,7 +107,7 @@ class TrayApp:
         today = report.now_date()
         health = engine.health()
         first_run = health.sessions == 0 and health.removed_sessions == 0 and not day.calls
-        problem = status.problem_line(health)
+        problem = status.problem_line(health, lines.sync_problem(engine, health.problems))
         view = model.build_view(engine, day, engine.sessions(today, today), problem, first_run)
         self._built_for = self._key(view)
         return view
@@ -287,15 +287,31 @@ class TrayApp:
     def do_set_budget(self, _: Any = None) -> None:
         threading.Thread(target=self._ask_budget, daemon=True).start()
 
+    def do_choose_sync(self, _: Any = None) -> None:
+        threading.Thread(target=self._ask_sync, daemon=True).start()
+
+    def do_stop_sharing(self, _: Any = None) -> None:
+        """This machine's file stops being written; what was merged from others stays counted."""
+        self._set("sync_dir", None)
+
+    def _pick_folder(self, title: str, start: Path) -> str | None:
+        start = start if start.is_dir() else paths.home(os.environ)
+        return self.children.ask(launch.command("_dialog", "folder", title, str(start)), "the folder dialog")
+
     def _ask(self, level: str) -> None:
         current = {lv.name: lv for lv in self.engine.levels}[level]
-        start = current.path if current.path.is_dir() else paths.home(os.environ)
-        title = f"trayburn: choose the {current.label.lower()}"
-        chosen = self.children.ask(launch.command("_dialog", "folder", title, str(start)), "the folder dialog")
+        chosen = self._pick_folder(f"trayburn: choose the {current.label.lower()}", current.path)
         if chosen:
             key, note = folders.level_for(Path(chosen), level)
             if self._set_safely(key, chosen) and note:
                 self.tell(status.tilde(note))
+
+    def _ask_sync(self) -> None:
+        current = self.engine.settings.sync_dir
+        start = Path(current).expanduser() if current else paths.home(os.environ)
+        chosen = self._pick_folder("trayburn: choose a folder you sync between machines", start)
+        if chosen and self._set_safely("sync_dir", chosen):
+            self.tell(f"Sharing this machine's figures through {status.tilde(chosen)}")
 
     def _ask_budget(self) -> None:
         current = str(self.engine.settings.daily_budget or 0)
@@ -361,6 +377,10 @@ SETTINGS_TEMPLATE = """\
 # refresh_seconds = 30
 # daily_budget = 20.0
 # theme = "auto"                  # the panel: auto | light | dark
+# sync_dir = "~/Sync"             # share the figures across machines (a folder you already sync)
+# [prices."acme-1"]               # a model with no known price: USD per million tokens (at the end)
+# input = 1.0
+# output = 4.0                    # also cache_read, cache_write
 """
 
 

@@ -12,9 +12,10 @@ from typing import Any
 
 from .. import demo, report
 from ..money import Money
-from ..render import USD, cost_cell, plural, shorten, usd
+from ..render import USD, cost_cell, plan_text, plural, shorten, usd
 from ..report import DayReport, SessionSummary
 from ..settings import REFRESH_CHOICES
+from . import lines
 from .label import IconState, format_cost, format_money
 from .status import problem_line, tilde
 
@@ -62,6 +63,10 @@ class TrayView:
     cost_text: str = ""  # today's cost as the menu says it: "$0.33", "unpriced"
     budget_pct: int | None = None  # today's share of the daily budget
     money: Money = USD  # how the amounts above are written (the settings' currency and rate)
+    plan: str | None = None  # "4 calls covered by plan, API value $1.23" (never in the spend)
+    machines: str | None = None  # "Today $4.20 on 3 machines (this one $1.10)"
+    unpriced: str | None = None  # "2 calls unpriced: acme-1 — add a price in settings"
+    sharing: str | None = None  # sync_dir, when set: the settings name it and offer "Stop sharing"
 
 
 @dataclass
@@ -188,6 +193,8 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
         entries.append(SEPARATOR)
     entries += [
         Entry(view.today, "summary", default=has_default_action),
+        *[Entry(line, "summary") for line in (view.machines, view.plan) if line],
+        *([Entry(view.unpriced, "open_settings")] if view.unpriced else []),
         *([Entry(view.yesterday, "summary")] if view.yesterday else []),
         *([Entry(view.top_model, "summary")] if view.top_model else []),
         Entry(view.week, "summary_period", "week"),
@@ -231,6 +238,11 @@ def settings_menu(view: TrayView, autostart: bool | None) -> list[Entry]:
         Entry("Refresh every", submenu=refresh),
         Entry(budget, "set_budget"),
         Entry(f"Panel: {view.theme}", submenu=themes),
+        Entry(
+            f"Share across machines: {tilde(view.sharing)}…" if view.sharing else "Share across machines…",
+            "choose_sync",
+        ),
+        *([Entry("Stop sharing", "stop_sharing")] if view.sharing else []),
     ]
     if autostart is not None:
         out.append(Entry("Start at login", "toggle_autostart", checked=autostart))
@@ -257,7 +269,7 @@ def build_view(
         label=icon_label(day, first_run, money),
         state=icon_state(first_run, problem, level),
         tooltip="",
-        today=today + (f" · {day.unpriced_calls} unpriced" if day.unpriced_calls else ""),
+        today=today,
         top_model=_top_model(day, money),
         week=f"This week: {totals_cost(week, money)}",
         month=f"This month: {_month(month, settings.monthly_budget, money)}",
@@ -278,6 +290,10 @@ def build_view(
         cost_text=day_cost(day, money),
         budget_pct=share(day.cost_usd, settings.daily_budget) if settings.daily_budget else None,
         money=money,
+        plan=plan_text(day.plan_calls, day.plan_api_value_usd, money),
+        machines=None if first_run else lines.machines_line(engine, money),
+        unpriced=lines.unpriced_line(day.unpriced_calls, day.unpriced_models),
+        sharing=settings.sync_dir or None,
     )
 
 

@@ -22,8 +22,10 @@ def tilde(text: str | Path) -> str:
     return "~" if text == home else text.replace(home + os.sep, "~" + os.sep)
 
 
-def problem_line(health: Health) -> str | None:
-    """The one plain sentence shown at the top of the menu, from the same checks as `doctor`."""
+def problem_line(health: Health, sharing: str | None = None) -> str | None:
+    """The one plain sentence shown at the top of the menu, from the same checks as `doctor`;
+    `sharing`: what is wrong with sharing through sync_dir, named before a bare count of unreadable
+    files (a bad machine file is one of those)."""
     kind = health.kind
     if kind == "settings_broken":
         line = health.settings_problem.line if health.settings_problem else None
@@ -38,6 +40,8 @@ def problem_line(health: Health) -> str | None:
             return tilde(f"{who} points to {level.path}, which does not exist")
     if kind == "sessions_not_a_folder":
         return tilde(f"The sessions folder {health.levels.sessions.path} is not a folder")
+    if sharing:
+        return sharing
     if health.problems:
         n = len(health.problems)
         return f"{n} file{'s' if n > 1 else ''} could not be read (see trayburn doctor)"

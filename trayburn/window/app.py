@@ -150,14 +150,18 @@ class SummaryWindow:
         day, today = self.day, self.today()
         now_hour = datetime.now().hour if day == today else None
         budget = e.settings.daily_budget
-        self.day_view.show(e.day(day), e.sessions(day, day), e.hourly(day), today, now_hour, e.money(), budget)
+        money = e.money()
+        split = e.machines(day, day).menu_line(money.text, label="All")
+        self.day_view.show(e.day(day), e.sessions(day, day), e.hourly(day), today, now_hour, money, budget, split)
         self._show_view(self.day_view, model.day_heading(day))
 
     def _render_period(self, e: Engine) -> None:
         p, s = self.period, e.settings
         views = e.overview(p)
         sessions = e.sessions(p.since, p.until)
-        self.period_view.show(p, views, sessions, self.today(), e.money(), s.daily_budget, s.monthly_budget)
+        by_machine, plan = e.machines(p.since, p.until), period_model.plan_of(e, p)
+        view, money = self.period_view, e.money()
+        view.show(p, views, sessions, self.today(), money, s.daily_budget, s.monthly_budget, by_machine, plan)
         self._show_view(self.period_view, p.label())
 
     def _show_view(self, view, heading: str) -> None:

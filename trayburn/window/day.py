@@ -103,6 +103,7 @@ class DayView(ttk.Frame):
         now_hour: int | None,
         money: Money = USD,
         budget: float | None = None,
+        machines: str | None = None,
     ) -> None:
         day = model.parse_day(report.date)
         self.today, self.day = today, day
@@ -111,7 +112,7 @@ class DayView(ttk.Frame):
         self.zone.configure(
             text=f"Times in {model.clean(report.timezone, 40)}" + ("  ·  today" if day == today else "")
         )
-        self.cards.show(model.day_cards(report, sessions, money, budget, today=day == today))
+        self.cards.show(model.day_cards(report, sessions, money, budget, today=day == today, machines=machines))
         self.budget.show(model.budget_share(report.cost_usd, budget))
         decimals = money.decimals([s.cost_usd for s in sessions] + [report.cost_usd])
         rows = model.session_rows(sessions, day, money, decimals)

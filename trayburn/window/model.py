@@ -15,7 +15,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..money import Money
-from ..render import UNPRICED_MARK, tokens
+from ..render import UNPRICED_MARK, plan_text, tokens
 from ..report import DayReport, ModelCost, SessionSummary
 
 USD = Money()
@@ -245,15 +245,20 @@ def day_cards(
     money: Money = USD,
     budget: float | None = None,
     today: bool = False,
+    machines: str | None = None,
 ) -> list[tuple[str, str, str]]:
     """(caption, figure, note) for the strip above the table; with a daily budget, the cost card says
-    how much of it is spent: "TODAY  $0.33  of $0.40 budget (82 %)"."""
+    how much of it is spent: "TODAY  $0.33  of $0.40 budget (82 %)"; with other machines held, the
+    cost card also says the day's spend on all of them (`machines`: "All $4.20 on 3 machines (this one $1.10)")."""
     t = r.tokens
     estimated = f"{money.text(r.estimated_cost_usd)} estimated" if r.estimated_cost_usd else "all reported by Cline"
     if r.unpriced_calls:
         estimated += f" · {r.unpriced_calls} unpriced"
     if budget:  # the estimate, if any, is marked on the figure and explained by the legend
         estimated = budget_text(r.cost_usd, budget, money)
+    estimated = with_plan(estimated, r.plan_calls, r.plan_api_value_usd, money)
+    if machines:
+        estimated += f"\n{machines}"
     per_session = f"{r.calls / r.sessions:.1f} per session" if r.sessions else "no sessions"
     return [
         ("Today" if today else "Cost", money.text(r.cost_usd, bool(budget and r.estimated_cost_usd)), estimated),
@@ -261,6 +266,12 @@ def day_cards(
         ("Calls", f"{r.calls:,}", per_session),
         ("Tokens", tokens(t.total), f"{tokens(t.cache_read)} cache read · {tokens(t.output)} out"),
     ]
+
+
+def with_plan(note: str, plan_calls: int, plan_value_usd: float, money: Money = USD) -> str:
+    """A cost card's note with, on its own line, what a plan covered: beside the spend, never in it."""
+    plan = plan_text(plan_calls, plan_value_usd, money)
+    return f"{note}\n{plan}" if plan else note
 
 
 def budget_text(spent: float, budget: float, money: Money = USD, what: str = "budget") -> str:

@@ -12,13 +12,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
+from .. import days, report
 from .. import period as pd
+from ..costs import Totals
 from ..history import Group, HistoryReport
 from ..money import Money
 from ..render import tokens
 from ..report import SessionSummary
-from .model import USD, Column, Row, budget_share, budget_text, clean, cost_text
+from ..report_machines import MachineCost, MachinesReport
+from .model import USD, Column, Row, budget_share, budget_text, clean, cost_text, with_plan
 
 GROUP_TABLES = (("project", "BY PROJECT", "Project"), ("model", "BY MODEL", "Model"), ("source", "BY SOURCE", "Source"))
 _RANGE = re.compile(r"^\s*(\S+)\s*(?:\.\.|–|—|\bto\b)\s*(\S+)\s*$")
@@ -85,6 +89,13 @@ def projection(p: pd.Period, spent_usd: float, today: date) -> float | None:
     return spent_usd / gone * p.days
 
 
+def plan_of(engine: Any, p: pd.Period) -> Totals:
+    """The period's totals with what a plan covered (`history`'s groups do not carry it yet): one
+    grouped read, as the menu's week and month lines make."""
+    start, end = days.local_midnight_ms(p.since), days.day_bounds(p.until)[1]
+    return report.totals_between(engine.ledger, engine.book, start, end)
+
+
 def period_cards(
     total: Group,
     sessions: Sequence[SessionSummary],
@@ -93,6 +104,7 @@ def period_cards(
     money: Money = USD,
     daily_budget: float | None = None,
     monthly_budget: float | None = None,
+    plan: Totals | None = None,
 ) -> list[tuple[str, str, str]]:
     t = total.totals
     cost_note = f"{money.text(t.estimated_usd)} estimated" if t.estimated_usd else "all reported by Cline"
@@ -101,6 +113,8 @@ def period_cards(
     budget = month_budget(p, monthly_budget)
     if budget:  # the estimate, if any, is marked on the figure and explained by the legend
         cost_note = budget_text(t.cost_usd, budget, money)
+    covered = plan or t
+    cost_note = with_plan(cost_note, covered.plan_calls, covered.plan_api_value_usd, money)
     days = min(p.days, max((today - p.since).days + 1, 1)) if p.contains(today) else p.days
     ahead = projection(p, t.cost_usd, today)
     if ahead is not None:
@@ -157,6 +171,28 @@ def _group_row(g: Group, by: str, money: Money, decimals: int) -> Row:
         cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money, decimals),
     )
     return Row(f"{by}:{g.key}", values, (g.label.casefold(), g.sessions, t.cost_usd))
+
+
+MACHINE_COLUMNS = (
+    Column("name", "Machine", 14, stretch=True),
+    Column("calls", "Calls", 7, numeric=True),
+    Column("cost", "Cost", 9, numeric=True),
+)
+
+
+def machine_rows(r: MachinesReport, money: Money = USD) -> list[Row]:
+    """The "By machine" tab: this machine named as such, a machine whose file left sync_dir marked;
+    empty while no other machine is held (the tab is then hidden)."""
+    if not r.shared:
+        return []
+    decimals = money.decimals(m.cost_usd for m in r.machines)
+    return [_machine_row(m, money, decimals) for m in r.machines]
+
+
+def _machine_row(m: MachineCost, money: Money, decimals: int) -> Row:
+    name = clean(m.name, 40) + (" (this one)" if m.this else "") + (" (file gone; history kept)" if m.file_gone else "")
+    cost = cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money, decimals)
+    return Row(f"machine:{m.id or 'this'}", (name, f"{m.calls:,}", cost), (name.casefold(), m.calls, m.cost_usd))
 
 
 def period_totals(total: Group, money: Money = USD, decimals: int | None = None) -> tuple[str, ...]:

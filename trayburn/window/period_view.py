@@ -9,9 +9,11 @@ from datetime import date
 from tkinter import ttk
 
 from .. import period as pd
+from ..costs import Totals
 from ..history import HistoryReport
 from ..money import Money
 from ..report import SessionSummary
+from ..report_machines import MachinesReport
 from . import model, period_model
 from .charts import DayChart
 from .model import USD
@@ -88,6 +90,9 @@ class PeriodView(ttk.Frame):
             table.tree.configure(takefocus=False)
             self.tabs.add(table, text=caption.capitalize())
             self.groups[by] = table
+        self.machines = Table(self.tabs, period_model.MACHINE_COLUMNS, m, height=4, empty="–", sort=("cost", True))
+        self.machines.tree.configure(takefocus=False)
+        self.tabs.add(self.machines, text="By machine", state="hidden")  # shown when other machines are held
 
     # ---- showing a period -----------------------------------------------------------------------
 
@@ -100,6 +105,8 @@ class PeriodView(ttk.Frame):
         money: Money = USD,
         daily_budget: float | None = None,
         monthly_budget: float | None = None,
+        machines: MachinesReport | None = None,
+        plan: Totals | None = None,
     ) -> None:
         self.period = p
         days = views["day"]
@@ -109,7 +116,7 @@ class PeriodView(ttk.Frame):
         self.zone.configure(text=f"Times in {model.clean(days.timezone, 40)}{note}")
         self.nav.show(p, today)
         total = days.total
-        self.cards.show(period_model.period_cards(total, sessions, p, today, money, daily_budget, monthly_budget))
+        self.cards.show(period_model.period_cards(total, sessions, p, today, money, daily_budget, monthly_budget, plan))
         self.budget.show(period_model.budget_progress(p, total.totals.cost_usd, daily_budget, monthly_budget))
         self.chart.show(period_model.bars(days), today, money)
         decimals = money.decimals([s.cost_usd for s in sessions] + [total.cost_usd])
@@ -119,8 +126,11 @@ class PeriodView(ttk.Frame):
         self.sessions.set_totals(totals)
         for by, table in self.groups.items():
             table.set_rows(period_model.group_rows(views[by], money))
+        split = period_model.machine_rows(machines, money) if machines else []
+        self.machines.set_rows(split)
+        self.tabs.tab(self.machines, state="normal" if split else "hidden")
         texts = [r.values[-1] for r in rows] + [totals[-1]]
-        texts += [r.values[-1] for t in self.groups.values() for r in t.rows.values()]
+        texts += [r.values[-1] for t in (*self.groups.values(), self.machines) for r in t.rows.values()]
         show_text(self.legend, model.legend(texts))
         self.say(None)
 
@@ -129,6 +139,6 @@ class PeriodView(ttk.Frame):
 
     def recolor(self, p: Palette) -> None:
         self.sessions.recolor(p)
-        for t in self.groups.values():
+        for t in (*self.groups.values(), self.machines):
             t.recolor(p)
         self.chart.recolor(p)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ..money import Money
 from ..render import tokens
 from ..report import CallRow, SessionDetail, SessionSummary, Subagent
-from .model import PATH_CHARS, USD, Column, Row, clean, clock, duration, short_path, when
+from .model import PATH_CHARS, USD, Column, Row, clean, clock, duration, short_path, when, with_plan
 
 CALL_COLUMNS = (
     Column("n", "#", 4, numeric=True),
@@ -117,6 +117,7 @@ def session_cards(d: SessionDetail, money: Money = USD) -> list[tuple[str, str, 
     note = f"reported {money.text(reported)} · estimated {money.text(s.estimated_cost_usd)}"
     if s.unpriced_calls:
         note += f" · {s.unpriced_calls} unpriced"
+    note = with_plan(note, s.plan_calls, s.plan_api_value_usd, money)
     return [
         ("Cost", money.text(s.cost_usd), note),
         ("Calls", f"{s.calls:,}", _agents_note(s)),

@@ -248,11 +248,12 @@ class Cards(ttk.Frame):
 
     def __init__(self, master: tk.Misc, count: int, metrics: Metrics, wide: Sequence[int] = ()):
         super().__init__(master)
+        self.wide = tuple(wide)
         self.cells: list[tuple[ttk.Label, ttk.Label, ttk.Label]] = []
         for i in range(count):
             card = ttk.Frame(self, style="Card.TFrame", padding=(metrics.px(12), metrics.px(8)))
             card.grid(row=0, column=i, sticky="nsew", padx=(0 if i == 0 else metrics.px(8), 0))
-            self.columnconfigure(i, weight=2 if i in wide else 1, uniform="card")
+            self.columnconfigure(i, weight=self._weight(i, ""), uniform="card")
             labels = (
                 ttk.Label(card, style="Card.TLabel"),
                 ttk.Label(card, style="Figure.TLabel"),
@@ -263,10 +264,15 @@ class Cards(ttk.Frame):
             self.cells.append(labels)
 
     def show(self, cards: Sequence[tuple[str, str, str]]) -> None:
-        for (caption, figure, note), (a, b, c) in zip(cards, self.cells, strict=False):
+        for i, ((caption, figure, note), (a, b, c)) in enumerate(zip(cards, self.cells, strict=False)):
+            self.columnconfigure(i, weight=self._weight(i, note))
             a.configure(text=caption.upper())
             b.configure(text=figure)
             c.configure(text=note)
+
+    def _weight(self, i: int, note: str) -> int:
+        """Wide cards twice the others; a note of several lines (a plan's value, other machines) half again."""
+        return 4 if i in self.wide else 3 if "\n" in note else 2
 
     def texts(self) -> list[tuple[str, str, str]]:
         return [(str(a.cget("text")), str(b.cget("text")), str(c.cget("text"))) for a, b, c in self.cells]

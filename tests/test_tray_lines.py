@@ -1,0 +1,175 @@
+"""The lines under today's in the menu, on pystray's dummy backend with real ledgers: calls a plan
+covered (their API value beside the spend, never in it), the spend across machines sharing one
+folder, the models with no price, and sharing's own settings and problems."""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+from corpus import assistant, iso, make_session
+from sync_machines import boxes
+from test_tray_menu import Spawned, find, texts
+
+from trayburn import days, settings
+from trayburn.engine import Engine
+from trayburn.tray import backend
+from trayburn.tray.app import TrayApp
+
+pystray = backend.load_pystray("dummy")
+CAPS = backend.capabilities("dummy")
+
+
+def now_ms() -> int:
+    """A moment of today, a minute ago (or just after midnight, early in the day)."""
+    midnight = days.local_midnight_ms(days.now_date())
+    return max(int(time.time() * 1000) - 60_000, midnight + 1_000)
+
+
+def routed(mid: str, ts: int, model: str, route: str, **kw) -> dict:
+    m = assistant(mid, ts, model=model, **kw)
+    m["modelInfo"]["provider"] = route
+    return m
+
+
+def make_app(config: Path, state: Path, env: dict[str, str] | None = None) -> TrayApp:
+    return TrayApp(Engine(config, state, env=env), pystray, CAPS, spawn=Spawned())
+
+
+def plan_and_unpriced_day(sessions: Path) -> None:
+    t = now_ms()
+    plan = [
+        routed(
+            f"p{i}", t + i, "cline-pass/glm-5.2", "cline-pass", input=40_000, output=1_200, cache_read=30_000, cost=0
+        )
+        for i in range(3)
+    ]
+    paid = routed("paid", t + 5, "claude-sonnet-4-5", "cline", cost=0.25)
+    unknown = routed("u1", t + 6, "acme-1", "openai-compatible")
+    make_session(sessions, f"{t}_plan1", iso(t), plan + [paid, unknown], provider="cline-pass")
+
+
+def test_plan_covered_calls_and_unpriced_models_have_their_lines(tmp_path):
+    sessions = tmp_path / "sessions"
+    plan_and_unpriced_day(sessions)
+    config = tmp_path / "settings.toml"
+    config.write_text(f'sessions_dir = "{sessions}"\n')
+    app = make_app(config, tmp_path / "state")
+    assert app.tick() is True
+    day, money = app.engine.day(), app.engine.money()
+    assert day.plan_calls == 3 and day.plan_api_value_usd > 0.01 and day.unpriced_models == ["acme-1"]
+    assert day.cost_usd == 0.25, "the plan's API value is never in the spend"
+    menu = app.icon.menu
+    line = texts(menu)
+    today = line.index(str(find(menu, "Today: ").text))
+    assert str(find(menu, "Today: ").text).startswith("Today: $0.25 · 5 calls")
+    plan = f"3 calls covered by plan, API value {money.text(day.plan_api_value_usd)}"
+    assert plan in line and line.index(plan) > today
+    assert "1 call unpriced: acme-1 — add a price in settings" in line
+    assert find(menu, "1 call unpriced").enabled
+
+
+def test_the_plan_line_is_in_the_display_currency(tmp_path):
+    sessions = tmp_path / "sessions"
+    plan_and_unpriced_day(sessions)
+    config = tmp_path / "settings.toml"
+    config.write_text(f'sessions_dir = "{sessions}"\ncurrency = "EUR"\nusd_rate = 0.5\n')
+    app = make_app(config, tmp_path / "state", env={"LC_ALL": "en_US.UTF-8", "HOME": str(tmp_path)})
+    app.tick()
+    day, money = app.engine.day(), app.engine.money()
+    line = str(find(app.icon.menu, "3 calls covered by plan").text)
+    assert line.endswith(money.text(day.plan_api_value_usd)) and "€" in line and "$" not in line
+
+
+def test_no_plan_no_unpriced_no_machines_no_lines(tmp_path):
+    sessions = tmp_path / "sessions"
+    t = now_ms()
+    make_session(sessions, f"{t}_paid1", iso(t), [routed("a", t, "claude-sonnet-4-5", "cline", cost=0.4)])
+    config = tmp_path / "settings.toml"
+    config.write_text(f'sessions_dir = "{sessions}"\n')
+    app = make_app(config, tmp_path / "state")
+    app.tick()
+    line = " | ".join(texts(app.icon.menu))
+    assert "covered by plan" not in line and "unpriced" not in line and "machines" not in line
+    settings = texts(find(app.icon.menu, "Settings").submenu)
+    assert "Share across machines…" in settings and "Stop sharing" not in settings
+
+
+def machines(tmp_path):
+    laptop, desktop = boxes(tmp_path, "laptop", "desktop")
+    t = now_ms()
+    for box, cost in ((laptop, 0.2), (desktop, 0.5)):
+        sid = f"{t}_{box.name}"
+        make_session(box.sessions, sid, iso(t), [routed(f"{box.name}-1", t, "claude-sonnet-4-5", "cline", cost=cost)])
+    desktop.engine().refresh()  # the desktop writes its file at once the first time
+    return laptop, desktop
+
+
+def test_the_menu_says_todays_spend_across_machines(tmp_path):
+    laptop, desktop = machines(tmp_path)
+    app = TrayApp(laptop.engine(), pystray, CAPS, spawn=Spawned())
+    app.tick()
+    report = app.engine.machines()
+    assert [(m.name, m.this, m.cost_usd) for m in report.machines] == [("laptop", True, 0.2), ("desktop", False, 0.5)]
+    line = "Today $0.70 on 2 machines (this one $0.20)"
+    menu = texts(app.icon.menu)
+    assert line in menu and menu.index(line) == menu.index(app.view.today) + 1
+    assert app.view.problem is None
+
+
+@pytest.mark.parametrize("fault", ["garbage", "symlink", "unwritable"])
+def test_a_sharing_problem_is_named_in_the_problem_area_as_doctor_names_it(tmp_path, fault):
+    laptop, desktop = machines(tmp_path)
+    folder = desktop.file().parent
+    if fault == "garbage":
+        (folder / f"{'ab' * 8}.json.gz").write_bytes(b"\x00garbage" * 100)
+    elif fault == "symlink":
+        (folder / f"{'cd' * 8}.json.gz").symlink_to(desktop.file())
+    else:  # a sync folder where this machine cannot write its file (even as root): trayburn/ is a file
+        blocked = tmp_path / "Blocked"
+        blocked.mkdir()
+        (blocked / "trayburn").write_text("not a folder")
+        laptop.configure(sync_dir=str(blocked))
+    app = TrayApp(laptop.engine(), pystray, CAPS, spawn=Spawned())
+    app.tick()
+    problem = app.engine.sync_health().problem_line
+    assert problem and (app.view.problem or "").startswith(problem), "doctor's words (the refresh may say more)"
+    assert texts(app.icon.menu)[0] == f"⚠ {app.view.problem}"
+    today = "Today: $0.20" if fault == "unwritable" else "Today: $0.70"  # the figures stand
+    assert str(find(app.icon.menu, "Today: ").text).startswith(today)
+
+
+def test_stop_sharing_removes_sync_dir_and_the_item(tmp_path):
+    laptop, _ = machines(tmp_path)
+    app = TrayApp(laptop.engine(), pystray, CAPS, spawn=Spawned())
+    app.tick()
+    settings = find(app.icon.menu, "Settings").submenu
+    assert str(find(settings, "Share across machines: ").text).endswith("Sync…")
+    find(settings, "Stop sharing")(app.icon)
+    assert "sync_dir" not in tomllib.loads(laptop.config.read_text())
+    app.tick()
+    settings = texts(find(app.icon.menu, "Settings").submenu)
+    assert "Share across machines…" in settings and "Stop sharing" not in settings
+
+
+def test_a_no_change_tick_asks_the_ledger_nothing_beyond_the_refresh(tmp_path):
+    """The extra lines (machines, sharing, plan) are built with the view: a tick that changed nothing
+    runs only statements a bare refresh runs, none of the figures' queries."""
+    laptop, _ = machines(tmp_path)
+    app = TrayApp(laptop.engine(), pystray, CAPS, spawn=Spawned())
+    app.tick()
+    app.tick()  # the first ticks settle the checkpoints
+    ran: list[str] = []
+    app.engine.ledger.db.set_trace_callback(ran.append)
+    app.engine.refresh()
+    bare, ran[:] = list(ran), []
+    assert app.tick() is False
+    assert bare and set(ran) <= set(bare), "a no-change tick reads what a refresh reads, nothing more"
+    assert not [q for q in ran if "GROUP BY" in q.upper()]
+    settings.update(laptop.config, "refresh_seconds", "60")  # a change: the view, with its lines, is rebuilt
+    ran[:] = []
+    app.tick()
+    assert [q for q in ran if "GROUP BY" in q.upper() and "origin" in q], "the machines' split is read then"
+    app.engine.ledger.db.set_trace_callback(None)
