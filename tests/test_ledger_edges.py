@@ -208,6 +208,28 @@ def test_a_disk_filling_under_a_running_tray_is_a_fault_that_passes(small_disk, 
     tray.close()
 
 
+def test_the_tray_says_the_disk_is_full_and_marks_its_figures_failing(small_disk, tmp_path, sessions):
+    """The menu, not only doctor: a full disk is named at the top, and "Updated" says refreshes fail."""
+    from trayburn.tray import backend
+    from trayburn.tray.app import TrayApp
+
+    state = small_disk / "state"
+    engine = Engine(tmp_path / "settings.toml", state, env={"CLINE_SESSION_DATA_DIR": str(sessions)})
+    app = TrayApp(engine, backend.load_pystray("dummy"), backend.capabilities("dummy"), spawn=lambda *a, **k: None)
+    app.tick()
+    assert app.view.problem is None and not app.view.updated.endswith("refresh failing")
+    pad = "x" * 200_000
+    make_session(sessions, "1796020000001_new", T0, [assistant("n1", ms(T0), 500, 5, cost=0.1)], prompt=pad)
+    filler = fill(small_disk)
+    app.tick()
+    assert app.view.problem.startswith("The disk is full"), app.view.problem
+    assert app.view.updated.endswith("refresh failing")
+    filler.unlink()
+    app.tick()
+    assert app.view.problem is None and not app.view.updated.endswith("refresh failing")
+    engine.close()
+
+
 def test_a_ledger_that_cannot_be_written_is_read_and_doctor_says_so(small_disk, tmp_path, sessions):
     state = small_disk / "state"
     engine = Engine(tmp_path / "settings.toml", state, env={"CLINE_SESSION_DATA_DIR": str(sessions)})

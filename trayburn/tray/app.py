@@ -64,6 +64,7 @@ class TrayApp:
         self._built_for: tuple[object, ...] | None = None
         self._last_ok: float | None = None
         self._failing = False
+        self._fault: str | None = None  # the ledger's fault as of the last tick
         first = render_icon("–", model.IconState.NO_DATA, self.theme, self.size)
         self.icon = backends.icon_class(pystray)("trayburn", first, "trayburn", menu=None)
         self.icon.on_size = self.resize
@@ -77,7 +78,10 @@ class TrayApp:
         with self._lock:
             try:
                 view = self._build()
-                self._last_ok, self._failing = self.clock(), False
+                if self.engine.fault is None:  # a ledger it cannot write: the figures are what it held
+                    self._last_ok, self._failing = self.clock(), False
+                else:
+                    self._failing = True
             except Exception as exc:  # a refresh failure never takes the app down
                 log.exception("refresh failed")
                 self._failing = True
@@ -99,7 +103,9 @@ class TrayApp:
         if settings_changed:
             self.theme = panel_of(engine.settings.theme)
         stats = engine.refresh()
-        changed = self._dirty or settings_changed or stats.changed or stats.errors
+        fault = str(engine.fault) if engine.fault else None  # a ledger fault that came or went is news
+        changed = self._dirty or settings_changed or stats.changed or stats.errors or fault != self._fault
+        self._fault = fault
         if self.view is not None and not changed and self._key(self.view) == self._built_for:
             return self.view  # nothing read, nothing set, nothing the clock changes: the hot path
         self._dirty = False

@@ -22,6 +22,14 @@ def tilde(text: str | Path) -> str:
     return "~" if text == home else text.replace(home + os.sep, "~" + os.sep)
 
 
+# The ledger cannot be written: what the menu says (the figures shown are what it held; they are stale).
+LEDGER_FAULTS = {
+    "ledger_disk_full": "The disk is full, trayburn cannot record new calls",
+    "ledger_read_only": "trayburn's ledger is read-only",
+    "ledger_io": "trayburn's ledger failed to read or write (an I/O error)",
+}
+
+
 def problem_line(health: Health, sharing: str | None = None) -> str | None:
     """The one plain sentence shown at the top of the menu, from the same checks as `doctor`;
     `sharing`: what is wrong with sharing through sync_dir, named before a bare count of unreadable
@@ -40,6 +48,8 @@ def problem_line(health: Health, sharing: str | None = None) -> str | None:
             return tilde(f"{who} points to {level.path}, which does not exist")
     if kind == "sessions_not_a_folder":
         return tilde(f"The sessions folder {health.levels.sessions.path} is not a folder")
+    if kind in LEDGER_FAULTS:
+        return f"{LEDGER_FAULTS[kind]}: figures as of the last good refresh (see trayburn doctor)"
     if sharing:
         return sharing
     if health.problems:
