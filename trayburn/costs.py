@@ -12,10 +12,11 @@ The one place the estimation rules live:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .cline.parse import MAX_COST
-from .ledger import CallRecord, CostGroup, Ledger, Route, Usage
+from .ledger import Bucket, CallRecord, CostGroup, Ledger, Route, Usage
 from .pricing import Price, PriceBook, routes
 
 
@@ -45,6 +46,21 @@ class Totals:
     @property
     def cost_usd(self) -> float:
         return self.reported_usd + self.estimated_usd
+
+    def merge(self, other: Totals) -> None:
+        """Another's calls added to these (groups priced once, counted in several figures)."""
+        self.calls += other.calls
+        t, o = self.tokens, other.tokens
+        t.input += o.input
+        t.output += o.output
+        t.cache_read += o.cache_read
+        t.cache_write += o.cache_write
+        self.reported_usd += other.reported_usd
+        self.estimated_usd += other.estimated_usd
+        self.unpriced_calls += other.unpriced_calls
+        self.plan_calls += other.plan_calls
+        self.plan_api_value_usd += other.plan_api_value_usd
+        self.capped_calls += other.capped_calls
 
     def add(self, g: CostGroup, pricer: Pricer) -> None:
         """A group of calls: reported costs as they are, the others estimated, plan calls valued."""
@@ -141,10 +157,12 @@ class Pricer:
         by: tuple[str, ...] = (),
         session_id: str | None = None,
         plan: Plan | None = None,
+        buckets: Sequence[Bucket] | None = None,
     ) -> list[CostGroup]:
-        """The scope's calls in groups priced exactly (`plan`: from a scope holding this one)."""
+        """The scope's calls in groups priced exactly (`plan`: from a scope holding this one; `buckets`:
+        spans of time inside it, each group's bucket number first in its `by`)."""
         p = plan or self.plan(start_ms, end_ms, session_id)
-        return self.ledger.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id)
+        return self.ledger.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id, buckets)
 
     def totals(self, start_ms: int, end_ms: int) -> Totals:
         totals = Totals()

@@ -10,6 +10,7 @@ from typing import NamedTuple
 from ..sources.base import RETRY_RECENT_NS
 
 ALL_TIME = (0, 2**62)  # [start, end) in epoch ms that holds every call
+BUCKETS_PER_QUERY = 2000  # 6,000 parameters: under SQLite's smallest limit of a statement's (32,766)
 
 # per group: calls, tokens, reported cost, then calls and tokens of those without a reported cost
 # (their input at least their cache tokens, so a call's uncached input is never below 0, as per call)
@@ -88,6 +89,14 @@ class Route(NamedTuple):
     session_provider: str | None
 
 
+class Bucket(NamedTuple):
+    """A span of time, [start_ms, end_ms), with the number its calls are grouped under."""
+
+    number: int
+    start_ms: int
+    end_ms: int
+
+
 class Usage(NamedTuple):
     """Calls and their tokens, each call's input floored at its cache tokens (as `Price.cost` counts)."""
 
@@ -125,6 +134,7 @@ class ModelSeen(NamedTuple):
 
 
 _BY = {
+    "bucket": "b.i",  # the number of the time bucket a call is in (only with `buckets`)
     "quarter": "c.ts_ms / 900000 * 900000",  # a quarter of an hour, so half-hour time zones fall right
     "file": "(SELECT path FROM files WHERE id=c.file_id)",
     "agent": "c.agent",
@@ -137,13 +147,16 @@ _ZERO = (
     f"SUM(c.cost = 0), TOTAL(CASE WHEN c.cost = 0 THEN {_FLOOR} END), TOTAL(CASE WHEN c.cost = 0 THEN c.output END),"
     " TOTAL(CASE WHEN c.cost = 0 THEN c.cache_read END), TOTAL(CASE WHEN c.cost = 0 THEN c.cache_write END)"
 )
-_JOINED = " FROM calls c LEFT JOIN sessions s ON s.id = c.session_id WHERE c.counted=1 AND c.ts_ms>=? AND c.ts_ms<?"
+_SESSION = " LEFT JOIN sessions s ON s.id = c.session_id"
+_WHERE = " WHERE c.counted=1 AND c.ts_ms>=? AND c.ts_ms<?"
+_JOINED = " FROM calls c" + _SESSION + _WHERE
+_IN_BUCKETS = " FROM b JOIN calls c ON c.ts_ms >= b.lo AND c.ts_ms < b.hi" + _SESSION + _WHERE  # b: the buckets
 
 
-def _scope(start_ms: int, end_ms: int, session_id: str | None) -> tuple[str, tuple]:
+def _scope(start_ms: int, end_ms: int, session_id: str | None, joined: str = _JOINED) -> tuple[str, tuple]:
     if session_id is None:
-        return _JOINED, (start_ms, end_ms)
-    return _JOINED + " AND c.session_id=?", (start_ms, end_ms, session_id)
+        return joined, (start_ms, end_ms)
+    return joined + " AND c.session_id=?", (start_ms, end_ms, session_id)
 
 
 def _band(starts: Sequence[int]) -> str:
@@ -208,21 +221,47 @@ class Queries:
         alone_above: int | None = None,
         by: tuple[str, ...] = (),
         session_id: str | None = None,
+        buckets: Sequence[Bucket] | None = None,
     ) -> list[CostGroup]:
         """Counted calls in [start, end) (of one session), grouped so that pricing each group's summed
         tokens costs what pricing its calls one by one would: by route, tier band (`bands`: every tier
-        start of the routes' prices) and the `by` dimensions ("quarter", "file", "agent"); the calls of
-        the `alone` routes, and those with more than `alone_above` input + output tokens, one by one."""
-        where, params = _scope(start_ms, end_ms, session_id)
+        start of the routes' prices) and the `by` dimensions ("quarter", "file", "agent", "session",
+        "origin"); the calls of the `alone` routes, and those with more than `alone_above` input + output
+        tokens, one by one. With `buckets` (spans of time inside [start, end)), only their calls, the
+        bucket's number first in `by`: one grouped query per BUCKETS_PER_QUERY buckets (SQLite bounds a
+        statement's parameters), never one per bucket or per session."""
+        if buckets is None:
+            return self._cost_groups("", (), bands, alone, alone_above, by, _scope(start_ms, end_ms, session_id))
+        out: list[CostGroup] = []
+        for first in range(0, len(buckets), BUCKETS_PER_QUERY):
+            chunk = buckets[first : first + BUCKETS_PER_QUERY]
+            values = ",".join("(?,?,?)" for _ in chunk)
+            cte = f"WITH b(i, lo, hi) AS (VALUES {values}) "
+            scope = _scope(start_ms, end_ms, session_id, _IN_BUCKETS)
+            cte_params = tuple(x for bk in chunk for x in bk)
+            out += self._cost_groups(cte, cte_params, bands, alone, alone_above, ("bucket", *by), scope)
+        return out
+
+    def _cost_groups(
+        self,
+        cte: str,
+        cte_params: tuple,
+        bands: Sequence[int],
+        alone: Sequence[Route],
+        alone_above: int | None,
+        by: tuple[str, ...],
+        scope: tuple[str, tuple],
+    ) -> list[CostGroup]:
+        where, params = scope
         one, one_params = _alone(alone, alone_above)
         dims = "".join(f", {_BY[d]}" for d in by)
         sql = (
-            f"SELECT c.model, c.provider, s.provider, {_band(bands)}, {one}{dims}, {_SUMS}, {_ZERO}, MAX(c.ts_ms)"
-            f"{where} GROUP BY {', '.join(str(i) for i in range(1, 6 + len(by)))}"
+            f"{cte}SELECT c.model, c.provider, s.provider, {_band(bands)}, {one}{dims}, {_SUMS}, {_ZERO},"
+            f" MAX(c.ts_ms){where} GROUP BY {', '.join(str(i) for i in range(1, 6 + len(by)))}"
         )
         out = []
-        for r in self._rows(sql, one_params + params):
-            k = 5 + len(by)
+        k = 5 + len(by)
+        for r in self._rows(sql, cte_params + one_params + params):
             z = r[k + _N : k + _N + 5]
             zero = Usage(z[0] or 0, int(z[1]), int(z[2]), int(z[3]), int(z[4]))
             last = r[k + _N + 5]
