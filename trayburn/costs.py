@@ -110,6 +110,7 @@ class Plan:
     bands: tuple[int, ...] = ()
     alone: tuple[Route, ...] = ()
     alone_above: int | None = None
+    plans: bool = True  # some route is a plan's: its calls that reported 0 are valued apart
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ class Pricer:
             tuple(sorted({s for _, p in priced for s in p.tier_starts()})),
             tuple(r for r, p in priced if p.periodic),
             int(MAX_COST * 1e6 / top) if top > 0 else None,
+            any(routes.is_plan(route_of(r)) for r, _ in priced),
         )
 
     def groups(
@@ -162,7 +164,8 @@ class Pricer:
         """The scope's calls in groups priced exactly (`plan`: from a scope holding this one; `buckets`:
         spans of time inside it, each group's bucket number first in its `by`)."""
         p = plan or self.plan(start_ms, end_ms, session_id)
-        return self.ledger.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id, buckets)
+        led = self.ledger
+        return led.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id, buckets, p.plans)
 
     def totals(self, start_ms: int, end_ms: int) -> Totals:
         totals = Totals()
