@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from .cline.parse import MAX_COST
-from .ledger import Bucket, CallRecord, CostGroup, Ledger, Route, Usage
+from .ledger import Bucket, CostGroup, Ledger, Route, Usage
 from .pricing import Price, PriceBook, routes
 
 
@@ -121,6 +122,27 @@ class CallCost:
     plan_api_value_usd: float | None  # a plan-covered call's list price
 
 
+class OneCall(Protocol):
+    """What pricing one call reads (`ledger.CallRecord`, the export's `ExportCall`)."""
+
+    @property
+    def ts_ms(self) -> int: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def provider(self) -> str | None: ...
+    @property
+    def input(self) -> int: ...
+    @property
+    def output(self) -> int: ...
+    @property
+    def cache_read(self) -> int: ...
+    @property
+    def cache_write(self) -> int: ...
+    @property
+    def cost(self) -> float | None: ...
+
+
 class Pricer:
     """The book's prices, keys and names per route, looked up once per report."""
 
@@ -173,7 +195,7 @@ class Pricer:
             totals.add(g, self)
         return totals
 
-    def call(self, c: CallRecord, session_provider: str | None) -> CallCost:
+    def call(self, c: OneCall, session_provider: str | None) -> CallCost:
         """One call: its reported cost, else its estimate at its time; a plan call's list price."""
         route = Route(c.model, c.provider, session_provider)
         plan = c.cost == 0 and routes.is_plan(route_of(route))

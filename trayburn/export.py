@@ -21,7 +21,7 @@ from typing import NamedTuple, TextIO
 
 from .costs import Pricer
 from .history import project_name
-from .ledger import CallRecord, Ledger
+from .ledger import Ledger
 from .ledger import periods as hq
 from .money import Money
 from .period import Period
@@ -70,10 +70,7 @@ def _about(c: hq.ExportCall) -> tuple[str, str, str]:
 
 
 def _row(c: hq.ExportCall, about: tuple[str, str, str], pricer: Pricer) -> ExportRow:
-    call = CallRecord(
-        c.ts_ms, c.model, c.provider, c.agent, c.input, c.output, c.cache_read, c.cache_write, c.cost, None
-    )
-    cost = pricer.call(call, c.session_provider)
+    cost = pricer.call(c, c.session_provider)
     return ExportRow(
         time=datetime.fromtimestamp(c.ts_ms / 1000).astimezone().isoformat(timespec="milliseconds"),
         session_id=c.session_id,
