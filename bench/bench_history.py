@@ -55,7 +55,7 @@ engine = Engine()
 t2 = time.perf_counter()
 engine.refresh()
 t3 = time.perf_counter()
-engine.book.estimate("gpt-4o", 1000, 10, 0, 0)  # the first price: genai-prices' import and data
+engine.book.call_cost("gpt-4o", 1000, 10, 0, 0)  # the first price: genai-prices' import and data
 t4 = time.perf_counter()
 span = period.Period(date(2026, 9, 1), date(2026, 11, 30))
 engine.history(span, "project")

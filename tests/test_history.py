@@ -182,6 +182,7 @@ def test_report_json_contract_and_currency(made):
     assert set(out) == {"since", "until", "by", "timezone", "rows", "total"}
     row = out["rows"][0]
     assert set(row) >= {"key", "cost_usd", "estimated_cost_usd", "calls", "sessions", "tokens", "unpriced_calls"}
+    assert {"plan_calls", "plan_api_value_usd", "capped_calls"} <= set(row) & set(out["total"])  # as the day's
     assert set(row["tokens"]) == {"input", "output", "cache_read", "cache_write"}
     json.dumps(out)
     eur = r.to_json(Money("EUR", 0.5, "de_DE"))
@@ -315,18 +316,33 @@ def test_report_and_export_commands(cli_env, capsys, tmp_path):
 
 
 @pytest.mark.parametrize("span", [(None, None), (date(2026, 11, 3), date(2026, 11, 10)), (date(2026, 11, 30), None)])
-def test_grouped_sessions_equal_the_per_session_report(made, real, span):
+def test_grouped_sessions_equal_their_calls_one_by_one(made, real, span):
+    """The sessions list (two grouped queries) against each session's calls as its detail prices them."""
     from trayburn import report
 
     for engine in (made[0], real):
         since, until = span
         until = until or (since and date(2026, 12, 31))
+        start = report.local_midnight_ms(since) if since else 0
+        end = report.day_bounds(until)[1] if until else 2**62
         now = 1796100000000
         grouped = session_list.sessions(engine.ledger, engine.book, since, until, now)
-        one_by_one = report.sessions_report(engine.ledger, engine.book, since, until, now)
-        for s in one_by_one:  # the one rule for a project's name (sessions_report's Path.name keeps C:\…)
-            s.project = history.project_name(s.cwd) if s.project and "\\" in s.project else s.project
-        assert [s.to_json() for s in grouped] == [s.to_json() for s in one_by_one]
+        assert [s.id for s in grouped] == [s.id for s in engine.sessions(since, until)]  # the engine's list
+        assert {s.id for s in grouped} == set(engine.ledger.session_ids(start, end))
+        for s in grouped:
+            detail = report.session_detail(engine.ledger, engine.book, s.id, now)
+            calls = [c for c in detail.calls if start <= c.ts_ms < end]
+            assert s.calls == len(calls) and s.tokens.input == sum(c.tokens.input for c in calls)
+            assert s.cost_usd == pytest.approx(sum(c.cost_usd or 0 for c in calls), abs=1e-9)
+            assert s.estimated_cost_usd == pytest.approx(sum(c.cost_usd for c in calls if c.estimated), abs=1e-9)
+            assert s.unpriced_calls == sum(c.cost_usd is None for c in calls)
+            assert s.plan_api_value_usd == pytest.approx(sum(c.plan_api_value_usd or 0 for c in calls), abs=1e-9)
+            assert set(s.models) == {c.model for c in calls} or not calls
+            meta = engine.ledger.session(s.id)
+            where = meta.workspace_root or meta.cwd
+            assert s.project == (history.project_name(where) if where else None)  # the one project rule
+            if since is None:
+                assert s.to_json() == detail.summary.to_json()
     assert len(session_list.sessions(made[0].ledger, made[0].book, None, None)) == 6
 
 

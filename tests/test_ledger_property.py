@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from corpus import dumps, manifest, messages_doc
@@ -71,6 +71,8 @@ def ledgers(draw) -> list[Sess]:
         else:  # a renamed copy, or a fork (its messages so far, then its own)
             base = draw(st.sampled_from(sessions))
             extra = draw(messages(f"{n}f")) if kind == "fork" else []
+            after = max((m.index for m in base.lead), default=-1) + 1  # the fork's own messages follow its parent's
+            extra = [replace(m, index=m.index + after) for m in extra]  # at their real index in the file
             s = Sess(sid, start, [*base.lead, *extra], list(base.agent), base.rollup)
         s.fault = draw(st.sampled_from(FAULTS))
         sessions.append(s)

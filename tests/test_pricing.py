@@ -96,15 +96,6 @@ def test_sonnet_4_5_long_context_tier():
     assert below == pytest.approx(200_000 * 3 / 1e6 + 1_000 * 15 / 1e6)  # at 200k exactly: still the base rate
 
 
-def test_estimate_of_summed_tokens_stays_below_the_tiers():
-    """What the report asks for a day's summed tokens: base rates, so a sum never reads as a long call."""
-    book = PriceBook()
-    assert book.estimate("claude-sonnet-4-5", 250_000, 1_000, 0, 0, provider="anthropic") == pytest.approx(0.765)
-    p = book.prices("gpt-4o", "openai")
-    for usage in USAGES:
-        assert p.base_cost(*usage) == pytest.approx(p.cost(*usage), rel=1e-12)  # linear: the same
-
-
 def test_gemini_2_5_pro_tiers_above_and_below_200k():
     book = PriceBook()
     p = book.prices("gemini-2.5-pro", "gemini")
@@ -173,9 +164,9 @@ def test_settings_prices_and_aliases_win():
     mine = book.prices("z-ai/glm-4.6")
     assert mine.source == "settings" and (mine.input, mine.output, mine.cache_read) == (9.0, shipped.output, 0.11)
     assert book.key("my-proxy") == book.key("GLM-4.6") and book.prices("my-proxy").input == 9.0
-    assert book.estimate("acme-1", 1_000_000, 1_000_000, 0, 0) == pytest.approx(3.0)
-    assert book.prices("half") is None and book.estimate("half", 10, 10, 0, 0) is None  # half a price is no price
-    assert PriceBook().estimate("mystery-model-x", 10, 10, 0, 0) is None  # unknown: None, never $0
+    assert book.call_cost("acme-1", 1_000_000, 1_000_000, 0, 0) == pytest.approx(3.0)
+    assert book.prices("half") is None and book.call_cost("half", 10, 10, 0, 0) is None  # half a price is no price
+    assert PriceBook().call_cost("mystery-model-x", 10, 10, 0, 0) is None  # unknown: None, never $0
     long = PriceBook({"claude-sonnet-4.5": {"output": 20.0}}).prices("claude-sonnet-4-5", "anthropic")
     assert long.cost(250_000, 0) == pytest.approx(250_000 * 6 / 1e6)  # tiers stay on the kinds not overridden
 

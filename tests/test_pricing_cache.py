@@ -50,6 +50,12 @@ def test_warm_today_imports_no_genai_prices_pydantic_or_httpx(tmp_path):
     assert plain.isdisjoint(HEAVY)
     _, sessions = run_trayburn(tmp_path, "sessions", "--all", "--json")
     assert sessions.isdisjoint(HEAVY)
+    span = ("--since", "2026-11-24", "--until", "2026-12-06")
+    by_model, modules = run_trayburn(tmp_path, "report", *span, "--by", "model", "--json")
+    assert {r["label"] for r in by_model["rows"]} >= {"GPT-4o", "Claude Sonnet 4.5"} and modules.isdisjoint(HEAVY)
+    assert by_model["total"]["estimated_cost_usd"] == pytest.approx(first["estimated_cost_usd"], abs=1e-9)
+    rows, modules = run_trayburn(tmp_path, "export", *span, "--format", "json")
+    assert len(rows) == first["calls"] and modules.isdisjoint(HEAVY)
     seen, modules = run_trayburn(tmp_path, "prices", "--json")  # every model seen: names and prices cached
     assert {m["name"] for m in seen["models"]} >= {"GPT-4o", "Claude Sonnet 4.5"} and modules.isdisjoint(HEAVY)
     doctor, modules = run_trayburn(tmp_path, "doctor", "--json")

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_pricing import NIGHT, NOON, ROUTED, USAGES, list_cost
 
-from trayburn import cli, render, report
+from trayburn import cli, export, history, period, render, report, session_list
 from trayburn.cline.parse import MAX_COST
 from trayburn.engine import Engine
 from trayburn.ledger import Ledger
@@ -146,6 +146,30 @@ def test_grouped_estimates_equal_the_calls_priced_one_by_one(calls, session_prov
         detail = report.session_detail(led, book, "1796020000000_prop1")
         rows = [c.cost_usd for c in detail.calls if c.estimated]
         assert sum(rows) == pytest.approx(est, rel=1e-9, abs=1e-12)
+        for by in history.BY:  # history's every grouping: the same groups, the same prices
+            h = history.report(led, book, period.day_of(DAY), by)
+            t = h.total.totals
+            assert (t.calls, t.unpriced_calls) == (len(calls), unpriced), by
+            assert (t.estimated_usd, t.plan_api_value_usd) == pytest.approx((est, plan), rel=1e-9, abs=1e-12), by
+            for f in ("reported_usd", "estimated_usd", "plan_api_value_usd"):  # the rows add up to the total
+                assert sum(getattr(g.totals, f) for g in h.rows) == getattr(t, f), (by, f)
+        (listed,) = session_list.sessions(led, book, DAY, DAY)
+        assert listed.to_json() == detail.summary.to_json()  # the whole span's groups, or the session's alone
+        assert (listed.estimated_cost_usd, listed.unpriced_calls) == (pytest.approx(est, rel=1e-9, abs=1e-12), unpriced)
+        exported = list(export.rows(led, book, period.day_of(DAY)))  # each call as the session detail prices it
+        shown = lambda c: (c.tokens.input, c.tokens.output, c.tokens.cache_read, c.tokens.cache_write)  # noqa: E731
+        as_detail = sorted((shown(c), c.cost_usd or -1.0, c.estimated) for c in detail.calls)
+        as_export = sorted(
+            (
+                (r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens),
+                r.cost_usd or -1.0,
+                r.estimated,
+            )
+            for r in exported
+        )
+        assert as_export == as_detail
+        assert sum(r.cost_usd for r in exported if r.estimated) == pytest.approx(est, rel=1e-9, abs=1e-12)
+        assert sum(r.cost_usd is None for r in exported) == unpriced
         led.close()
 
 
@@ -220,6 +244,10 @@ def test_an_absurd_token_count_is_capped_and_marked(tmp_path):
     assert "held at $10,000" in render.day(r)
     rows = report.session_detail(led, book, "1796020000000_huge1").calls
     assert [(c.cost_usd, c.capped) for c in rows] == [(MAX_COST, True), (pytest.approx(normal), False)]
+    total = history.report(led, book, period.day_of(DAY), "model").to_json()["total"]
+    assert (total["capped_calls"], total["estimated_cost_usd"]) == (1, pytest.approx(MAX_COST + normal, rel=1e-12))
+    (listed,) = session_list.sessions(led, book, None, None)
+    assert listed.capped_calls == 1
     led.close()
 
 

@@ -12,10 +12,12 @@ The one place the estimation rules live:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from .cline.parse import MAX_COST
-from .ledger import CallRecord, CostGroup, Ledger, Route, Usage
+from .ledger import Bucket, CostGroup, Ledger, Route, Usage
 from .pricing import Price, PriceBook, routes
 
 
@@ -45,6 +47,21 @@ class Totals:
     @property
     def cost_usd(self) -> float:
         return self.reported_usd + self.estimated_usd
+
+    def merge(self, other: Totals) -> None:
+        """Another's calls added to these (groups priced once, counted in several figures)."""
+        self.calls += other.calls
+        t, o = self.tokens, other.tokens
+        t.input += o.input
+        t.output += o.output
+        t.cache_read += o.cache_read
+        t.cache_write += o.cache_write
+        self.reported_usd += other.reported_usd
+        self.estimated_usd += other.estimated_usd
+        self.unpriced_calls += other.unpriced_calls
+        self.plan_calls += other.plan_calls
+        self.plan_api_value_usd += other.plan_api_value_usd
+        self.capped_calls += other.capped_calls
 
     def add(self, g: CostGroup, pricer: Pricer) -> None:
         """A group of calls: reported costs as they are, the others estimated, plan calls valued."""
@@ -94,6 +111,7 @@ class Plan:
     bands: tuple[int, ...] = ()
     alone: tuple[Route, ...] = ()
     alone_above: int | None = None
+    plans: bool = True  # some route is a plan's: its calls that reported 0 are valued apart
 
 
 @dataclass(frozen=True)
@@ -102,6 +120,27 @@ class CallCost:
     estimated: bool
     capped: bool
     plan_api_value_usd: float | None  # a plan-covered call's list price
+
+
+class OneCall(Protocol):
+    """What pricing one call reads (`ledger.CallRecord`, the export's `ExportCall`)."""
+
+    @property
+    def ts_ms(self) -> int: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def provider(self) -> str | None: ...
+    @property
+    def input(self) -> int: ...
+    @property
+    def output(self) -> int: ...
+    @property
+    def cache_read(self) -> int: ...
+    @property
+    def cache_write(self) -> int: ...
+    @property
+    def cost(self) -> float | None: ...
 
 
 class Pricer:
@@ -132,6 +171,7 @@ class Pricer:
             tuple(sorted({s for _, p in priced for s in p.tier_starts()})),
             tuple(r for r, p in priced if p.periodic),
             int(MAX_COST * 1e6 / top) if top > 0 else None,
+            any(routes.is_plan(route_of(r)) for r, _ in priced),
         )
 
     def groups(
@@ -141,10 +181,13 @@ class Pricer:
         by: tuple[str, ...] = (),
         session_id: str | None = None,
         plan: Plan | None = None,
+        buckets: Sequence[Bucket] | None = None,
     ) -> list[CostGroup]:
-        """The scope's calls in groups priced exactly (`plan`: from a scope holding this one)."""
+        """The scope's calls in groups priced exactly (`plan`: from a scope holding this one; `buckets`:
+        spans of time inside it, each group's bucket number first in its `by`)."""
         p = plan or self.plan(start_ms, end_ms, session_id)
-        return self.ledger.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id)
+        led = self.ledger
+        return led.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id, buckets, p.plans)
 
     def totals(self, start_ms: int, end_ms: int) -> Totals:
         totals = Totals()
@@ -152,7 +195,7 @@ class Pricer:
             totals.add(g, self)
         return totals
 
-    def call(self, c: CallRecord, session_provider: str | None) -> CallCost:
+    def call(self, c: OneCall, session_provider: str | None) -> CallCost:
         """One call: its reported cost, else its estimate at its time; a plan call's list price."""
         route = Route(c.model, c.provider, session_provider)
         plan = c.cost == 0 and routes.is_plan(route_of(route))

@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Literal
 
-from . import days, paths, report, report_machines
+from . import days, paths, report, report_machines, session_list
 from . import settings as st
 from .cline.files import Checkpoint, stat_file
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
@@ -191,7 +191,7 @@ class Engine:
         return report.hourly_costs(self.ledger, self.book, day or days.now_date())
 
     def sessions(self, since: date | None, until: date | None) -> list[report.SessionSummary]:
-        return report.sessions_report(self.ledger, self.book, since, until)
+        return session_list.sessions(self.ledger, self.book, since, until)
 
     def session(self, sid: str) -> report.SessionDetail | None:
         return report.session_detail(self.ledger, self.book, sid)

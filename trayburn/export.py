@@ -19,7 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
-from .history import CallEstimator, call_estimator, project_name
+from .costs import Pricer
+from .history import project_name
 from .ledger import Ledger
 from .ledger import periods as hq
 from .money import Money
@@ -52,24 +53,24 @@ FIELDS = ExportRow._fields
 
 
 def rows(ledger: Ledger, book: PriceBook, period: Period) -> Iterator[ExportRow]:
-    """The counted calls of the period, oldest first, one at a time."""
+    """The counted calls of the period, oldest first, one at a time; each priced as the session detail
+    prices it (`Pricer.call`: its route is its provider, else its session's)."""
     start, end = period.bounds_ms()
-    estimate = call_estimator(book)
+    pricer = Pricer(ledger, book)
     sessions: dict[str, tuple[str, str, str]] = {}  # id → title, project, source: worked out once a session
     for c in ledger.export_calls(start, end):
         about = sessions.get(c.session_id)
         if about is None:
             about = sessions[c.session_id] = _about(c)
-        yield _row(c, about, estimate)
+        yield _row(c, about, pricer)
 
 
 def _about(c: hq.ExportCall) -> tuple[str, str, str]:
     return title(c.title, c.prompt), project_name(c.workspace_root or c.cwd), c.source or "unknown"
 
 
-def _row(c: hq.ExportCall, about: tuple[str, str, str], estimate: CallEstimator) -> ExportRow:
-    estimated = c.cost is None
-    cost = estimate(c.model, c.input, c.output, c.cache_read, c.cache_write) if estimated else c.cost
+def _row(c: hq.ExportCall, about: tuple[str, str, str], pricer: Pricer) -> ExportRow:
+    cost = pricer.call(c, c.session_provider)
     return ExportRow(
         time=datetime.fromtimestamp(c.ts_ms / 1000).astimezone().isoformat(timespec="milliseconds"),
         session_id=c.session_id,
@@ -78,13 +79,13 @@ def _row(c: hq.ExportCall, about: tuple[str, str, str], estimate: CallEstimator)
         source=about[2],
         agent=c.agent or "lead",
         model=c.model or "",
-        provider=c.provider or "",
+        provider=c.provider or c.session_provider or "",
         input_tokens=c.input,
         output_tokens=c.output,
         cache_read_tokens=c.cache_read,
         cache_write_tokens=c.cache_write,
-        cost_usd=cost,
-        estimated=estimated and cost is not None,
+        cost_usd=cost.cost_usd,
+        estimated=cost.estimated,
     )
 
 

@@ -7,12 +7,11 @@ so better price data re-prices old calls; grouped by model key, named by `PriceB
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
-from .costs import Plan, Pricer, Tokens, Totals, priced_cost
+from .costs import Pricer, Tokens, Totals, priced_cost
 from .days import day_bounds as day_bounds
 from .days import iso_local as iso_local
 from .days import local_midnight_ms as local_midnight_ms
@@ -25,6 +24,7 @@ from .pricing import PriceBook
 __all__ = ["Tokens", "Totals", "priced_cost"]  # re-exported: the figures' callers import them from here
 
 RUNNING = ("running", "pending", "idle")
+NO_PROJECT = "(no folder)"
 STALE_AFTER_MS = 30 * 60 * 1000  # a "running" session silent this long is shown as stale (its process died)
 TOOL_WORDS = {
     "run_commands": "shell",
@@ -228,21 +228,21 @@ def hourly_costs(ledger: Ledger, book: PriceBook, day: date) -> list[float]:
 def sessions_report(
     ledger: Ledger, book: PriceBook, since: date | None, until: date | None, now_ms: int | None = None
 ) -> list[SessionSummary]:
-    """Sessions with calls (or a start) in [since, until]; figures for that range. None, None: all time."""
-    start = local_midnight_ms(since) if since else 0
-    end = day_bounds(until)[1] if until else 2**62
-    pricer = Pricer(ledger, book)
-    plan = pricer.plan(start, end)  # the range's routes: one plan for every session in it
-    out = [_summary(ledger, pricer, sid, start, end, now_ms, plan) for sid in ledger.session_ids(start, end)]
-    return sorted((s for s in out if s), key=lambda s: _ms(s.started_at) or 0, reverse=True)
+    """Sessions with calls (or a start) in [since, until]; figures for that range. None, None: all time.
+    Two queries whatever the number of sessions (`session_list.sessions`)."""
+    from .session_list import sessions
+
+    return sessions(ledger, book, since, until, now_ms)
 
 
 def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None = None) -> SessionDetail | None:
-    pricer = Pricer(ledger, book)
-    summary = _summary(ledger, pricer, sid, *ALL_TIME, now_ms)
+    from .session_list import summaries
+
     meta = ledger.session(sid)
-    if summary is None or meta is None:
+    if meta is None:
         return None
+    pricer = Pricer(ledger, book)
+    (summary,) = summaries(pricer, [meta], *ALL_TIME, now_ms, session_id=sid)
     calls = []
     for c in ledger.session_calls(sid):
         cost = pricer.call(c, meta.provider)
@@ -282,56 +282,6 @@ def _ms(iso: str | None) -> int | None:
     return int(datetime.fromisoformat(iso).timestamp() * 1000) if iso else None
 
 
-def _summary(
-    ledger: Ledger, pricer: Pricer, sid: str, start: int, end: int, now_ms: int | None, plan: Plan | None = None
-) -> SessionSummary | None:
-    meta = ledger.session(sid)
-    if meta is None:
-        return None
-    started = meta.started_ms
-    totals, models, last = Totals(), [], started
-    subs: dict[str, Subagent] = {}
-    for g in pricer.groups(start, end, by=("file", "agent"), session_id=sid, plan=plan):
-        totals.add(g, pricer)
-        name = pricer.name(g.route)
-        if name not in models:
-            models.append(name)
-        last = max(last or 0, g.last_ms or 0)
-        file, agent = g.by
-        if agent in ("subagent", "teammate"):
-            sub = subs.setdefault(file or "", Subagent(_agent_name(file or ""), agent, 0, 0.0))
-            cost = Totals()
-            cost.add(g, pricer)
-            sub.calls += cost.calls
-            sub.cost_usd += cost.cost_usd
-    if not models and meta.model:
-        models.append(pricer.name(Route(meta.model, meta.provider, meta.provider)))
-    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
-    return SessionSummary(
-        id=sid,
-        title=display_title(meta.title, meta.prompt),
-        project=_project(meta.workspace_root or meta.cwd),
-        cwd=meta.cwd,
-        status=meta.status,
-        state=_state(meta.status, last or started, now_ms),
-        started_at=iso_local(started),
-        ended_at=iso_local(meta.ended_ms),
-        models=models,
-        calls=totals.calls,
-        tokens=totals.tokens,
-        cost_usd=totals.cost_usd,
-        estimated_cost_usd=totals.estimated_usd,
-        unpriced_calls=totals.unpriced_calls,
-        subagents=sorted(subs.values(), key=lambda s: s.name),
-        removed=meta.removed,
-        folder=meta.folder,
-        last_activity_ms=last,
-        plan_calls=totals.plan_calls,
-        plan_api_value_usd=totals.plan_api_value_usd,
-        capped_calls=totals.capped_calls,
-    )
-
-
 def _agent_name(path: str) -> str:
     name = Path(path).name.removesuffix(".messages.json")
     return name.removeprefix("agent_")
@@ -343,8 +293,13 @@ def _state(status: str, last_ms: int | None, now_ms: int) -> str:
     return status
 
 
-def _project(path: str | None) -> str | None:
-    return Path(path).name or path if path else None
+def project_name(path: str | None) -> str:
+    """A session's project: the last part of its workspace root (else its folder), whichever the
+    separator (a ledger can hold sessions synced from another system). The one project rule: reports,
+    the sessions list and the export use it."""
+    if not path:
+        return NO_PROJECT
+    return re.split(r"[/\\]", path.rstrip("/\\"))[-1] or path
 
 
 def display_title(title: str | None, prompt: str | None) -> str:

@@ -1,19 +1,17 @@
-"""The sessions of a period (or of all time) with their figures, from two grouped queries whatever
-their number: the sessions, then every session's sums per file, agent and model.
-
-The same `report.SessionSummary` rows as `report.sessions_report`, which asks two queries per session
-(10,001 for 5,000 sessions); `sessions_report` can become this function. One difference: a project is
-named by `history.project_name`, as in reports, which also cuts a Windows path (C:\\Users\\me\\beta → beta).
+"""The sessions of a period (or of all time) with their figures, from two queries whatever their
+number: the sessions, then the period's calls in `costs.Pricer.groups` by (session, file, agent),
+priced exactly as their calls one by one would be. `report.sessions_report` (the CLI's and the
+window's sessions list) and `report.session_detail` (one session, its summary) are this module.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import date
 
-from .history import priced, project_name
-from .ledger import Ledger
-from .ledger import periods as hq
+from .costs import Pricer, Totals
+from .ledger import ALL_TIME, CostGroup, Ledger, Route, SessionRow
 from .pricing import PriceBook
 from .report import (
     SessionSummary,
@@ -25,9 +23,10 @@ from .report import (
     display_title,
     iso_local,
     local_midnight_ms,
+    project_name,
 )
 
-ALL_TIME = (0, 2**62)
+AGENTS = ("subagent", "teammate")  # the calls of a file of their own, shown as the session's subagents
 
 
 def sessions(
@@ -37,43 +36,58 @@ def sessions(
     Newest first."""
     start = local_midnight_ms(since) if since else ALL_TIME[0]
     end = day_bounds(until)[1] if until else ALL_TIME[1]
-    metas = ledger.sessions_between(start, end)
-    parts = ledger.listed_parts(start, end)
-    by_session: dict[str, list[hq.ListedPart]] = {}
-    for p in parts:
-        by_session.setdefault(p.session_id, []).append(p)
-    now = now_ms if now_ms is not None else int(time.time() * 1000)
-    names: dict[str | None, str] = {}  # model → display name, looked up once per model
-    out = [_summary(m, by_session.get(m.id, []), book, now, names) for m in metas]
+    out = summaries(Pricer(ledger, book), ledger.sessions_between(start, end), start, end, now_ms)
     return sorted(out, key=lambda s: _ms(s.started_at) or 0, reverse=True)
 
 
-def _summary(
-    m: hq.ListedSession, parts: list[hq.ListedPart], book: PriceBook, now_ms: int, names: dict[str | None, str]
-) -> SessionSummary:
-    models, last = [], m.started_ms
-    subs: dict[str | None, Subagent] = {}
-    parts = sorted(parts, key=lambda p: (p.file_id, p.agent or "", p.model or ""))  # as sessions_report
-    totals = priced(parts, book)
-    for p in parts:
-        name = names.get(p.model) or names.setdefault(p.model, book.display(p.model))
+def summaries(
+    pricer: Pricer,
+    metas: Sequence[SessionRow],
+    start_ms: int,
+    end_ms: int,
+    now_ms: int | None = None,
+    session_id: str | None = None,
+) -> list[SessionSummary]:
+    """The figures in [start, end) of these sessions (all of them in one grouped query; `session_id`:
+    only that one's calls are read)."""
+    found: dict[str, list[CostGroup]] = {}
+    for g in pricer.groups(start_ms, end_ms, by=("session", "file", "agent"), session_id=session_id):
+        found.setdefault(g.by[0], []).append(g)
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    return [_summary(m, sorted(found.get(m.id, ()), key=_order), pricer, now) for m in metas]
+
+
+def _order(g: CostGroup) -> tuple:
+    """Groups in a stable order (models are listed as first met): by route, band, time, file, agent."""
+    return (*(v or "" for v in g.route), g.band, g.at_ms or 0, *(v or "" for v in g.by[1:]))
+
+
+def _summary(m: SessionRow, groups: list[CostGroup], pricer: Pricer, now_ms: int) -> SessionSummary:
+    totals, models, last = Totals(), list[str](), m.started_ms
+    subs: dict[str, Subagent] = {}
+    for g in groups:
+        one = Totals()
+        one.add(g, pricer)
+        totals.merge(one)
+        name = pricer.name(g.route)
         if name not in models:
             models.append(name)
-        last = max(last or 0, p.last_ms or 0)
-        if p.agent in ("subagent", "teammate"):
-            sub = subs.setdefault(p.file, Subagent(_agent_name(p.file or ""), p.agent, 0, 0.0))
-            part = priced([p], book)
-            sub.calls += part.calls
-            sub.cost_usd += part.cost_usd
+        last = max(last or 0, g.last_ms or 0)
+        _, file, agent = g.by
+        if agent in AGENTS:
+            sub = subs.setdefault(file or "", Subagent(_agent_name(file or ""), agent, 0, 0.0))
+            sub.calls += one.calls
+            sub.cost_usd += one.cost_usd
     if not models and m.model:
-        models.append(names.get(m.model) or names.setdefault(m.model, book.display(m.model)))
+        models.append(pricer.name(Route(m.model, m.provider, m.provider)))
+    where = m.workspace_root or m.cwd
     return SessionSummary(
         id=m.id,
         title=display_title(m.title, m.prompt),
-        project=project_name(m.workspace_root or m.cwd) if (m.workspace_root or m.cwd) else None,
+        project=project_name(where) if where else None,
         cwd=m.cwd,
-        status=m.status,  # type: ignore[arg-type]  # as Cline left it (a manifest may have none)
-        state=_state(m.status, last or m.started_ms, now_ms),  # type: ignore[arg-type]
+        status=m.status,
+        state=_state(m.status, last or m.started_ms, now_ms),
         started_at=iso_local(m.started_ms),
         ended_at=iso_local(m.ended_ms),
         models=models,
@@ -83,7 +97,10 @@ def _summary(
         estimated_cost_usd=totals.estimated_usd,
         unpriced_calls=totals.unpriced_calls,
         subagents=sorted(subs.values(), key=lambda s: s.name),
-        removed=bool(m.removed),
+        removed=m.removed,
         folder=m.folder,
         last_activity_ms=last,
+        plan_calls=totals.plan_calls,
+        plan_api_value_usd=totals.plan_api_value_usd,
+        capped_calls=totals.capped_calls,
     )

@@ -12,6 +12,8 @@ queries.py   typed reads returning named rows (the only SQL the report layer rel
 from .faults import LedgerBusy, LedgerError, LedgerFull, LedgerReadOnly, LedgerUnavailable
 from .queries import (
     ALL_TIME,
+    BUCKETS_PER_QUERY,
+    Bucket,
     CallRecord,
     CostGroup,
     ModelSeen,
@@ -29,7 +31,9 @@ from .store import Ledger
 
 __all__ = [
     "ALL_TIME",
+    "BUCKETS_PER_QUERY",
     "SCHEMA_VERSION",
+    "Bucket",
     "CallRecord",
     "CostGroup",
     "Ledger",

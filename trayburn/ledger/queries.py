@@ -11,6 +11,7 @@ from ..sources.base import RETRY_RECENT_NS
 from .storable import text
 
 ALL_TIME = (0, 2**62)  # [start, end) in epoch ms that holds every call
+BUCKETS_PER_QUERY = 2000  # 6,000 parameters: under SQLite's smallest limit of a statement's (32,766)
 
 # per group: calls, tokens, reported cost, then calls and tokens of those without a reported cost
 # (their input at least their cache tokens, so a call's uncached input is never below 0, as per call)
@@ -89,6 +90,14 @@ class Route(NamedTuple):
     session_provider: str | None
 
 
+class Bucket(NamedTuple):
+    """A span of time, [start_ms, end_ms), with the number its calls are grouped under."""
+
+    number: int
+    start_ms: int
+    end_ms: int
+
+
 class Usage(NamedTuple):
     """Calls and their tokens, each call's input floored at its cache tokens (as `Price.cost` counts)."""
 
@@ -126,8 +135,9 @@ class ModelSeen(NamedTuple):
 
 
 _BY = {
+    "bucket": "b.i",  # the number of the time bucket a call is in (only with `buckets`)
     "quarter": "c.ts_ms / 900000 * 900000",  # a quarter of an hour, so half-hour time zones fall right
-    "file": "(SELECT path FROM files WHERE id=c.file_id)",
+    "file": "c.file_id",  # its path in the group, from the files' paths read once (`_paths`)
     "agent": "c.agent",
     "session": "c.session_id",
     "origin": "s.origin",  # the machine a call's session came from (None: this one)
@@ -138,7 +148,13 @@ _ZERO = (
     f"SUM(c.cost = 0), TOTAL(CASE WHEN c.cost = 0 THEN {_FLOOR} END), TOTAL(CASE WHEN c.cost = 0 THEN c.output END),"
     " TOTAL(CASE WHEN c.cost = 0 THEN c.cache_read END), TOTAL(CASE WHEN c.cost = 0 THEN c.cache_write END)"
 )
-_JOINED = " FROM calls c LEFT JOIN sessions s ON s.id = c.session_id WHERE c.counted=1 AND c.ts_ms>=? AND c.ts_ms<?"
+_NO_ZERO = "0, 0, 0, 0, 0"
+_SESSION = " LEFT JOIN sessions s ON s.id = c.session_id"
+_WHERE = " WHERE c.counted=1 AND c.ts_ms>=? AND c.ts_ms<?"
+_JOINED = " FROM calls c" + _SESSION + _WHERE
+# b: the buckets, each one's calls found by the day index on its own bounds (a range on the whole
+# span as well would have SQLite search from the span's start for every bucket)
+_IN_BUCKETS = " FROM b JOIN calls c ON c.ts_ms >= b.lo AND c.ts_ms < b.hi" + _SESSION + " WHERE c.counted=1"
 
 
 def _scope(start_ms: int, end_ms: int, session_id: str | None) -> tuple[str, tuple]:
@@ -209,27 +225,70 @@ class Queries:
         alone_above: int | None = None,
         by: tuple[str, ...] = (),
         session_id: str | None = None,
+        buckets: Sequence[Bucket] | None = None,
+        zero: bool = True,
     ) -> list[CostGroup]:
         """Counted calls in [start, end) (of one session), grouped so that pricing each group's summed
         tokens costs what pricing its calls one by one would: by route, tier band (`bands`: every tier
-        start of the routes' prices) and the `by` dimensions ("quarter", "file", "agent"); the calls of
-        the `alone` routes, and those with more than `alone_above` input + output tokens, one by one."""
-        where, params = _scope(start_ms, end_ms, session_id)
+        start of the routes' prices) and the `by` dimensions ("quarter", "file", "agent", "session",
+        "origin"); the calls of the `alone` routes, and those with more than `alone_above` input + output
+        tokens, one by one. With `buckets` (spans of time inside [start, end)), only their calls, the
+        bucket's number first in `by`: one grouped query per BUCKETS_PER_QUERY buckets (SQLite bounds a
+        statement's parameters), never one per bucket or per session. `zero=False`: no route of the scope
+        is a plan's, so the calls that reported 0 are not summed apart (`CostGroup.zero` is empty)."""
+        sums = f"{_SUMS}, {_ZERO if zero else _NO_ZERO}"
+        if buckets is None:
+            return self._cost_groups("", (), bands, alone, alone_above, by, _scope(start_ms, end_ms, session_id), sums)
+        out: list[CostGroup] = []
+        for first in range(0, len(buckets), BUCKETS_PER_QUERY):
+            chunk = buckets[first : first + BUCKETS_PER_QUERY]
+            values = ",".join("(?,?,?)" for _ in chunk)
+            cte = f"WITH b(i, lo, hi) AS (VALUES {values}) "
+            scope: tuple[str, tuple] = _IN_BUCKETS, ()
+            if session_id is not None:
+                scope = _IN_BUCKETS + " AND c.session_id=?", (session_id,)
+            cte_params = tuple(x for bk in chunk for x in bk)
+            out += self._cost_groups(cte, cte_params, bands, alone, alone_above, ("bucket", *by), scope, sums)
+        return out
+
+    def _cost_groups(
+        self,
+        cte: str,
+        cte_params: tuple,
+        bands: Sequence[int],
+        alone: Sequence[Route],
+        alone_above: int | None,
+        by: tuple[str, ...],
+        scope: tuple[str, tuple],
+        sums: str,
+    ) -> list[CostGroup]:
+        where, params = scope
         one, one_params = _alone(alone, alone_above)
         dims = "".join(f", {_BY[d]}" for d in by)
+        keys = [*range(6, 6 + len(by)), *range(1, 6)]  # the `by` values first: a cheaper sort (by session)
+        # grouped by session, and no call's own row needs its session's: the sessions' providers are read
+        # once, not joined to every call
+        apart = "session" in by and not alone and "origin" not in by
+        providers: dict[str, str | None] = dict(self._rows("SELECT id, provider FROM sessions")) if apart else {}
         sql = (
-            f"SELECT c.model, c.provider, s.provider, {_band(bands)}, {one}{dims}, {_SUMS}, {_ZERO}, MAX(c.ts_ms)"
-            f"{where} GROUP BY {', '.join(str(i) for i in range(1, 6 + len(by)))}"
+            f"{cte}SELECT c.model, c.provider, {'NULL' if apart else 's.provider'}, {_band(bands)}, {one}{dims},"
+            f" {sums}, MAX(c.ts_ms){where.replace(_SESSION, '', 1) if apart else where}"
+            f" GROUP BY {', '.join(map(str, keys))}"
         )
         out = []
-        for r in self._rows(sql, one_params + params):
-            k = 5 + len(by)
+        k = 5 + len(by)
+        sid = 5 + by.index("session") if apart else 0
+        file = 5 + by.index("file") if "file" in by else 0
+        # a path that is not UTF-8 is stored as bytes: read back as the same text
+        paths = {i: text(p) for i, p in self._rows("SELECT id, path FROM files")} if file else {}
+        for r in self._rows(sql, cte_params + one_params + params):
+            if file:
+                r = (*r[:file], paths.get(r[file]), *r[file + 1 :])
             z = r[k + _N : k + _N + 5]
             zero = Usage(z[0] or 0, int(z[1]), int(z[2]), int(z[3]), int(z[4]))
             last = r[k + _N + 5]
-            route = Route(r[0], r[1], r[2])
-            values = tuple(text(v) if isinstance(v, bytes) else v for v in r[5:k])  # a path may be stored as bytes
-            out.append(CostGroup(route, r[3], values, last if r[4] else None, _sums(r[k : k + _N]), zero, last))
+            route = Route(r[0], r[1], providers.get(r[sid]) if apart else r[2])
+            out.append(CostGroup(route, r[3], tuple(r[5:k]), last if r[4] else None, _sums(r[k : k + _N]), zero, last))
         return out
 
     def no_cost_routes(self) -> list[Route]:

@@ -110,21 +110,6 @@ class PriceBook:
         price = self.prices(raw, provider, session_provider)
         return None if price is None else price.cost(input, output, cache_read, cache_write, at_ms)
 
-    def estimate(
-        self,
-        raw: str | None,
-        input: int,
-        output: int,
-        cache_read: int,
-        cache_write: int,
-        provider: str | None = None,
-        session_provider: str | None = None,
-    ) -> float | None:
-        """USD for tokens that may be summed over many calls: at the base rates in force now, no tier
-        (a day's sum must not jump into the long-context tier). Price calls one by one with call_cost()."""
-        price = self.prices(raw, provider, session_provider)
-        return None if price is None else price.base_cost(input, output, cache_read, cache_write)
-
 
 def _merged(base: Price | None, override: Mapping[str, float]) -> Price | None:
     """The settings' rates over the shipped ones, kind by kind (tiers stay on the kinds not overridden)."""

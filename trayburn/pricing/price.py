@@ -145,14 +145,6 @@ class Price:
         usd += cache_write * (in_rate if r.cache_write is None else r.cache_write.at(size))
         return usd / 1e6 + (r.request if tier_input is None else 0.0)
 
-    def base_cost(self, input: int, output: int, cache_read: int = 0, cache_write: int = 0) -> float:
-        """USD at the base rates in force now, below every tier: linear, so it may be given summed tokens."""
-        r = self.rates_at()
-        total_in = max(input, cache_read + cache_write)
-        cr, cw = (r.cache_read or r.input).base, (r.cache_write or r.input).base
-        usd = (total_in - cache_read - cache_write) * r.input.base + output * r.output.base
-        return (usd + cache_read * cr + cache_write * cw) / 1e6
-
     # the base rates in force now, USD per million (what a person compares with a price list)
     @property
     def input(self) -> float:
