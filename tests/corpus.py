@@ -195,6 +195,12 @@ def age(path: Path, seconds: int = 600) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - seconds * 10**9))
 
 
+def a_minute_later() -> int:
+    """A wall clock (epoch ns) for a ledger that reads files as if a minute after they were written: the
+    racy-timestamp rule (its own tests use the real clock) then trusts every checkpoint at once."""
+    return time.time_ns() + 60 * 10**9
+
+
 def bump_mtime(path: Path) -> None:
     """Move a file's mtime forward by a second (a rewrite the stat must see, whatever the clock's grain)."""
     st = path.stat()

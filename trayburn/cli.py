@@ -140,13 +140,21 @@ def _fail(err: TrayburnError, as_json: bool) -> int:
     return int(err.code)
 
 
-def _engine(args: argparse.Namespace, refresh: bool = True) -> Any:
+# A command that needs the figures from one day on reads the sessions that changed since first, then the
+# rest of a cold ledger's history for this long (the next command continues it).
+HISTORY_SLICE_S = 0.1
+
+
+def _engine(args: argparse.Namespace, refresh: bool = True, since: date | None = None) -> Any:
+    """The engine, refreshed completely, or (`since`) enough for the figures from that day on."""
     from .engine import Engine
 
     engine = Engine(args.config, args.state_dir)
     if engine.ledger.notice:
         print(f"trayburn: {engine.ledger.notice}", file=sys.stderr)
-    if refresh:
+    if refresh and since is not None:
+        engine.refresh_day(since, HISTORY_SLICE_S)
+    elif refresh:
         engine.refresh()
     return engine
 
@@ -164,13 +172,12 @@ def _emit(args, data, text: str) -> int:
 
 
 def cmd_today(args) -> int:
-    engine = _engine(args)
+    engine = _engine(args, since=args.date or datetime.now().date())
     r = engine.day(args.date)
     return _emit(args, r.to_json(), render.day(r))
 
 
 def cmd_sessions(args) -> int:
-    engine = _engine(args)
     today = datetime.now().date()
     if args.all and (args.since or args.until):
         raise UsageError("--all lists every session; leave out --since and --until, or --all")
@@ -181,6 +188,7 @@ def cmd_sessions(args) -> int:
         until = args.until or max(since, today)
         if until < since:
             raise UsageError(f"--until {until} is before --since {since}")
+    engine = _engine(args, since=since)
     items = engine.sessions(since, until)
     return _emit(args, [s.to_json() for s in items], render.sessions(items))
 

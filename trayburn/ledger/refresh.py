@@ -8,16 +8,26 @@ export), for the calls of sessions whose start moved and for rollups that came o
 
 from __future__ import annotations
 
+import logging
 import sqlite3
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..cline import files as cf
 from ..cline.parse import id_ms
-from ..sources.base import Call, Checkpoint, FileStat, Known, SessionRecord, should_read
+from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, SessionRecord, should_read
 from .stats import RefreshStats
 
+log = logging.getLogger(__name__)
+
 NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkpoint
+# The racy-timestamp rule (as git's): a file read within RACY_NS of its mtime may be rewritten within the
+# same timestamp tick with the same size, which no stat shows. Its checkpoint is stored with this mtime,
+# which no stat gives, so the file is read again at the next refresh (and trusted then, once it is older).
+RACY_NS = cf.RACY_NS
+UNTRUSTED_MTIME = -1
 
 
 @dataclass
@@ -47,9 +57,12 @@ class Refresh:
         max_file_bytes: int,
         feed: str,
         origin: str | None = None,
+        plan: Plan | None = None,
+        wall_ns: Callable[[], int] = time.time_ns,
     ):
         self.db, self.known, self.stats, self.max_file_bytes = db, known, stats, max_file_bytes
         self.feed, self.origin = feed, origin
+        self.plan, self.wall_ns = plan or Plan(), wall_ns
         self.state = RefreshState()
         db.execute("CREATE TEMP TABLE IF NOT EXISTS touched(key TEXT PRIMARY KEY)")
         db.execute("DELETE FROM touched")
@@ -116,8 +129,10 @@ class Refresh:
         return file_id
 
     def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int:
-        """Record a good read; the file's row id."""
+        """Record a good read; the file's row id. A racy checkpoint is stored untrusted (see RACY_NS)."""
         self.state.ok[path] = c
+        if self.wall_ns() - c.mtime_ns < RACY_NS:
+            c = Checkpoint(c.size, UNTRUSTED_MTIME, c.inode)
         known = self.known.get(path)
         if known is None and path not in self.state.new_ids:  # the usual first sight: one statement
             return self._add_file(path, sid, kind, agent, c)
@@ -207,6 +222,67 @@ class Refresh:
         )  # fmt: skip
         self.stats.calls_upserted += len(calls)
 
+    # ---- one session at a time ------------------------------------------------------------------
+
+    @contextmanager
+    def isolated(self, sid: str, f: FileStat, kind: str) -> Iterator[None]:
+        """One session's writes under a SAVEPOINT: if the block raises (a value SQLite refuses, a bug met by
+        one odd file), they are rolled back, the session is skipped and `f` (its manifest) records why; the
+        rest of the refresh commits. SQLite's own operational errors (disk full, busy) end the refresh.
+        On success the session's rollup is settled at once, so nothing of it is held to the end."""
+        state, db = self.state, self.db
+        marks = (len(state.new_ids), len(state.ok))
+        db.execute("SAVEPOINT one_session")
+        try:
+            yield
+            if sid in state.touched:
+                self._rollup(sid, sid in self.sessions, state.touched[sid])
+        except Exception as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            db.execute("ROLLBACK TO one_session")
+            db.execute("RELEASE one_session")
+            self._undo(sid, *marks)
+            self._fault(sid, f, kind, f"could not be stored ({type(exc).__name__}: {exc}); session skipped")
+            return
+        db.execute("RELEASE one_session")
+        state.touched.pop(sid, None)
+        state.records.pop(sid, None)
+
+    def _undo(self, sid: str, new_ids: int, ok: int) -> None:
+        """Forget what the rolled-back block did to this refresh's bookkeeping."""
+        state = self.state
+        for d, mark in ((state.new_ids, new_ids), (state.ok, ok)):
+            for key in list(d)[mark:]:
+                del d[key]
+        state.touched.pop(sid, None)
+        state.records.pop(sid, None)
+        state.reordered.discard(sid)
+        state.with_metrics.discard(sid)
+
+    def _fault(self, sid: str, f: FileStat, kind: str, why: str) -> None:
+        log.warning("%s: %s", f.path, why)
+        self.stats.errors[f.path] = why
+        try:
+            with self._savepoint():
+                self._file_id(f.path, sid, kind)
+                self._failed(f, why)
+        except (ValueError, sqlite3.DatabaseError) as exc:  # not even the path is storable: in memory only
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            self.state.new_ids.pop(f.path, None)
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        self.db.execute("SAVEPOINT fault")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK TO fault")
+            raise
+        finally:
+            self.db.execute("RELEASE fault")
+
     # ---- the end --------------------------------------------------------------------------------
 
     def finish(self) -> None:
@@ -252,9 +328,8 @@ class Refresh:
 
     def _rollup(self, sid: str, known: bool, fallback_ms: int) -> None:
         """One call from the session's rollup while no message of it has metrics (rollup rows: seq -1)."""
-        has_metrics = (
-            sid in self.state.with_metrics
-            or self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
+        has_metrics = sid in self.state.with_metrics or (  # a session new to the ledger has no older calls
+            known and self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
         )
         _, rollup, file_id = self.state.records.get(sid, (None, None, 0))
         if has_metrics:

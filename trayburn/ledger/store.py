@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..cline.files import Checkpoint
-from ..sources.base import Known, Source
+from ..sources.base import Known, Plan, Source
 from ..sources.cline_cli import ClineCliSource
 from .queries import Queries
 from .refresh import Refresh
@@ -24,6 +24,8 @@ from .schema import busy_error, is_busy, open_ledger
 from .stats import RefreshStats
 
 ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
+SLICE_S = 1.0  # a long ingest commits about this often: killed mid-way, it resumes from the last commit
+CHECKPOINT_AFTER_BYTES = 32 * 10**6  # after reading this much, the write-ahead log is checkpointed and truncated
 
 
 class Ledger(Queries):
@@ -33,13 +35,15 @@ class Ledger(Queries):
         max_file_bytes: int = 256 * 10**6,
         busy_timeout_s: float = 30,
         clock: Callable[[], float] = time.monotonic,
+        wall_ns: Callable[[], int] = time.time_ns,
     ):
         """`busy_timeout_s`: how long to wait for another process's lock before raising LedgerBusy.
-        `clock` (seconds): times the full sweeps of the session folders (`files.scan`)."""
+        `clock` (seconds): times the full sweeps of the session folders (`files.scan`). `wall_ns`: the
+        epoch ns a file is read at, against its mtime (the racy-timestamp rule, `refresh.RACY_NS`)."""
         self.path = Path(path)
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_s = busy_timeout_s
-        self.clock = clock
+        self.clock, self.wall_ns = clock, wall_ns
         self.db, self.notice = open_ledger(self.path, busy_timeout_s)  # notice: set when it had to be rebuilt
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
         self._sources: dict[str, ClineCliSource] = {}  # by sessions folder: each keeps its listings
@@ -52,12 +56,22 @@ class Ledger(Queries):
 
     # ---- refresh -------------------------------------------------------------------------------
 
-    def refresh(self, source: Source | Path | str) -> RefreshStats:
+    def refresh(
+        self, source: Source | Path | str, since_ms: int | None = None, budget_s: float | None = None
+    ) -> RefreshStats:
         """Bring the ledger up to date with a source (a path: the Cline CLI's sessions folder there).
+
+        With neither argument, completely. `since_ms`: every session whose files changed since that moment
+        is read (the figures from then on are then exact), and the rest of what changed only for
+        `budget_s` more seconds (None: none); `stats.pending` says how many sessions were left for later.
+        Work is committed every SLICE_S, so an interrupted ingest resumes where it stopped.
         Thread-safe; other processes wait for the write lock (SQLite's) up to `busy_timeout_s`, then LedgerBusy."""
         chosen = self.cline_source(source) if isinstance(source, (str, os.PathLike)) else source
+        complete = since_ms is None and budget_s is None
+        ends = None if complete else time.perf_counter() + (budget_s or 0.0)
+        since_ns = None if since_ms is None else since_ms * 10**6
         with self._lock, self._busy_raises():
-            return self._refresh(chosen)
+            return self._refresh(chosen, since_ns, ends)
 
     def cline_source(self, sessions_dir: Path | str) -> ClineCliSource:
         """The Cline CLI source for this sessions folder, kept between refreshes (its listings are reused)."""
@@ -75,32 +89,51 @@ class Ledger(Queries):
                 raise busy_error(self.path, self.busy_timeout_s, exc) from exc
             raise
 
-    def _refresh(self, source: Source) -> RefreshStats:
+    def _refresh(self, source: Source, since_ns: int | None, ends: float | None) -> RefreshStats:
+        """Write transactions of about SLICE_S each until nothing is left or `ends` (perf_counter) passed."""
         started = time.perf_counter()
         stats = RefreshStats()
         seen = source.scan(self._ended)
         known = self._known_unless_unchanged()
-        if seen.listed and source.needs_work(known):
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
-                version, self._known_memo, self._ended_memo = self._data_version(), None, None
-                refresh = Refresh(self.db, known, stats, self.max_file_bytes, source.feed, source.origin)
-                source.ingest(refresh)
-                refresh.finish()
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            written = refresh.state.written
-            if len(written) < len(known) // 4:  # the usual poll: a few files changed
-                known.update(self._known(written))  # our own commit leaves data_version as it was
-                self._known_memo = (version, known)
+        while seen.listed and source.needs_work(known):
+            now = time.perf_counter()
+            until = now + SLICE_S if ends is None else min(now + SLICE_S, ends)
+            plan = Plan(since_ns, until)
+            known = self._write(source, plan, stats)
+            stats.pending = plan.deferred
+            since_ns = None  # what had to be read now was read in the first slice
+            if not plan.deferred or (ends is not None and time.perf_counter() >= ends):
+                break
+        if stats.bytes_read >= CHECKPOINT_AFTER_BYTES:  # a big ingest: give the write-ahead log back
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         stats.folders = seen.sessions
         stats.files_stat = seen.files
         stats.errors = {**seen.problems, **stats.errors}
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _write(self, source: Source, plan: Plan, stats: RefreshStats) -> dict[str, Known]:
+        """One write transaction of a refresh; what the ledger knows of its files after it."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
+            version, self._known_memo, self._ended_memo = self._data_version(), None, None
+            refresh = Refresh(
+                self.db, known, stats, self.max_file_bytes, source.feed, source.origin, plan, self.wall_ns
+            )
+            source.ingest(refresh)
+            refresh.finish()
+            self.db.execute("COMMIT")
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+        written = refresh.state.written
+        if len(written) < len(known) // 4:  # the usual poll: a few files changed
+            known.update(self._known(written))  # our own commit leaves data_version as it was
+            self._known_memo = (version, known)
+            return known
+        return self._known_unless_unchanged()
 
     def _data_version(self) -> int:
         return self.db.execute("PRAGMA data_version").fetchone()[0]
