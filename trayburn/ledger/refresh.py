@@ -264,9 +264,9 @@ class Refresh:
         log.warning("%s: %s", f.path, why)
         self.stats.errors[f.path] = why
         try:
-            with self._savepoint():
+            with self._savepoint():  # not remembered as bad: retried at every refresh (a fix may come)
                 self._file_id(f.path, sid, kind)
-                self._failed(f, why)
+                self._failed(f, why, remember=False)
         except (ValueError, sqlite3.DatabaseError) as exc:  # not even the path is storable: in memory only
             if isinstance(exc, sqlite3.OperationalError):
                 raise

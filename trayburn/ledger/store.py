@@ -36,14 +36,16 @@ class Ledger(Queries):
         busy_timeout_s: float = 30,
         clock: Callable[[], float] = time.monotonic,
         wall_ns: Callable[[], int] = time.time_ns,
+        slice_s: float = SLICE_S,
     ):
         """`busy_timeout_s`: how long to wait for another process's lock before raising LedgerBusy.
         `clock` (seconds): times the full sweeps of the session folders (`files.scan`). `wall_ns`: the
-        epoch ns a file is read at, against its mtime (the racy-timestamp rule, `refresh.RACY_NS`)."""
+        epoch ns a file is read at, against its mtime (the racy-timestamp rule, `refresh.RACY_NS`).
+        `slice_s`: how long one write transaction of a long ingest runs before it commits."""
         self.path = Path(path)
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_s = busy_timeout_s
-        self.clock, self.wall_ns = clock, wall_ns
+        self.clock, self.wall_ns, self.slice_s = clock, wall_ns, slice_s
         self.db, self.notice = open_ledger(self.path, busy_timeout_s)  # notice: set when it had to be rebuilt
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
         self._sources: dict[str, ClineCliSource] = {}  # by sessions folder: each keeps its listings
@@ -63,15 +65,15 @@ class Ledger(Queries):
 
         With neither argument, completely. `since_ms`: every session whose files changed since that moment
         is read (the figures from then on are then exact), and the rest of what changed only for
-        `budget_s` more seconds (None: none); `stats.pending` says how many sessions were left for later.
-        Work is committed every SLICE_S, so an interrupted ingest resumes where it stopped.
+        `budget_s` more seconds (None or 0: none; above 0, at least one session); `stats.pending` says how
+        many were left for later. Work is committed every `slice_s`, so an interrupted ingest resumes.
         Thread-safe; other processes wait for the write lock (SQLite's) up to `busy_timeout_s`, then LedgerBusy."""
         chosen = self.cline_source(source) if isinstance(source, (str, os.PathLike)) else source
         complete = since_ms is None and budget_s is None
         ends = None if complete else time.perf_counter() + (budget_s or 0.0)
         since_ns = None if since_ms is None else since_ms * 10**6
         with self._lock, self._busy_raises():
-            return self._refresh(chosen, since_ns, ends)
+            return self._refresh(chosen, since_ns, ends, budget_s)
 
     def cline_source(self, sessions_dir: Path | str) -> ClineCliSource:
         """The Cline CLI source for this sessions folder, kept between refreshes (its listings are reused)."""
@@ -89,7 +91,9 @@ class Ledger(Queries):
                 raise busy_error(self.path, self.busy_timeout_s, exc) from exc
             raise
 
-    def _refresh(self, source: Source, since_ns: int | None, ends: float | None) -> RefreshStats:
+    def _refresh(
+        self, source: Source, since_ns: int | None, ends: float | None, budget_s: float | None
+    ) -> RefreshStats:
         """Write transactions of about SLICE_S each until nothing is left or `ends` (perf_counter) passed."""
         started = time.perf_counter()
         stats = RefreshStats()
@@ -97,8 +101,8 @@ class Ledger(Queries):
         known = self._known_unless_unchanged()
         while seen.listed and source.needs_work(known):
             now = time.perf_counter()
-            until = now + SLICE_S if ends is None else min(now + SLICE_S, ends)
-            plan = Plan(since_ns, until)
+            until = now + self.slice_s if ends is None else min(now + self.slice_s, ends)
+            plan = Plan(since_ns, until, least=1 if budget_s else 0)
             known = self._write(source, plan, stats)
             stats.pending = plan.deferred
             since_ns = None  # what had to be read now was read in the first slice

@@ -103,13 +103,15 @@ class Plan:
 
     since_ns: int | None = None  # epoch ns; None: nothing is urgent
     until: float | None = None
+    least: int = 0  # sessions read whatever the deadline (a slice of history always makes progress)
     deferred: int = 0  # sessions left for a later transaction
 
     def defer(self, newest_mtime_ns: int) -> bool:
         """Whether to leave a changed session whose newest file has this mtime for later (counted)."""
         if self.since_ns is not None and newest_mtime_ns >= self.since_ns:
             return False
-        if self.until is None or time.perf_counter() < self.until:
+        if self.least > 0 or self.until is None or time.perf_counter() < self.until:
+            self.least -= 1
             return False
         self.deferred += 1
         return True
