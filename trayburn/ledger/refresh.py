@@ -11,8 +11,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..cline import files as cf
@@ -28,6 +27,14 @@ NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkp
 # which no stat gives, so the file is read again at the next refresh (and trusted then, once it is older).
 RACY_NS = cf.RACY_NS
 UNTRUSTED_MTIME = -1
+
+
+class SessionFault(Exception):
+    """One session could not be written; the ledger redoes the transaction without it."""
+
+    def __init__(self, sid: str, why: str):
+        super().__init__(why)
+        self.sid, self.why = sid, why
 
 
 @dataclass
@@ -224,62 +231,40 @@ class Refresh:
 
     # ---- one session at a time ------------------------------------------------------------------
 
-    @contextmanager
-    def isolated(self, sid: str, f: FileStat, kind: str) -> Iterator[None]:
-        """One session's writes under a SAVEPOINT: if the block raises (a value SQLite refuses, a bug met by
-        one odd file), they are rolled back, the session is skipped and `f` (its manifest) records why; the
-        rest of the refresh commits. SQLite's own operational errors (disk full, busy) end the refresh.
-        On success the session's rollup is settled at once, so nothing of it is held to the end."""
-        state, db = self.state, self.db
-        marks = (len(state.new_ids), len(state.ok))
-        db.execute("SAVEPOINT one_session")
+    def guard(self, sid: str, f: FileStat, kind: str, read: Callable[[], None]) -> None:
+        """Run `read` (one session's reads and writes). If it raises (a value SQLite refuses, a bug met by one
+        odd file), the transaction is abandoned with a SessionFault: the ledger rolls it back and runs it
+        again with this session in `plan.faults`, when it is skipped and `f` (its manifest) records why; the
+        rest commits. No SAVEPOINT on the usual path (one per session doubles a cold ingest's writes).
+        SQLite's own operational errors (disk full, busy) end the refresh. After a good read the session's
+        rollup is settled at once, so nothing of it is held to the end of the refresh."""
+        why = self.plan.faults.get(sid)
+        if why is not None:
+            self._fault(sid, f, kind, why)
+            return
         try:
-            yield
-            if sid in state.touched:
-                self._rollup(sid, sid in self.sessions, state.touched[sid])
+            read()
+            if sid in self.state.touched:
+                self._rollup(sid, sid in self.sessions, self.state.touched[sid])
         except Exception as exc:
             if isinstance(exc, sqlite3.OperationalError):
                 raise
-            db.execute("ROLLBACK TO one_session")
-            db.execute("RELEASE one_session")
-            self._undo(sid, *marks)
-            self._fault(sid, f, kind, f"could not be stored ({type(exc).__name__}: {exc}); session skipped")
-            return
-        db.execute("RELEASE one_session")
-        state.touched.pop(sid, None)
-        state.records.pop(sid, None)
-
-    def _undo(self, sid: str, new_ids: int, ok: int) -> None:
-        """Forget what the rolled-back block did to this refresh's bookkeeping."""
-        state = self.state
-        for d, mark in ((state.new_ids, new_ids), (state.ok, ok)):
-            for key in list(d)[mark:]:
-                del d[key]
-        state.touched.pop(sid, None)
-        state.records.pop(sid, None)
-        state.reordered.discard(sid)
-        state.with_metrics.discard(sid)
+            raise SessionFault(sid, f"could not be stored ({type(exc).__name__}: {exc}); session skipped") from exc
+        self.state.touched.pop(sid, None)
+        self.state.records.pop(sid, None)
 
     def _fault(self, sid: str, f: FileStat, kind: str, why: str) -> None:
         log.warning("%s: %s", f.path, why)
         self.stats.errors[f.path] = why
-        try:
-            with self._savepoint():  # not remembered as bad: retried at every refresh (a fix may come)
-                self._file_id(f.path, sid, kind)
-                self._failed(f, why, remember=False)
+        self.db.execute("SAVEPOINT fault")
+        try:  # not remembered as bad: retried at every refresh (a fix may come)
+            self._file_id(f.path, sid, kind)
+            self._failed(f, why, remember=False)
         except (ValueError, sqlite3.DatabaseError) as exc:  # not even the path is storable: in memory only
+            self.db.execute("ROLLBACK TO fault")
+            self.state.new_ids.pop(f.path, None)
             if isinstance(exc, sqlite3.OperationalError):
                 raise
-            self.state.new_ids.pop(f.path, None)
-
-    @contextmanager
-    def _savepoint(self) -> Iterator[None]:
-        self.db.execute("SAVEPOINT fault")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK TO fault")
-            raise
         finally:
             self.db.execute("RELEASE fault")
 

@@ -13,13 +13,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from ..cline.files import Checkpoint
 from ..sources.base import Known, Plan, Source
 from ..sources.cline_cli import ClineCliSource
 from .queries import Queries
-from .refresh import Refresh
+from .refresh import Refresh, SessionFault
 from .schema import busy_error, is_busy, open_ledger
 from .stats import RefreshStats
 
@@ -99,10 +100,11 @@ class Ledger(Queries):
         stats = RefreshStats()
         seen = source.scan(self._ended)
         known = self._known_unless_unchanged()
+        faults: dict[str, str] = {}  # sessions that raised in this refresh: skipped in its later slices
         while seen.listed and source.needs_work(known):
             now = time.perf_counter()
             until = now + self.slice_s if ends is None else min(now + self.slice_s, ends)
-            plan = Plan(since_ns, until, least=1 if budget_s else 0)
+            plan = Plan(since_ns, until, least=1 if budget_s else 0, faults=faults)
             known = self._write(source, plan, stats)
             stats.pending = plan.deferred
             since_ns = None  # what had to be read now was read in the first slice
@@ -117,21 +119,30 @@ class Ledger(Queries):
         return stats
 
     def _write(self, source: Source, plan: Plan, stats: RefreshStats) -> dict[str, Known]:
-        """One write transaction of a refresh; what the ledger knows of its files after it."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
-            version, self._known_memo, self._ended_memo = self._data_version(), None, None
-            refresh = Refresh(
-                self.db, known, stats, self.max_file_bytes, source.feed, source.origin, plan, self.wall_ns
-            )
-            source.ingest(refresh)
-            refresh.finish()
-            self.db.execute("COMMIT")
-        except BaseException:
-            if self.db.in_transaction:
+        """One write transaction of a refresh (done again without a session that raised: `Refresh.guard`);
+        what the ledger knows of its files after it."""
+        while True:
+            before = replace(stats, errors=dict(stats.errors))
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
+                version, self._known_memo, self._ended_memo = self._data_version(), None, None
+                refresh = Refresh(
+                    self.db, known, stats, self.max_file_bytes, source.feed, source.origin, plan, self.wall_ns
+                )
+                source.ingest(refresh)
+                refresh.finish()
+                self.db.execute("COMMIT")
+                break
+            except SessionFault as fault:  # done again, that session skipped (and recorded as a problem)
                 self.db.execute("ROLLBACK")
-            raise
+                plan.faults[fault.sid] = fault.why
+                plan.deferred = 0
+                stats.__dict__.update(before.__dict__)
+            except BaseException:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise
         written = refresh.state.written
         if len(written) < len(known) // 4:  # the usual poll: a few files changed
             known.update(self._known(written))  # our own commit leaves data_version as it was

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Container, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -105,6 +104,7 @@ class Plan:
     until: float | None = None
     least: int = 0  # sessions read whatever the deadline (a slice of history always makes progress)
     deferred: int = 0  # sessions left for a later transaction
+    faults: dict[str, str] = field(default_factory=dict)  # sessions to skip, with why (see `Writer.guard`)
 
     def defer(self, newest_mtime_ns: int) -> bool:
         """Whether to leave a changed session whose newest file has this mtime for later (counted)."""
@@ -133,8 +133,8 @@ class Writer(Protocol):
     def has_session(self, sid: str) -> bool: ...
     def good_checkpoint(self, path: str) -> Checkpoint | None: ...
     def path_of_kind(self, sid: str, kind: str) -> str | None: ...
-    def isolated(self, sid: str, f: FileStat, kind: str) -> AbstractContextManager[None]:
-        """Writes in the block are undone if it raises; the session is then skipped and `f` records why."""
+    def guard(self, sid: str, f: FileStat, kind: str, read: Callable[[], None]) -> None:
+        """Run one session's `read`; if it raises, its writes are undone, it is skipped and `f` records why."""
         ...
 
 

@@ -113,8 +113,7 @@ class _Ingest:
             if w.plan.defer(newest):
                 self._note(folder)  # still there: its known files are not gone, its session not removed
                 continue
-            with w.isolated(folder.session_id, folder.manifest, MANIFEST):
-                self._folder(folder)
+            w.guard(folder.session_id, folder.manifest, MANIFEST, lambda f=folder: self._folder(f))
 
     def _note(self, folder: cf.Folder) -> None:
         w = self.w
