@@ -14,9 +14,8 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Annotated, Any
-
-import msgspec
+from types import ModuleType
+from typing import Any
 
 
 class ParseError(ValueError):
@@ -29,51 +28,8 @@ MAX_COST = 10_000.0  # USD: above this a reported cost for one call is garbage (
 MIN_MS = 86_400_000  # 1970-01-02T00:00:00Z
 MAX_MS = 32_503_680_000_000 - 1  # 2999-12-31T23:59:59.999Z
 
-# ---- typed fast path: only the fields we use are decoded; the rest is skipped -------------------
-# The decoder also checks the values the rules care about. A document that does not fit (a message with
-# another role, metrics that are not an object, a token count that is not a sane integer, a negative
-# cost, …) goes whole to the generic path, which applies the same rules to any valid JSON.
-
-_Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKENS)]
-_Cost = Annotated[float, msgspec.Meta(ge=0, le=MAX_COST)]
-
-
-class _Block(msgspec.Struct):
-    type: Any = None
-    name: Any = None
-
-
-class _Metrics(msgspec.Struct):
-    inputTokens: _Count | None = None
-    outputTokens: _Count | None = None
-    cacheReadTokens: _Count | None = None
-    cacheWriteTokens: _Count | None = None
-    cost: _Cost | None = None
-
-
-class _ModelInfo(msgspec.Struct):
-    id: Any = None
-    provider: Any = None
-
-
-class _Assistant(msgspec.Struct, tag_field="role", tag="assistant"):
-    id: Any = None
-    ts: Any = None
-    modelInfo: _ModelInfo | None = None
-    metrics: _Metrics | None = None
-    content: str | list[_Block] | None = None
-
-
-class _User(msgspec.Struct, tag_field="role", tag="user"):
-    """Never a call: its content (tool results, often most of the file) is skipped unread."""
-
-
-class _MessagesDoc(msgspec.Struct):
-    agent: Any = None
-    messages: list[_Assistant | _User] = []
-
-
-_fast = msgspec.json.Decoder(_MessagesDoc | list[_Assistant | _User])
+# The typed fast path (msgspec structs decoding only the fields used) lives in typed.py, imported at the first
+# parse: a refresh that finds nothing changed never pays for msgspec.
 
 
 @dataclass(slots=True)
@@ -183,12 +139,12 @@ def _iso_ms(text: str) -> int | None:
         return None
 
 
-def _tool_names(content: Any) -> tuple[str, ...]:
+def _tool_names(content: Any, block_type: type | None = None) -> tuple[str, ...]:
     if not isinstance(content, list):
         return ()
     names = []
     for block in content:
-        if type(block) is _Block:
+        if type(block) is block_type:
             kind, name = block.type, block.name
         elif isinstance(block, dict):
             kind, name = block.get("type"), block.get("name")
@@ -213,9 +169,11 @@ def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float 
 
 
 def _calls(messages: list, session_id: str) -> list[Call]:
+    typed = _typed()
+    assistant, block = typed.Assistant, typed.Block
     calls = []
     for index, m in enumerate(messages):
-        if type(m) is _Assistant:  # the typed fast path: values already checked by the decoder
+        if type(m) is assistant:  # the typed fast path: values already checked by the decoder
             metrics, info = m.metrics, m.modelInfo
             if metrics is None:
                 continue
@@ -240,7 +198,9 @@ def _calls(messages: list, session_id: str) -> list[Call]:
         if any(tokens) or cost or note:
             key = _key(mid if isinstance(mid, str) and mid else f"{session_id}:{index}")
             calls.append(
-                Call(key, index, to_ms(ts), _str(model), *tokens, cost, _tool_names(content), note, _str(provider))
+                Call(
+                    key, index, to_ms(ts), _str(model), *tokens, cost, _tool_names(content, block), note, _str(provider)
+                )
             )
     return calls
 
@@ -270,11 +230,12 @@ def _key(value: str) -> str:
 
 def parse_messages(data: bytes, session_id: str) -> Messages:
     """A `*.messages.json` document (or Cline's older bare array) → its calls."""
+    typed = _typed()
     try:
-        doc = _fast.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        doc = typed.messages.decode(data)
+    except (typed.DecodeError, typed.ValidationError, RecursionError):
         doc = _slow(data)
-    if isinstance(doc, _MessagesDoc):
+    if isinstance(doc, typed.MessagesDoc):
         agent = _text(doc.agent) if isinstance(doc.agent, str) else "lead"
         return Messages(agent, _calls(doc.messages, session_id))
     if isinstance(doc, dict):
@@ -312,9 +273,10 @@ def _describe(data: bytes, exc: Exception) -> str:
 
 def parse_manifest(data: bytes) -> Manifest:
     """A session manifest `<id>.json` → what we keep of it. Raises ParseError if not a JSON object."""
-    try:
-        doc = msgspec.json.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+    typed = _typed()
+    try:  # the fields used, as they are (checked below); the rest skipped
+        doc = _fields(typed.manifest.decode(data))
+    except (typed.DecodeError, typed.ValidationError, RecursionError):
         doc = _slow(data)  # valid JSON msgspec refuses (1e400) still parses; the rest raises ParseError
     if not isinstance(doc, dict):
         raise ParseError("not a JSON object")
@@ -346,6 +308,17 @@ def _rollup(usage: Any, session_id: str) -> Call | None:
     if not (any(tokens) or cost or note):
         return None
     return Call(f"{session_id}:rollup", -1, None, None, *tokens, cost, (), note)
+
+
+def _typed() -> ModuleType:
+    from . import typed  # (msgspec, at the first parse)
+
+    return typed
+
+
+def _fields(doc: Any) -> dict[str, Any]:
+    """A decoded manifest struct as the dict of its fields (what the generic path gives)."""
+    return {name: getattr(doc, name) for name in doc.__struct_fields__}
 
 
 def _str(value: Any) -> str | None:
