@@ -274,8 +274,8 @@ def _describe(data: bytes, exc: Exception) -> str:
 def parse_manifest(data: bytes) -> Manifest:
     """A session manifest `<id>.json` → what we keep of it. Raises ParseError if not a JSON object."""
     typed = _typed()
-    try:  # the fields used, as they are (checked below); the rest skipped
-        doc = _fields(typed.manifest.decode(data))
+    try:  # untyped: a typed struct would skip unknown fields unchecked (invalid UTF-8 in them passes)
+        doc = typed.manifest.decode(data)
     except (typed.DecodeError, typed.ValidationError, RecursionError):
         doc = _slow(data)  # valid JSON msgspec refuses (1e400) still parses; the rest raises ParseError
     if not isinstance(doc, dict):
@@ -314,11 +314,6 @@ def _typed() -> ModuleType:
     from . import typed  # (msgspec, at the first parse)
 
     return typed
-
-
-def _fields(doc: Any) -> dict[str, Any]:
-    """A decoded manifest struct as the dict of its fields (what the generic path gives)."""
-    return {name: getattr(doc, name) for name in doc.__struct_fields__}
 
 
 def _str(value: Any) -> str | None:

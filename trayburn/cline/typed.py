@@ -56,22 +56,5 @@ class MessagesDoc(msgspec.Struct):
     messages: list[Assistant | _User] = []
 
 
-class ManifestDoc(msgspec.Struct):
-    """A manifest's fields that parse_manifest reads, each as it is in the file (checked there)."""
-
-    session_id: Any = None
-    started_at: Any = None
-    ended_at: Any = None
-    status: Any = None
-    prompt: Any = None
-    cwd: Any = None
-    workspace_root: Any = None
-    model: Any = None
-    provider: Any = None
-    source: Any = None
-    messages_path: Any = None
-    metadata: Any = None
-
-
 messages = msgspec.json.Decoder(MessagesDoc | list[Assistant | _User])
-manifest = msgspec.json.Decoder(ManifestDoc)
+manifest = msgspec.json.Decoder()  # a manifest is small: decoded whole, so all of it must be valid JSON

@@ -143,12 +143,17 @@ class Ledger(Queries):
                 if self.db.in_transaction:
                     self.db.execute("ROLLBACK")
                 raise
-        written = refresh.state.written
-        if len(written) < len(known) // 4:  # the usual poll: a few files changed
-            known.update(self._known(written))  # our own commit leaves data_version as it was
-            self._known_memo = (version, known)
-            return known
-        return self._known_unless_unchanged()
+        # Brought up to date in place (our own commit leaves data_version as it was): the rows this transaction
+        # added in one read by id, the others it wrote one by one (a full reload would hold two copies at once).
+        new_ids, written = refresh.state.new_ids, refresh.state.written
+        others = [p for p in written if p not in new_ids]
+        if len(others) >= max(len(known) // 4, 1000):  # most rows rewritten (a copied folder): read them all
+            return self._known_unless_unchanged()
+        if new_ids:
+            known.update(self._known(since_id=min(new_ids.values())))
+        known.update(self._known(others))
+        self._known_memo = (version, known)
+        return known
 
     def _data_version(self) -> int:
         return self.db.execute("PRAGMA data_version").fetchone()[0]
@@ -170,13 +175,15 @@ class Ledger(Queries):
             self._known_memo = (version, self._known())
         return self._known_memo[1]
 
-    def _known(self, paths: set[str] | None = None) -> dict[str, Known]:
-        """What the ledger knows of every file (or of these paths)."""
+    def _known(self, paths: list[str] | None = None, since_id: int | None = None) -> dict[str, Known]:
+        """What the ledger knows of every file (or of these paths, or of the rows from this id on)."""
         sql = (
             "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id, origin,"
             " feed FROM files"
         )
-        if paths is None:
+        if since_id is not None:
+            rows = self.db.execute(sql + " WHERE id>=?", (since_id,)).fetchall()
+        elif paths is None:
             rows = self.db.execute(sql).fetchall()
         else:
             rows = [row for path in paths for row in self.db.execute(sql + " WHERE path=?", (path,))]
