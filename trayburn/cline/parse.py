@@ -145,7 +145,7 @@ def _tool_names(content: Any, block_type: type | None = None) -> tuple[str, ...]
     names = []
     for block in content:
         if type(block) is block_type:
-            kind, name = block.type, block.name
+            kind, name = getattr(block, "type", None), getattr(block, "name", None)
         elif isinstance(block, dict):
             kind, name = block.get("type"), block.get("name")
         else:

@@ -11,10 +11,11 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from sys import intern
 
 from ..cline.files import Checkpoint
 from ..sources.base import Known, Plan, Source
@@ -181,25 +182,14 @@ class Ledger(Queries):
             "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id, origin,"
             " feed FROM files"
         )
+        rows: Iterable[tuple]
         if since_id is not None:
-            rows = self.db.execute(sql + " WHERE id>=?", (since_id,)).fetchall()
+            rows = self.db.execute(sql + " WHERE id>=?", (since_id,))
         elif paths is None:
-            rows = self.db.execute(sql).fetchall()
+            rows = self.db.execute(sql)  # row by row: never every row at once beside the dict
         else:
             rows = [row for path in paths for row in self.db.execute(sql + " WHERE path=?", (path,))]
-        return {
-            r[0]: Known(
-                Checkpoint(r[1], r[2], r[3]) if r[1] is not None else None,
-                Checkpoint(r[4], r[5], r[6]) if r[4] is not None else None,
-                bool(r[7]),
-                r[8],
-                r[9],
-                r[10],
-                r[11],
-                r[12],
-            )
-            for r in rows
-        }
+        return {r[0]: _known_row(r) for r in rows}
 
     # ---- reads ---------------------------------------------------------------------------------
 
@@ -212,3 +202,17 @@ class Ledger(Queries):
         never in the middle of a refresh (its figures would be half-settled)."""
         with self._lock, self._busy_raises():
             return self.db.execute(sql, params).fetchall()
+
+
+def _known_row(r: tuple) -> Known:
+    """A files row as `Known`; its repeated strings shared (a memo of 40,000 files then holds one copy each)."""
+    return Known(
+        Checkpoint(r[1], r[2], r[3]) if r[1] is not None else None,
+        Checkpoint(r[4], r[5], r[6]) if r[4] is not None else None,
+        bool(r[7]),
+        intern(r[8]),
+        intern(r[9]),
+        r[10],
+        r[11] if r[11] is None else intern(r[11]),
+        intern(r[12]),
+    )

@@ -5,6 +5,7 @@ layout (with another `source` in the manifest) come through here too."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Container, Mapping
 from functools import cached_property
@@ -113,7 +114,7 @@ class _Ingest:
             if w.plan.defer(newest):
                 self._note(folder)  # still there: its known files are not gone, its session not removed
                 continue
-            w.guard(folder.session_id, folder.manifest, MANIFEST, lambda f=folder: self._folder(f))
+            w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
 
     def _note(self, folder: cf.Folder) -> None:
         w = self.w
