@@ -117,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         return Exit.OK
     except (TrayburnError, st.SettingsError, OSError, sqlite3.Error) as exc:
         return _fail(as_error(exc), as_json)
+    finally:
+        while _OPENED:  # the ledger closed when the command ends, not whenever its engine is collected
+            _OPENED.pop().close()
 
 
 def as_error(exc: Exception) -> TrayburnError:
@@ -143,6 +146,7 @@ def _fail(err: TrayburnError, as_json: bool) -> int:
 # A command that needs the figures from one day on reads the sessions that changed since first, then the
 # rest of a cold ledger's history for this long (the next command continues it).
 HISTORY_SLICE_S = 0.1
+_OPENED: list[Any] = []  # engines a command opened, closed when it ends (`main`)
 
 
 def _engine(args: argparse.Namespace, refresh: bool = True, since: date | None = None) -> Any:
@@ -150,6 +154,7 @@ def _engine(args: argparse.Namespace, refresh: bool = True, since: date | None =
     from .engine import Engine
 
     engine = Engine(args.config, args.state_dir)
+    _OPENED.append(engine)
     if engine.ledger.notice:
         print(f"trayburn: {engine.ledger.notice}", file=sys.stderr)
     if refresh and since is not None:
