@@ -139,14 +139,13 @@ def _iso_ms(text: str) -> int | None:
         return None
 
 
-def _tool_names(content: Any, block_type: type | None = None) -> tuple[str, ...]:
+def _tool_names(content: Any) -> tuple[str, ...]:
+    """Tool names of a generic (dict) message's content blocks."""
     if not isinstance(content, list):
         return ()
     names = []
     for block in content:
-        if type(block) is block_type:
-            kind, name = getattr(block, "type", None), getattr(block, "name", None)
-        elif isinstance(block, dict):
+        if isinstance(block, dict):
             kind, name = block.get("type"), block.get("name")
         else:
             continue
@@ -170,39 +169,61 @@ def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float 
 
 def _calls(messages: list, session_id: str) -> list[Call]:
     typed = _typed()
-    assistant, block = typed.Assistant, typed.Block
+    assistant = typed.Assistant
     calls = []
     for index, m in enumerate(messages):
         if type(m) is assistant:  # the typed fast path: values already checked by the decoder
-            metrics, info = m.metrics, m.modelInfo
-            if metrics is None:
-                continue
-            tokens = (
-                metrics.inputTokens or 0,
-                metrics.outputTokens or 0,
-                metrics.cacheReadTokens or 0,
-                metrics.cacheWriteTokens or 0,
-            )
-            cost, note = metrics.cost, None
-            model, provider = (info.id, info.provider) if info is not None else (None, None)
-            mid, ts, content = m.id, m.ts, m.content
-        elif isinstance(m, dict):  # the generic path
-            metrics, info = m.get("metrics"), m.get("modelInfo")
-            if m.get("role") != "assistant" or not isinstance(metrics, dict):
-                continue
-            tokens, cost, note = _usage(metrics.get, "cost")
-            model, provider = (info.get("id"), info.get("provider")) if isinstance(info, dict) else (None, None)
-            mid, ts, content = m.get("id"), m.get("ts"), m.get("content")
-        else:
+            if m.metrics is not None:
+                call = _typed_call(m, index, session_id)
+                if call is not None:
+                    calls.append(call)
+            continue
+        if not isinstance(m, dict):
             continue  # a user message, or not an object: no call, but it keeps its index
+        metrics, info = m.get("metrics"), m.get("modelInfo")  # the generic path
+        if m.get("role") != "assistant" or not isinstance(metrics, dict):
+            continue
+        tokens, cost, note = _usage(metrics.get, "cost")
         if any(tokens) or cost or note:
+            model, provider = (info.get("id"), info.get("provider")) if isinstance(info, dict) else (None, None)
+            mid = m.get("id")
             key = _key(mid if isinstance(mid, str) and mid else f"{session_id}:{index}")
-            calls.append(
-                Call(
-                    key, index, to_ms(ts), _str(model), *tokens, cost, _tool_names(content, block), note, _str(provider)
-                )
-            )
+            tools = _tool_names(m.get("content"))
+            calls.append(Call(key, index, to_ms(m.get("ts")), _str(model), *tokens, cost, tools, note, _str(provider)))
     return calls
+
+
+def _typed_call(m: Any, index: int, session_id: str) -> Call | None:
+    """One typed assistant message's call (the rules of the generic path, the common values decided first)."""
+    metrics = m.metrics
+    i, o = metrics.inputTokens or 0, metrics.outputTokens or 0
+    cr, cw, cost = metrics.cacheReadTokens or 0, metrics.cacheWriteTokens or 0, metrics.cost
+    if not (i or o or cr or cw or cost):
+        return None
+    info, mid, ts, content = m.modelInfo, m.id, m.ts, m.content
+    model, provider = (info.id, info.provider) if info is not None else (None, None)
+    key = (
+        mid
+        if type(mid) is str and mid.isascii() and mid
+        else _key(mid if isinstance(mid, str) and mid else f"{session_id}:{index}")
+    )
+    tools: tuple[str, ...] = ()
+    if type(content) is list:  # of typed blocks
+        tools = tuple(_text(b.name) for b in content if b.type == "tool_use" and type(b.name) is str)
+    return Call(
+        key,
+        index,
+        ts if type(ts) is int and 1e12 <= ts <= MAX_MS else to_ms(ts),
+        model if type(model) is str and model.isascii() and model.strip() else _str(model),
+        i,
+        o,
+        cr,
+        cw,
+        cost,
+        tools,
+        None,
+        provider if type(provider) is str and provider.isascii() and provider.strip() else _str(provider),
+    )
 
 
 def _text(value: str) -> str:
