@@ -46,6 +46,7 @@ class RefreshState:
     records: dict[str, tuple[SessionRecord, Call | None, int]] = field(default_factory=dict)  # (rollup, file id)
     with_metrics: set[str] = field(default_factory=set)  # sessions given calls from messages
     new_ids: dict[str, int] = field(default_factory=dict)  # files rows added
+    added: dict[str, Known] = field(default_factory=dict)  # rows added with a good read, as `Known` (see `known_added`)
     ok: dict[str, Checkpoint] = field(default_factory=dict)  # files read and parsed: their new checkpoint
     written: set[str] = field(default_factory=set)  # paths whose files row was written
     seen: set[str] = field(default_factory=set)  # paths the source still has
@@ -96,6 +97,8 @@ class Refresh:
             return None
         try:
             data, ckpt = cf.read(f.path, self.max_file_bytes)
+            if ckpt == f.checkpoint:
+                ckpt = f.checkpoint  # one object for the scan's and the ledger's memo (a cold ingest holds both)
         except cf.FileProblem as exc:  # not remembered as bad: retried at every refresh (no bytes read)
             self._file_id(f.path, sid, kind)
             self._failed(f, str(exc), remember=False)
@@ -110,6 +113,7 @@ class Refresh:
         self._failed(f, why)
 
     def _failed(self, f: FileStat, why: str, remember: bool = True) -> None:
+        self.state.added.pop(f.path, None)
         self.stats.errors[f.path] = why
         self.state.written.add(f.path)
         c = tuple(f.checkpoint) if remember else NO_CHECKPOINT
@@ -133,6 +137,8 @@ class Refresh:
         )
         file_id = cursor.lastrowid or 0
         self.state.new_ids[path] = file_id
+        if isinstance(c, Checkpoint):  # exactly the row `Ledger._known` would read back
+            self.state.added[path] = Known(c, None, False, kind, sid, file_id, self.origin, self.feed)
         return file_id
 
     def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int:

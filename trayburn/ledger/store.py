@@ -145,13 +145,13 @@ class Ledger(Queries):
                     self.db.execute("ROLLBACK")
                 raise
         # Brought up to date in place (our own commit leaves data_version as it was): the rows this transaction
-        # added in one read by id, the others it wrote one by one (a full reload would hold two copies at once).
-        new_ids, written = refresh.state.new_ids, refresh.state.written
-        others = [p for p in written if p not in new_ids]
+        # added with a good read as it built them (sharing the scan's strings and checkpoints), the others it
+        # wrote read back one by one (a full reload would hold two copies of the memo at once).
+        added, written = refresh.state.added, refresh.state.written
+        others = [p for p in written if p not in added]
         if len(others) >= max(len(known) // 4, 1000):  # most rows rewritten (a copied folder): read them all
             return self._known_unless_unchanged()
-        if new_ids:
-            known.update(self._known(since_id=min(new_ids.values())))
+        known.update(added)
         known.update(self._known(others))
         self._known_memo = (version, known)
         return known
@@ -176,16 +176,14 @@ class Ledger(Queries):
             self._known_memo = (version, self._known())
         return self._known_memo[1]
 
-    def _known(self, paths: list[str] | None = None, since_id: int | None = None) -> dict[str, Known]:
-        """What the ledger knows of every file (or of these paths, or of the rows from this id on)."""
+    def _known(self, paths: list[str] | None = None) -> dict[str, Known]:
+        """What the ledger knows of every file (or of these paths)."""
         sql = (
             "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id, origin,"
             " feed FROM files"
         )
         rows: Iterable[tuple]
-        if since_id is not None:
-            rows = self.db.execute(sql + " WHERE id>=?", (since_id,))
-        elif paths is None:
+        if paths is None:
             rows = self.db.execute(sql)  # row by row: never every row at once beside the dict
         else:
             rows = [row for path in paths for row in self.db.execute(sql + " WHERE path=?", (path,))]
