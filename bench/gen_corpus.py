@@ -22,7 +22,7 @@ import sys
 import time
 import uuid
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import msgspec
@@ -126,6 +126,8 @@ class Params:
     calls: int
     seed: int = 1
     version: int = GENERATOR_VERSION
+    today_share: float = 0.0  # > 0: that share of the sessions runs today (see `generate`)
+    day: str = ""  # the local day "today" was when such a corpus was made
 
 
 # ---- text pools (built once; tool results pick from them) --------------------------------------------
@@ -187,6 +189,7 @@ def _num(x: float) -> float | int:
 class SessionWriter:
     def __init__(self, pool: dict, sessions_dir: Path, calls: int):
         self.pool, self.dir, self.calls = pool, sessions_dir, calls
+        self.dated = False  # set each file's mtime just after its session's last call
         self.expected = Expected()
         self.recent: list[tuple[str, list]] = []  # (sid, lead messages) of recent sessions, for forks
 
@@ -461,6 +464,8 @@ class SessionWriter:
             if i == 0:
                 assert data == (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode(), "format drifted"
             path.write_bytes(data)
+            if self.dated:  # as Cline leaves it: written last just after its last call
+                os.utime(path, ns=((end + 1000) * 10**6,) * 2)
             e.files += 1
             e.bytes += len(data)
         self.recent = (self.recent + [(sid, msgs)])[-50:]
@@ -478,8 +483,12 @@ def sessions_dir(out: Path) -> Path:
     return Path(out) / "data" / "sessions"
 
 
-def generate(out: Path, sessions: int, calls: int, seed: int = 1) -> Expected:
-    """Write the corpus into OUT (replacing what was there) and return what it holds."""
+def generate(out: Path, sessions: int, calls: int, seed: int = 1, today_share: float = 0.0) -> Expected:
+    """Write the corpus into OUT (replacing what was there) and return what it holds.
+
+    `today_share` > 0: that share of the sessions starts today (local time, before now) and the rest over
+    the 60 days before today, and each file's mtime is set just after its session's last call, as Cline
+    would have left it (a corpus for `today` first; see bench_cold.py)."""
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
@@ -487,10 +496,22 @@ def generate(out: Path, sessions: int, calls: int, seed: int = 1) -> Expected:
     target.mkdir(parents=True)
     writer = SessionWriter(_pool(random.Random(seed)), target, calls)
     rng = random.Random(f"{seed}:starts")
-    starts = sorted(rng.randrange(END_MS - SPAN_MS, END_MS - 3 * 3600 * 1000) for _ in range(sessions))
+    day = ""
+    if today_share > 0:
+        writer.dated = True
+        midnight = int(datetime.combine(date.today(), datetime.min.time()).timestamp() * 1000)
+        now = int(time.time() * 1000)
+        n_today = round(sessions * today_share)
+        latest = max(midnight + 1, now - 3600 * 1000)  # today's sessions end before now (an hour of calls)
+        old = [rng.randrange(midnight - SPAN_MS, midnight - 3600 * 1000) for _ in range(sessions - n_today)]
+        starts = sorted(old) + sorted(rng.randrange(midnight, latest) for _ in range(n_today))
+        day = date.today().isoformat()
+    else:
+        starts = sorted(rng.randrange(END_MS - SPAN_MS, END_MS - 3 * 3600 * 1000) for _ in range(sessions))
     for i, start in enumerate(starts):
         writer.session(i, random.Random(f"{seed}:{i}"), start)
-    stamp = {"params": asdict(Params(sessions, calls, seed)), "expected": writer.expected.to_json()}
+    params = Params(sessions, calls, seed, today_share=today_share, day=day)
+    stamp = {"params": asdict(params), "expected": writer.expected.to_json()}
     (out / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
     return writer.expected
 

@@ -195,6 +195,20 @@ def age(path: Path, seconds: int = 600) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - seconds * 10**9))
 
 
+def age_all(root: Path, seconds: int = 600) -> None:
+    """`age` every file under `root`: files that have not changed for a while (so a refresh trusts their
+    checkpoints at once, instead of reading a just-written file again under the racy-timestamp rule)."""
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            age(path, seconds)
+
+
+def a_minute_later() -> int:
+    """A wall clock (epoch ns) for a ledger that reads files as if a minute after they were written: the
+    racy-timestamp rule (its own tests use the real clock) then trusts every checkpoint at once."""
+    return time.time_ns() + 60 * 10**9
+
+
 def bump_mtime(path: Path) -> None:
     """Move a file's mtime forward by a second (a rewrite the stat must see, whatever the clock's grain)."""
     st = path.stat()

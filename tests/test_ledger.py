@@ -16,6 +16,7 @@ import pytest
 from corpus import (
     CORPUS,
     QUIRKS,
+    a_minute_later,
     age,
     as_sums,
     assert_sums,
@@ -170,7 +171,7 @@ def test_appending_a_call_to_the_messages_file_only_is_seen(ledger, sessions):
 
 def test_a_new_subagent_file_in_a_known_session_is_seen(tmp_path, sessions):
     clock = [0.0]  # a completed session whose other files stay as they were: found by the next full sweep
-    ledger = Ledger(tmp_path / "state" / "ledger.db", clock=lambda: clock[0])
+    ledger = Ledger(tmp_path / "state" / "ledger.db", clock=lambda: clock[0], wall_ns=a_minute_later)
     ledger.refresh(sessions)
     ledger.refresh(sessions)  # a first refresh keeps no listing: the second does
     agent = sessions / PLAIN / "agent_1796026733999_abcdef.messages.json"
@@ -1014,7 +1015,7 @@ def clock():
 
 @pytest.fixture
 def timed(tmp_path, clock):
-    led = Ledger(tmp_path / "state" / "ledger.db", clock=lambda: clock[0])
+    led = Ledger(tmp_path / "state" / "ledger.db", clock=lambda: clock[0], wall_ns=a_minute_later)
     yield led
     led.close()
 
@@ -1067,7 +1068,7 @@ def test_a_file_another_process_found_is_not_marked_gone(timed, tmp_path, empty)
     timed.refresh(empty)
     timed.refresh(empty)  # its listing is now the cached one
     path = sub_file(folder, "msg_sub00001", 20)
-    other = Ledger(timed.path)  # a new process lists every folder
+    other = Ledger(timed.path, wall_ns=a_minute_later)  # a new process lists every folder
     assert other.refresh(empty).files_read == 1
     other.close()
     assert timed.refresh(empty).files_read == 0  # its cached listing lacks the file: listed again, not "gone"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from corpus import (
     CORPUS,
+    a_minute_later,
     age,
     as_sums,
     assert_sums,
@@ -311,7 +312,7 @@ def test_names_that_are_not_utf8_are_stored_byte_exact_beside_a_control(tmp_path
         agents={os.fsdecode(b"agent_\xfe.messages.json"): ("subagent", [assistant("o2", ms(T0), 300, 3, cost=0.03)])},
     )  # fmt: skip
     path = tmp_path / "state" / "ledger.db"
-    led = Ledger(path)
+    led = Ledger(path, wall_ns=a_minute_later)  # files written just now are not racy
     stats = led.refresh(sessions)
     assert stats.errors == {}
     assert counted(led)[:3] == (3, 600, 6)
@@ -423,7 +424,7 @@ def test_schema_3_ledger_rekeys_idless_calls_and_keeps_those_of_removed_files(tm
     idless_sessions(sessions)
     removed = make_session(sessions, "1796020000012_gone", T0, idless(3, 5000))
     path = tmp_path / "state" / "ledger.db"
-    led = Ledger(path)
+    led = Ledger(path, wall_ns=a_minute_later)
     led.refresh(sessions)
     shutil.rmtree(removed)
     led.refresh(sessions)
@@ -435,7 +436,7 @@ def test_schema_3_ledger_rekeys_idless_calls_and_keeps_those_of_removed_files(tm
     assert db.execute("SELECT COUNT(*) FROM calls WHERE counted=1").fetchone()[0] == 3 + 2 + 3
     db.close()
 
-    led = Ledger(path)
+    led = Ledger(path, wall_ns=a_minute_later)
     assert led.notice is None  # migrated
     assert counted(led, "session_id=?", ("1796020000012_gone",))[:3] == (3, 100 + 200 + 300, 6)
     stats = led.refresh(sessions)

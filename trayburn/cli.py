@@ -150,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         return Exit.OK
     except (TrayburnError, st.SettingsError, OSError, sqlite3.Error) as exc:
         return _fail(as_error(exc), as_json)
+    finally:
+        while _OPENED:  # the ledger closed when the command ends, not whenever its engine is collected
+            _OPENED.pop().close()
 
 
 def as_error(exc: Exception) -> TrayburnError:
@@ -173,13 +176,23 @@ def _fail(err: TrayburnError, as_json: bool) -> int:
     return int(err.code)
 
 
-def _engine(args: argparse.Namespace, refresh: bool = True) -> Any:
+# A command that needs the figures from one day on reads the sessions that changed since first, then the
+# rest of a cold ledger's history for this long (the next command continues it).
+HISTORY_SLICE_S = 0.1
+_OPENED: list[Any] = []  # engines a command opened, closed when it ends (`main`)
+
+
+def _engine(args: argparse.Namespace, refresh: bool = True, since: date | None = None) -> Any:
+    """The engine, refreshed completely, or (`since`) enough for the figures from that day on."""
     from .engine import Engine
 
     engine = Engine(args.config, args.state_dir)
+    _OPENED.append(engine)
     if engine.ledger.notice:
         print(render.clean(f"trayburn: {engine.ledger.notice}"), file=sys.stderr)
-    if refresh:
+    if refresh and since is not None:
+        engine.refresh_day(since, HISTORY_SLICE_S)
+    elif refresh:
         engine.refresh()
     return engine
 
@@ -206,7 +219,7 @@ def _stale(engine: Any, code: int) -> int:
 
 
 def cmd_today(args) -> int:
-    engine = _engine(args)
+    engine = _engine(args, since=args.date or datetime.now().date())
     r, money = engine.day(args.date), engine.money()
     machines = engine.machines(args.date, args.date)
     text = render.day(r, money) + render.machines_line(machines, args.date is None, money)
@@ -214,7 +227,6 @@ def cmd_today(args) -> int:
 
 
 def cmd_sessions(args) -> int:
-    engine = _engine(args)
     today = datetime.now().date()
     if args.all and (args.since or args.until):
         raise UsageError("--all lists every session; leave out --since and --until, or --all")
@@ -225,6 +237,7 @@ def cmd_sessions(args) -> int:
         until = args.until or max(since, today)
         if until < since:
             raise UsageError(f"--until {until} is before --since {since}")
+    engine = _engine(args, since=since)
     items = engine.sessions(since, until)
     money = engine.money()
     if args.json:  # each row's JSON only when it is printed (5,000 sessions: 0.5 s of asdict)

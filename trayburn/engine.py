@@ -135,14 +135,23 @@ class Engine:
 
     # ---- refresh --------------------------------------------------------------------------------
 
-    def refresh(self) -> RefreshStats:
+    def refresh(self, since_ms: int | None = None, budget_s: float | None = None) -> RefreshStats:
+        """Bring the ledger up to date. With neither argument: completely (`sessions --all`, `doctor`).
+
+        `since_ms` (epoch ms): the figures from that moment on are exact when this returns (every session
+        whose files changed since is read first; a file not modified since then cannot hold a later call).
+        `budget_s`: then read the rest of the history for about that long (None with `since_ms`: none),
+        newest first; without `since_ms` today's local midnight is the moment (the tray's poll). What is
+        left is continued by the next refresh; `progress` says how far the history is."""
         if hasattr(time, "tzset"):  # the time zone may have changed (not on Windows)
             time.tzset()
         self.reload_if_changed()
+        if budget_s is not None and since_ms is None:
+            since_ms = days.local_midnight_ms(days.now_date())
         stats, local = RefreshStats(), RefreshStats()
         try:
             for source in self.sources():
-                one = self.ledger.refresh(source)
+                one = self.ledger.refresh(source, since_ms, budget_s)
                 stats.add(one)
                 if source.origin is None:
                     local.add(one)
@@ -170,6 +179,19 @@ class Engine:
     def fault(self) -> LedgerUnavailable | None:
         """Set while the ledger cannot be written (disk full, read-only, I/O error): figures are stale."""
         return self.ledger.fault
+
+    def refresh_day(self, day: date | None = None, budget_s: float = 0.0) -> RefreshStats:
+        """`refresh` so that the figures of `day` (default today) and after are exact."""
+        return self.refresh(days.local_midnight_ms(day or days.now_date()), budget_s)
+
+    @property
+    def progress(self) -> tuple[int, int] | None:
+        """(sessions read, sessions in all) while the history is still being read; None once the last
+        refresh left nothing unread (or before any refresh). For "Reading history: 4,120 of 20,000 sessions"."""
+        stats = self.last_refresh
+        if stats is None or not stats.pending:
+            return None
+        return max(stats.folders - stats.pending, 0), stats.folders
 
     def sources(self) -> list[Source]:
         """What a refresh reads, each in its own transaction: the Cline CLI's sessions folder when it is

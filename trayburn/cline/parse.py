@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from types import ModuleType
+from typing import Any
 
-import msgspec
+from .shallow import shallow
+
+__all__ = [
+    "MAX_COST", "MAX_MS", "MAX_TOKENS", "MIN_MS", "Call", "Manifest", "Messages", "ParseError",
+    "displayable", "id_ms", "parse_manifest", "parse_messages", "shallow", "to_ms",
+]  # fmt: skip
 
 
 class ParseError(ValueError):
@@ -30,51 +35,8 @@ MAX_COST = 10_000.0  # USD: above this a reported cost for one call is garbage (
 MIN_MS = 86_400_000  # 1970-01-02T00:00:00Z
 MAX_MS = 32_503_680_000_000 - 1  # 2999-12-31T23:59:59.999Z
 
-# ---- typed fast path: only the fields we use are decoded; the rest is skipped -------------------
-# The decoder also checks the values the rules care about. A document that does not fit (a message with
-# another role, metrics that are not an object, a token count that is not a sane integer, a negative
-# cost, …) goes whole to the generic path, which applies the same rules to any valid JSON.
-
-_Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKENS)]
-_Cost = Annotated[float, msgspec.Meta(ge=0, le=MAX_COST)]
-
-
-class _Block(msgspec.Struct):
-    type: Any = None
-    name: Any = None
-
-
-class _Metrics(msgspec.Struct):
-    inputTokens: _Count | None = None
-    outputTokens: _Count | None = None
-    cacheReadTokens: _Count | None = None
-    cacheWriteTokens: _Count | None = None
-    cost: _Cost | None = None
-
-
-class _ModelInfo(msgspec.Struct):
-    id: Any = None
-    provider: Any = None
-
-
-class _Assistant(msgspec.Struct, tag_field="role", tag="assistant"):
-    id: Any = None
-    ts: Any = None
-    modelInfo: _ModelInfo | None = None
-    metrics: _Metrics | None = None
-    content: str | list[_Block] | None = None
-
-
-class _User(msgspec.Struct, tag_field="role", tag="user"):
-    """Never a call: its content (tool results, often most of the file) is skipped unread."""
-
-
-class _MessagesDoc(msgspec.Struct):
-    agent: Any = None
-    messages: list[_Assistant | _User] = []
-
-
-_fast = msgspec.json.Decoder(_MessagesDoc | list[_Assistant | _User])
+# The typed fast path (msgspec structs decoding only the fields used) lives in typed.py, imported at the first
+# parse: a refresh that finds nothing changed never pays for msgspec.
 
 
 @dataclass(slots=True)
@@ -185,13 +147,12 @@ def _iso_ms(text: str) -> int | None:
 
 
 def _tool_names(content: Any) -> tuple[str, ...]:
+    """Tool names of a generic (dict) message's content blocks."""
     if not isinstance(content, list):
         return ()
     names = []
     for block in content:
-        if type(block) is _Block:
-            kind, name = block.type, block.name
-        elif isinstance(block, dict):
+        if isinstance(block, dict):
             kind, name = block.get("type"), block.get("name")
         else:
             continue
@@ -214,36 +175,30 @@ def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float 
 
 
 def _calls(messages: list, session_id: str) -> list[Call]:
+    typed = _typed()
+    assistant = typed.Assistant
     calls = []
     for index, m in enumerate(messages):
-        if type(m) is _Assistant:  # the typed fast path: values already checked by the decoder
-            metrics, info = m.metrics, m.modelInfo
-            if metrics is None:
-                continue
-            tokens = (
-                metrics.inputTokens or 0,
-                metrics.outputTokens or 0,
-                metrics.cacheReadTokens or 0,
-                metrics.cacheWriteTokens or 0,
-            )
-            cost, note = metrics.cost, None
-            model, provider = (info.id, info.provider) if info is not None else (None, None)
-            mid, ts, content = m.id, m.ts, m.content
-        elif isinstance(m, dict):  # the generic path
-            metrics, info = m.get("metrics"), m.get("modelInfo")
-            if m.get("role") != "assistant" or not isinstance(metrics, dict):
-                continue
-            tokens, cost, note = _usage(metrics.get, "cost")
-            model, provider = (info.get("id"), info.get("provider")) if isinstance(info, dict) else (None, None)
-            mid, ts, content = m.get("id"), m.get("ts"), m.get("content")
-        else:
+        if type(m) is assistant:  # the typed fast path: values already checked by the decoder
+            if m.metrics is not None:
+                call = _typed_call(m, index, session_id)
+                if call is not None:
+                    calls.append(call)
+            continue
+        if not isinstance(m, dict):
             continue  # a user message, or not an object: no call, but it keeps its index
+        metrics, info = m.get("metrics"), m.get("modelInfo")  # the generic path
+        if m.get("role") != "assistant" or not isinstance(metrics, dict):
+            continue
+        tokens, cost, note = _usage(metrics.get, "cost")
         if any(tokens) or cost or note:
-            ts_ms, model = to_ms(ts), _str(model)
+            model, provider = (info.get("id"), info.get("provider")) if isinstance(info, dict) else (None, None)
+            mid, ts_ms, name = m.get("id"), to_ms(m.get("ts")), _str(model)
             key = (
-                _key(mid) if isinstance(mid, str) and mid else idless_key(session_id, index, ts_ms, model, tokens, cost)
+                _key(mid) if isinstance(mid, str) and mid else idless_key(session_id, index, ts_ms, name, tokens, cost)
             )
-            calls.append(Call(key, index, ts_ms, model, *tokens, cost, _tool_names(content), note, _str(provider)))
+            tools = _tool_names(m.get("content"))
+            calls.append(Call(key, index, ts_ms, name, *tokens, cost, tools, note, _str(provider)))
     return calls
 
 
@@ -260,6 +215,42 @@ def idless_key(
     within = scope.rpartition("/")[2] if "/" in scope else ""
     text = repr((within, index, ts_ms, model, tuple(tokens), cost))
     return IDLESS + hashlib.blake2b(text.encode("utf-8", "backslashreplace"), digest_size=12).hexdigest()
+
+
+def _typed_call(m: Any, index: int, session_id: str) -> Call | None:
+    """One typed assistant message's call (the rules of the generic path, the common values decided first)."""
+    metrics = m.metrics
+    i, o = metrics.inputTokens or 0, metrics.outputTokens or 0
+    cr, cw, cost = metrics.cacheReadTokens or 0, metrics.cacheWriteTokens or 0, metrics.cost
+    if not (i or o or cr or cw or cost):
+        return None
+    info, mid, ts, content = m.modelInfo, m.id, m.ts, m.content
+    model, provider = (info.id, info.provider) if info is not None else (None, None)
+    ts_ms = ts if type(ts) is int and 1e12 <= ts <= MAX_MS else to_ms(ts)
+    model = model if type(model) is str and model.isascii() and model.strip() else _str(model)
+    if type(mid) is str and mid.isascii() and mid:
+        key = mid
+    elif isinstance(mid, str) and mid:
+        key = _key(mid)
+    else:  # no id: its content is its identity (renamed copies of a session count it once)
+        key = idless_key(session_id, index, ts_ms, model, (i, o, cr, cw), cost)
+    tools: tuple[str, ...] = ()
+    if type(content) is list:  # of typed blocks
+        tools = tuple(_text(b.name) for b in content if b.type == "tool_use" and type(b.name) is str)
+    return Call(
+        key,
+        index,
+        ts_ms,
+        model,
+        i,
+        o,
+        cr,
+        cw,
+        cost,
+        tools,
+        None,
+        provider if type(provider) is str and provider.isascii() and provider.strip() else _str(provider),
+    )
 
 
 def _text(value: str) -> str:
@@ -287,11 +278,12 @@ def _key(value: str) -> str:
 
 def parse_messages(data: bytes, session_id: str) -> Messages:
     """A `*.messages.json` document (or Cline's older bare array) → its calls."""
+    typed = _typed()
     try:
-        doc = _fast.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        doc = typed.messages.decode(data)
+    except (typed.DecodeError, typed.ValidationError, RecursionError):
         doc = _slow(data)
-    if isinstance(doc, _MessagesDoc):
+    if isinstance(doc, typed.MessagesDoc):
         agent = _text(doc.agent) if isinstance(doc.agent, str) else "lead"
         return Messages(agent, _calls(doc.messages, session_id))
     if isinstance(doc, dict):
@@ -329,9 +321,10 @@ def _describe(data: bytes, exc: Exception) -> str:
 
 def parse_manifest(data: bytes) -> Manifest:
     """A session manifest `<id>.json` → what we keep of it. Raises ParseError if not a JSON object."""
-    try:
-        doc = msgspec.json.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+    typed = _typed()
+    try:  # untyped: a typed struct would skip unknown fields unchecked (invalid UTF-8 in them passes)
+        doc = typed.manifest.decode(data)
+    except (typed.DecodeError, typed.ValidationError, RecursionError):
         doc = _slow(data)  # valid JSON msgspec refuses (1e400) still parses; the rest raises ParseError
     if not isinstance(doc, dict):
         raise ParseError("not a JSON object")
@@ -365,75 +358,11 @@ def _rollup(usage: Any, session_id: str) -> Call | None:
     return Call(f"{session_id}:rollup", -1, None, None, *tokens, cost, (), note)
 
 
+def _typed() -> ModuleType:
+    from . import typed  # (msgspec, at the first parse)
+
+    return typed
+
+
 def _str(value: Any) -> str | None:
     return _text(value) if isinstance(value, str) and value.strip() else None
-
-
-# ---- valid JSON nested deeper than the decoders recurse -----------------------------------------------
-# Calls sit a few levels down (document → messages → message → metrics); anything below SHALLOW_DEPTH is
-# tool input or content the parser skips. `shallow` checks the whole document is JSON without
-# recursing and replaces each value nested deeper than that with null, so the decoders see the rest.
-
-SHALLOW_DEPTH = 64
-_TOKEN = re.compile(
-    rb"[ \t\n\r]*+(?:"
-    rb'(")'  # 1: a string opens
-    rb"|([\[{])"  # 2: a container opens
-    rb"|([\]}])"  # 3: a container closes
-    rb"|(,)|(:)"  # 4, 5
-    rb"|(-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][+-]?[0-9]++)?|true|false|null|NaN|-?Infinity))"  # 6
-)
-_STRING_REST = re.compile(rb'(?:[^"\\\x00-\x1f]++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*+"')
-_VALUE, _ITEM_OR_END, _KEY_OR_END, _KEY, _COLON, _AFTER = range(6)
-
-
-def shallow(data: bytes, depth: int = SHALLOW_DEPTH) -> bytes:
-    """`data` with every value nested deeper than `depth` replaced by null; ValueError unless `data`
-    is one valid JSON document (UTF-8, as json.loads reads it: NaN and Infinity included)."""
-    data = data.removeprefix(b"\xef\xbb\xbf")
-    data.decode("utf-8")  # UnicodeDecodeError is a ValueError: what is cut must be text too
-    stack: list[int] = []
-    out: list[bytes] = []
-    state, pos, kept, cut = _VALUE, 0, 0, -1
-    while True:
-        m = _TOKEN.match(data, pos)
-        if m is None:
-            raise ValueError(f"not JSON at byte {pos}")
-        kind, start, pos = m.lastindex, m.start(m.lastindex or 0), m.end()
-        if kind == 1:
-            rest = _STRING_REST.match(data, pos)
-            if rest is None:
-                raise ValueError(f"unterminated string at byte {start}")
-            pos = rest.end()
-            state = _step(
-                state, _COLON if state in (_KEY_OR_END, _KEY) else _AFTER, (_VALUE, _ITEM_OR_END, _KEY_OR_END, _KEY)
-            )
-        elif kind == 2:
-            state = _step(state, _KEY_OR_END if data[start] == 0x7B else _ITEM_OR_END, (_VALUE, _ITEM_OR_END))
-            stack.append(data[start])
-            if len(stack) == depth + 1:
-                cut = start
-        elif kind == 3:
-            closes = (_AFTER, _KEY_OR_END) if data[start] == 0x7D else (_AFTER, _ITEM_OR_END)
-            if not stack or stack.pop() != data[start] - 2:  # "[" + 2 == "]", "{" + 2 == "}"
-                raise ValueError(f"unbalanced {chr(data[start])} at byte {start}")
-            state = _step(state, _AFTER, closes)
-            if len(stack) == depth and cut >= 0:
-                out += (data[kept:cut], b"null")
-                kept, cut = pos, -1
-        elif kind == 4:
-            state = _step(state, _KEY if stack and stack[-1] == 0x7B else _VALUE, (_AFTER,) if stack else ())
-        elif kind == 5:
-            state = _step(state, _VALUE, (_COLON,))
-        else:
-            state = _step(state, _AFTER, (_VALUE, _ITEM_OR_END))
-        if state == _AFTER and not stack:
-            if data[pos:].strip(b" \t\n\r"):
-                raise ValueError(f"extra data at byte {pos}")
-            return b"".join(out) + data[kept:]
-
-
-def _step(state: int, to: int, allowed: tuple[int, ...]) -> int:
-    if state not in allowed:
-        raise ValueError("not JSON")
-    return to

@@ -8,15 +8,19 @@ export), for the calls of sessions whose start moved and for rollups that came o
 
 from __future__ import annotations
 
+import logging
 import sqlite3
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..cline import files as cf
 from ..cline.parse import id_ms
-from ..sources.base import Call, Checkpoint, FileStat, Known, SessionRecord, should_read
+from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, SessionRecord, should_read
 from .stats import RefreshStats
 from .storable import text
+
+log = logging.getLogger(__name__)
 
 NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkpoint
 LEGACY_ROWS = "DELETE FROM calls WHERE key >= 'v3:' AND key < 'v3;' AND file_id=?"  # see schema.MIGRATE_3_TO_4
@@ -25,6 +29,19 @@ SETTLE = (
     "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
     " WHERE c2.key = calls.key ORDER BY s.started_ms IS NULL, s.started_ms, c2.session_id, c2.id LIMIT 1))"
 )
+# The racy-timestamp rule (as git's): a file read within RACY_NS of its mtime may be rewritten within the
+# same timestamp tick with the same size, which no stat shows. Its checkpoint is stored with this mtime,
+# which no stat gives, so the file is read again at the next refresh (and trusted then, once it is older).
+RACY_NS = cf.RACY_NS
+UNTRUSTED_MTIME = -1
+
+
+class SessionFault(Exception):
+    """One session could not be written; the ledger redoes the transaction without it."""
+
+    def __init__(self, sid: str, why: str):
+        super().__init__(why)
+        self.sid, self.why = sid, why
 
 
 @dataclass
@@ -36,6 +53,7 @@ class RefreshState:
     records: dict[str, tuple[SessionRecord, Call | None, int]] = field(default_factory=dict)  # (rollup, file id)
     with_metrics: set[str] = field(default_factory=set)  # sessions given calls from messages
     new_ids: dict[str, int] = field(default_factory=dict)  # files rows added
+    added: dict[str, Known] = field(default_factory=dict)  # rows added with a good read, as `Known` (see `known_added`)
     ok: dict[str, Checkpoint] = field(default_factory=dict)  # files read and parsed: their new checkpoint
     written: set[str] = field(default_factory=set)  # paths whose files row was written
     seen: set[str] = field(default_factory=set)  # paths the source still has
@@ -54,9 +72,12 @@ class Refresh:
         max_file_bytes: int,
         feed: str,
         origin: str | None = None,
+        plan: Plan | None = None,
+        wall_ns: Callable[[], int] = time.time_ns,
     ):
         self.db, self.known, self.stats, self.max_file_bytes = db, known, stats, max_file_bytes
         self.feed, self.origin = feed, origin
+        self.plan, self.wall_ns = plan or Plan(), wall_ns
         self.state = RefreshState()
         db.execute("CREATE TEMP TABLE IF NOT EXISTS touched(key TEXT PRIMARY KEY)")
         db.execute("DELETE FROM touched")
@@ -83,6 +104,8 @@ class Refresh:
             return None
         try:
             data, ckpt = cf.read(f.path, self.max_file_bytes)
+            if ckpt == f.checkpoint:
+                ckpt = f.checkpoint  # one object for the scan's and the ledger's memo (a cold ingest holds both)
         except cf.FileProblem as exc:  # not remembered as bad: retried at every refresh (no bytes read)
             self._file_id(f.path, sid, kind)
             self._failed(f, str(exc), remember=False)
@@ -97,6 +120,7 @@ class Refresh:
         self._failed(f, why)
 
     def _failed(self, f: FileStat, why: str, remember: bool = True) -> None:
+        self.state.added.pop(f.path, None)
         self.stats.errors[f.path] = why
         self.state.written.add(f.path)
         c = tuple(f.checkpoint) if remember else NO_CHECKPOINT
@@ -120,11 +144,15 @@ class Refresh:
         )
         file_id = cursor.lastrowid or 0
         self.state.new_ids[path] = file_id
+        if isinstance(c, Checkpoint):  # exactly the row `Ledger._known` would read back
+            self.state.added[path] = Known(c, None, False, kind, sid, file_id, self.origin, self.feed)
         return file_id
 
     def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int:
-        """Record a good read; the file's row id."""
+        """Record a good read; the file's row id. A racy checkpoint is stored untrusted (see RACY_NS)."""
         self.state.ok[path] = c
+        if self.wall_ns() - c.mtime_ns < RACY_NS:
+            c = Checkpoint(c.size, UNTRUSTED_MTIME, c.inode)
         known = self.known.get(path)
         if known is None and path not in self.state.new_ids:  # the usual first sight: one statement
             return self._add_file(path, sid, kind, agent, c)
@@ -215,6 +243,45 @@ class Refresh:
         )  # fmt: skip
         self.stats.calls_upserted += len(calls)
 
+    # ---- one session at a time ------------------------------------------------------------------
+
+    def guard(self, sid: str, f: FileStat, kind: str, read: Callable[[], None]) -> None:
+        """Run `read` (one session's reads and writes). If it raises (a value SQLite refuses, a bug met by one
+        odd file), the transaction is abandoned with a SessionFault: the ledger rolls it back and runs it
+        again with this session in `plan.faults`, when it is skipped and `f` (its manifest) records why; the
+        rest commits. No SAVEPOINT on the usual path (one per session doubles a cold ingest's writes).
+        SQLite's own operational errors (disk full, busy) end the refresh. After a good read the session's
+        rollup is settled at once, so nothing of it is held to the end of the refresh."""
+        why = self.plan.faults.get(sid)
+        if why is not None:
+            self._fault(sid, f, kind, why)
+            return
+        try:
+            read()
+            if sid in self.state.touched:
+                self._rollup(sid, sid in self.sessions, self.state.touched[sid])
+        except Exception as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            raise SessionFault(sid, f"could not be stored ({type(exc).__name__}: {exc}); session skipped") from exc
+        self.state.touched.pop(sid, None)
+        self.state.records.pop(sid, None)
+
+    def _fault(self, sid: str, f: FileStat, kind: str, why: str) -> None:
+        log.warning("%s: %s", f.path, why)
+        self.stats.errors[f.path] = why
+        self.db.execute("SAVEPOINT fault")
+        try:  # not remembered as bad: retried at every refresh (a fix may come)
+            self._file_id(f.path, sid, kind)
+            self._failed(f, why, remember=False)
+        except (ValueError, sqlite3.DatabaseError) as exc:  # not even the path is storable: in memory only
+            self.db.execute("ROLLBACK TO fault")
+            self.state.new_ids.pop(f.path, None)
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+        finally:
+            self.db.execute("RELEASE fault")
+
     # ---- the end --------------------------------------------------------------------------------
 
     def finish(self) -> None:
@@ -256,9 +323,8 @@ class Refresh:
 
     def _rollup(self, sid: str, known: bool, fallback_ms: int) -> None:
         """One call from the session's rollup while no message of it has metrics (rollup rows: seq -1)."""
-        has_metrics = (
-            sid in self.state.with_metrics
-            or self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
+        has_metrics = sid in self.state.with_metrics or (  # a session new to the ledger has no older calls
+            known and self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
         )
         _, rollup, file_id = self.state.records.get(sid, (None, None, 0))
         if has_metrics:

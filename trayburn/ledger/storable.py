@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..cline.parse import _key
@@ -102,6 +102,9 @@ class StorableIds:
 
     def path_of_kind(self, sid: str, kind: str) -> str | None:
         return self._w.path_of_kind(storable_id(sid), kind)
+
+    def guard(self, sid: str, f: FileStat, kind: str, read: Callable[[], None]) -> None:
+        self._w.guard(storable_id(sid), f, kind, read)
 
     def __getattr__(self, name: str) -> Any:  # whatever else the Writer offers, as it is
         return getattr(self._w, name)

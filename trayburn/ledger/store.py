@@ -11,17 +11,19 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
+from sys import intern
 
 from ..cline.files import Checkpoint
-from ..sources.base import Known, Source
+from ..sources.base import Known, Plan, Source
 from ..sources.cline_cli import ClineCliSource
 from .faults import LedgerUnavailable, busy_error, is_busy, unavailable, verdict
 from .periods import PeriodQueries
 from .queries import MachineQueries, Queries
-from .refresh import Refresh
+from .refresh import Refresh, SessionFault
 from .salvage import merge
 from .schema import connect, open_ledger, rollback
 from .stats import RefreshStats
@@ -29,6 +31,8 @@ from .storable import StorableIds, text
 
 IN_MEMORY = (-1, -1)  # the identity of a copy in memory, kept while no file at the path can be opened
 ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
+SLICE_S = 1.0  # a long ingest commits about this often: killed mid-way, it resumes from the last commit
+CHECKPOINT_AFTER_BYTES = 32 * 10**6  # after reading this much, the write-ahead log is checkpointed and truncated
 
 
 class Ledger(Queries, PeriodQueries, MachineQueries):
@@ -38,13 +42,17 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         max_file_bytes: int = 256 * 10**6,
         busy_timeout_s: float = 30,
         clock: Callable[[], float] = time.monotonic,
+        wall_ns: Callable[[], int] = time.time_ns,
+        slice_s: float = SLICE_S,
     ):
         """`busy_timeout_s`: how long to wait for another process's lock before raising LedgerBusy.
-        `clock` (seconds): times the full sweeps of the session folders (`files.scan`)."""
+        `clock` (seconds): times the full sweeps of the session folders (`files.scan`). `wall_ns`: the
+        epoch ns a file is read at, against its mtime (the racy-timestamp rule, `refresh.RACY_NS`).
+        `slice_s`: how long one write transaction of a long ingest runs before it commits."""
         self.path = Path(path)
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_s = busy_timeout_s
-        self.clock = clock
+        self.clock, self.wall_ns, self.slice_s = clock, wall_ns, slice_s
         opened = open_ledger(self.path, busy_timeout_s)
         self.db = opened.db
         self.notice = opened.notice  # set when it had to be rebuilt, or was found deleted or replaced
@@ -117,13 +125,23 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
 
     # ---- refresh -------------------------------------------------------------------------------
 
-    def refresh(self, source: Source | Path | str) -> RefreshStats:
+    def refresh(
+        self, source: Source | Path | str, since_ms: int | None = None, budget_s: float | None = None
+    ) -> RefreshStats:
         """Bring the ledger up to date with a source (a path: the Cline CLI's sessions folder there).
+
+        With neither argument, completely. `since_ms`: every session whose files changed since that moment
+        is read (the figures from then on are then exact), and the rest of what changed only for
+        `budget_s` more seconds (None or 0: none; above 0, at least one session); `stats.pending` says how
+        many were left for later. Work is committed every `slice_s`, so an interrupted ingest resumes.
         Thread-safe; other processes wait for the write lock (SQLite's) up to `busy_timeout_s`, then LedgerBusy."""
         chosen = self.cline_source(source) if isinstance(source, (str, os.PathLike)) else source
+        complete = since_ms is None and budget_s is None
+        ends = None if complete else time.perf_counter() + (budget_s or 0.0)
+        since_ns = None if since_ms is None else since_ms * 10**6
         with self._lock, self._busy_raises():
             self._check_file()
-            stats = self._refresh(chosen)
+            stats = self._refresh(chosen, since_ns, ends, budget_s)
             self.fault = None
             return stats
 
@@ -146,32 +164,67 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
                 raise self.fault from exc
             raise
 
-    def _refresh(self, source: Source) -> RefreshStats:
+    def _refresh(
+        self, source: Source, since_ns: int | None, ends: float | None, budget_s: float | None
+    ) -> RefreshStats:
+        """Write transactions of about SLICE_S each until nothing is left or `ends` (perf_counter) passed."""
         started = time.perf_counter()
         stats = RefreshStats()
         seen = source.scan(self._ended)
         known = self._known_unless_unchanged()
-        if seen.listed and source.needs_work(known):
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
-                version, self._known_memo, self._ended_memo = self._data_version(), None, None
-                refresh = Refresh(self.db, known, stats, self.max_file_bytes, source.feed, source.origin)
-                source.ingest(StorableIds(refresh))
-                refresh.finish()
-                self.db.execute("COMMIT")
-            except BaseException:
-                rollback(self.db)
-                raise
-            written = refresh.state.written
-            if len(written) < len(known) // 4:  # the usual poll: a few files changed
-                known.update(self._known(written))  # our own commit leaves data_version as it was
-                self._known_memo = (version, known)
+        faults: dict[str, str] = {}  # sessions that raised in this refresh: skipped in its later slices
+        while seen.listed and source.needs_work(known):
+            now = time.perf_counter()
+            until = now + self.slice_s if ends is None else min(now + self.slice_s, ends)
+            plan = Plan(since_ns, until, least=1 if budget_s else 0, faults=faults)
+            known = self._write(source, plan, stats)
+            stats.pending = plan.deferred
+            since_ns = None  # what had to be read now was read in the first slice
+            if not plan.deferred or (ends is not None and time.perf_counter() >= ends):
+                break
+        if stats.bytes_read >= CHECKPOINT_AFTER_BYTES:  # a big ingest: give the write-ahead log back
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         stats.folders = seen.sessions
         stats.files_stat = seen.files
         stats.errors = {**seen.problems, **stats.errors}
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _write(self, source: Source, plan: Plan, stats: RefreshStats) -> dict[str, Known]:
+        """One write transaction of a refresh (done again without a session that raised: `Refresh.guard`);
+        what the ledger knows of its files after it."""
+        while True:
+            before = replace(stats, errors=dict(stats.errors))
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
+                version, self._known_memo, self._ended_memo = self._data_version(), None, None
+                refresh = Refresh(
+                    self.db, known, stats, self.max_file_bytes, source.feed, source.origin, plan, self.wall_ns
+                )
+                source.ingest(StorableIds(refresh))
+                refresh.finish()
+                self.db.execute("COMMIT")
+                break
+            except SessionFault as fault:  # done again, that session skipped (and recorded as a problem)
+                rollback(self.db)
+                plan.faults[fault.sid] = fault.why
+                plan.deferred = 0
+                stats.__dict__.update(before.__dict__)
+            except BaseException:
+                rollback(self.db)
+                raise
+        # Brought up to date in place (our own commit leaves data_version as it was): the rows this transaction
+        # added with a good read as it built them (sharing the scan's strings and checkpoints), the others it
+        # wrote read back one by one (a full reload would hold two copies of the memo at once).
+        added, written = refresh.state.added, refresh.state.written
+        others = [p for p in written if p not in added]
+        if len(others) >= max(len(known) // 4, 1000):  # most rows rewritten (a copied folder): read them all
+            return self._known_unless_unchanged()
+        known.update(added)
+        known.update(self._known(others))
+        self._known_memo = (version, known)
+        return known
 
     def _data_version(self) -> int:
         return self.db.execute("PRAGMA data_version").fetchone()[0]
@@ -193,29 +246,18 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             self._known_memo = (version, self._known())
         return self._known_memo[1]
 
-    def _known(self, paths: set[str] | None = None) -> dict[str, Known]:
+    def _known(self, paths: list[str] | None = None) -> dict[str, Known]:
         """What the ledger knows of every file (or of these paths)."""
         sql = (
             "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id, origin,"
             " feed FROM files"
         )
+        rows: Iterable[tuple]
         if paths is None:
-            rows = self.db.execute(sql).fetchall()
+            rows = self.db.execute(sql)  # row by row: never every row at once beside the dict
         else:
             rows = [row for path in paths for row in self.db.execute(sql + " WHERE path=?", (path,))]
-        return {
-            text(r[0]) or "": Known(
-                Checkpoint(r[1], r[2], r[3]) if r[1] is not None else None,
-                Checkpoint(r[4], r[5], r[6]) if r[4] is not None else None,
-                bool(r[7]),
-                r[8],
-                r[9],
-                r[10],
-                r[11],
-                r[12],
-            )
-            for r in rows
-        }
+        return {text(r[0]) or "": _known_row(r) for r in rows}
 
     # ---- reads ---------------------------------------------------------------------------------
 
@@ -236,3 +278,17 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def _known_row(r: tuple) -> Known:
+    """A files row as `Known`; its repeated strings shared (a memo of 40,000 files then holds one copy each)."""
+    return Known(
+        Checkpoint(r[1], r[2], r[3]) if r[1] is not None else None,
+        Checkpoint(r[4], r[5], r[6]) if r[4] is not None else None,
+        bool(r[7]),
+        intern(r[8]),
+        intern(r[9]),
+        r[10],
+        r[11] if r[11] is None else intern(r[11]),
+        intern(r[12]),
+    )

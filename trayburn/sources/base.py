@@ -22,6 +22,7 @@ __all__ = [
     "Checkpoint",
     "FileStat",
     "Known",
+    "Plan",
     "Seen",
     "SessionRecord",
     "Source",
@@ -91,10 +92,36 @@ class Seen:
     problems: dict[str, str] = field(default_factory=dict)  # path -> what is wrong
 
 
+@dataclass
+class Plan:
+    """Which changed sessions one write transaction reads now and which it leaves for later.
+
+    A file not modified since a moment cannot hold a call made after it, so a session whose files are all
+    older than `since_ns` cannot change the figures from `since_ns` on: it may wait. Those that can are
+    never deferred; the others are read until `until` (a `time.perf_counter()` deadline; None: no limit)."""
+
+    since_ns: int | None = None  # epoch ns; None: nothing is urgent
+    until: float | None = None
+    least: int = 0  # sessions read whatever the deadline (a slice of history always makes progress)
+    deferred: int = 0  # sessions left for a later transaction
+    faults: dict[str, str] = field(default_factory=dict)  # sessions to skip, with why (see `Writer.guard`)
+
+    def defer(self, newest_mtime_ns: int) -> bool:
+        """Whether to leave a changed session whose newest file has this mtime for later (counted)."""
+        if self.since_ns is not None and newest_mtime_ns >= self.since_ns:
+            return False
+        if self.least > 0 or self.until is None or time.perf_counter() < self.until:
+            self.least -= 1
+            return False
+        self.deferred += 1
+        return True
+
+
 class Writer(Protocol):
     """What a source may do inside the ledger's write transaction (see `ledger.refresh.Refresh`)."""
 
     known: Mapping[str, Known]
+    plan: Plan  # a source may ignore it (it then reads everything that changed in one transaction)
 
     def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None: ...
     def failed(self, f: FileStat, sid: str, kind: str, why: str) -> None: ...
@@ -106,6 +133,9 @@ class Writer(Protocol):
     def has_session(self, sid: str) -> bool: ...
     def good_checkpoint(self, path: str) -> Checkpoint | None: ...
     def path_of_kind(self, sid: str, kind: str) -> str | None: ...
+    def guard(self, sid: str, f: FileStat, kind: str, read: Callable[[], None]) -> None:
+        """Run one session's `read`; if it raises, its writes are undone, it is skipped and `f` records why."""
+        ...
 
 
 def qualified_id(origin: str | None, sid: str) -> str:

@@ -5,6 +5,7 @@ layout (with another `source` in the manifest) come through here too."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Container, Mapping
 from functools import cached_property
@@ -100,15 +101,27 @@ class _Ingest:
         self.scan, self.w, self.known = scan, writer, writer.known
 
     def run(self) -> None:
-        w = self.w
+        """Changed folders in the order the plan wants them: those whose files changed since its moment
+        first (never deferred), then the rest newest first (a deadline may leave some for later)."""
+        w, changed = self.w, []
         for folder in self.scan.folders:
             if self._as_last_read(folder):  # the usual folder: nothing to do but note that it is there
-                w.seen(folder.manifest.path)
-                for f in folder.messages:
-                    w.seen(f.path)
-                w.live(folder.session_id)
+                self._note(folder)
             else:
-                self._folder(folder)
+                changed.append((_newest(folder), folder))
+        changed.sort(key=lambda pair: pair[0], reverse=True)
+        for newest, folder in changed:
+            if w.plan.defer(newest):
+                self._note(folder)  # still there: its known files are not gone, its session not removed
+                continue
+            w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
+
+    def _note(self, folder: cf.Folder) -> None:
+        w = self.w
+        w.seen(folder.manifest.path)
+        for f in folder.messages:
+            w.seen(f.path)
+        w.live(folder.session_id)
 
     def _as_last_read(self, folder: cf.Folder) -> bool:
         """Every file as it was when last read and parsed, the lead's among them (so no `messages_path`)."""
@@ -182,6 +195,14 @@ class _Ingest:
             return
         file_id = self.w.ok(f.path, sid, kind, parsed.agent, ckpt)
         self.w.calls(sid, file_id, parsed.agent, parsed.calls, fallback)
+
+
+def _newest(folder: cf.Folder) -> int:
+    """The newest mtime among the folder's files; a folder without its lead file counts as new (its calls
+    may come from a `messages_path` elsewhere, whose time the scan does not know)."""
+    if not folder.messages or folder.messages[0].path != _lead_path(folder):
+        return 2**63
+    return max(f.checkpoint.mtime_ns for f in (folder.manifest, *folder.messages))
 
 
 def _record(folder: cf.Folder, m: Manifest) -> SessionRecord:

@@ -1,0 +1,60 @@
+"""The typed fast path of parse.py: msgspec structs that decode only the fields trayburn uses and skip the
+rest (tool results, often most of a messages file, are never built as objects). Imported at the first parse.
+
+The decoder also checks the values the rules care about. A document that does not fit (a message with
+another role, metrics that are not an object, a token count that is not a sane integer, a negative
+cost, …) goes whole to the generic path, which applies the same rules to any valid JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import DecodeError, ValidationError
+
+from .parse import MAX_COST, MAX_TOKENS
+
+__all__ = ["Assistant", "Block", "DecodeError", "MessagesDoc", "ValidationError", "manifest", "messages"]
+
+_Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKENS)]
+_Cost = Annotated[float, msgspec.Meta(ge=0, le=MAX_COST)]
+
+
+class Block(msgspec.Struct):
+    type: Any = None
+    name: Any = None
+
+
+class _Metrics(msgspec.Struct):
+    inputTokens: _Count | None = None
+    outputTokens: _Count | None = None
+    cacheReadTokens: _Count | None = None
+    cacheWriteTokens: _Count | None = None
+    cost: _Cost | None = None
+
+
+class _ModelInfo(msgspec.Struct):
+    id: Any = None
+    provider: Any = None
+
+
+class Assistant(msgspec.Struct, tag_field="role", tag="assistant"):
+    id: Any = None
+    ts: Any = None
+    modelInfo: _ModelInfo | None = None
+    metrics: _Metrics | None = None
+    content: str | list[Block] | None = None
+
+
+class _User(msgspec.Struct, tag_field="role", tag="user"):
+    """Never a call: its content (tool results, often most of the file) is skipped unread."""
+
+
+class MessagesDoc(msgspec.Struct):
+    agent: Any = None
+    messages: list[Assistant | _User] = []
+
+
+messages = msgspec.json.Decoder(MessagesDoc | list[Assistant | _User])
+manifest = msgspec.json.Decoder()  # a manifest is small: decoded whole, so all of it must be valid JSON
