@@ -353,3 +353,40 @@ def test_a_racy_read_is_trusted_once_the_file_is_older(tmp_path):
     assert later.refresh(sessions).files_read == 0
     ledger.close()
     later.close()
+
+
+def test_the_tray_shows_today_at_once_then_reads_the_history_saying_how_far(tmp_path):
+    """A first run on a long history: the tray's first tick has today's exact figure and a progress line;
+    the next ticks read the rest in slices; at the end the line is gone and the week and month are complete."""
+    from trayburn.tray import backend
+    from trayburn.tray.app import TrayApp
+
+    sessions = tmp_path / "cline" / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    history(sessions)
+    env = {"CLINE_SESSION_DATA_DIR": str(sessions)}
+    full = Engine(tmp_path / "full.toml", tmp_path / "full-state", env=env)
+    full.refresh()
+    want_today, want_month = full.day(), full.period(month=True)
+    tray = Engine(tmp_path / "settings.toml", tmp_path / "state", env=env)
+    app = TrayApp(
+        tray, backend.load_pystray("dummy"), backend.capabilities("dummy"), spawn=lambda *a, **k: None,
+        history_slice_s=1e-6,  # one history session per tick: the slices are seen
+    )  # fmt: skip
+    app.tick()
+    assert (tray.day().calls, tray.day().cost_usd) == (want_today.calls, want_today.cost_usd)
+    assert app.view.progress is not None and app.view.progress.startswith("Reading history: ")
+    assert app.view.progress in [str(item.text) for item in app.icon.menu.items]
+    seen = [app.view.progress]
+    for _ in range(50):
+        if app.view.progress is None:
+            break
+        app.tick()
+        seen.append(app.view.progress)
+    assert app.view.progress is None, seen
+    assert len(seen) > 2  # several slices, each said
+    month = tray.period(month=True)
+    assert (month.calls, month.cost_usd) == (want_month.calls, want_month.cost_usd)
+    assert counted(tray.ledger) == counted(full.ledger)  # the whole history, each call once
+    full.close()
+    tray.close()

@@ -187,6 +187,14 @@ def _noted(text: str, money: Money) -> str:
     return text + (f"\n({money.note})" if money.note else "")
 
 
+def progress_text(progress: tuple[int, int] | None) -> str | None:
+    """While the history is still being read (today's figures first, exact): how far it is."""
+    if progress is None:
+        return None
+    done, total = progress
+    return f"Reading history: {done:,} of {total:,} sessions"
+
+
 def plan_text(plan_calls: int, plan_value: float, money: Money = USD) -> str | None:
     """ "4 calls covered by plan, API value $1.23": beside the spend, never in it (CLI, menu, window)."""
     if plan_calls <= 0:

@@ -32,6 +32,8 @@ from .host import StartCheck
 from .icon import render_icon
 
 log = logging.getLogger(__name__)
+HISTORY_SLICE_S = 1.0  # a poll reads today's files, then this long of the rest of the history (a first run)
+HISTORY_PAUSE_S = 0.5  # between those slices, while history is left: the menu stays responsive
 
 
 def panel_of(setting: str) -> str:
@@ -48,8 +50,11 @@ class TrayApp:
         autostart: Any = None,
         spawn: Popen | None = None,
         clock: Callable[[], float] = time.monotonic,
+        history_slice_s: float = HISTORY_SLICE_S,
     ):
+        """`history_slice_s`: how long a poll reads history after today's files (a first run's ingest)."""
         self.engine, self.pystray, self.caps = engine, pystray, caps
+        self.history_slice_s = history_slice_s
         self.autostart = autostart  # an Autostart, or None where unavailable
         self.children = Children(spawn, on_failure=self.tell)
         self.clock = clock
@@ -102,7 +107,7 @@ class TrayApp:
         settings_changed = engine.reload_if_changed()
         if settings_changed:
             self.theme = panel_of(engine.settings.theme)
-        stats = engine.refresh()
+        stats = engine.refresh(budget_s=self.history_slice_s)  # today's figures first and exact, then some history
         fault = str(engine.fault) if engine.fault else None  # a ledger fault that came or went is news
         changed = self._dirty or settings_changed or stats.changed or stats.errors or fault != self._fault
         self._fault = fault
@@ -146,7 +151,8 @@ class TrayApp:
         self.poll_forever()
 
     def _sleep(self) -> None:
-        self._wake.wait(self.engine.settings.refresh_seconds)
+        reading = self.engine.progress is not None  # history still being read: the next slice soon
+        self._wake.wait(HISTORY_PAUSE_S if reading else self.engine.settings.refresh_seconds)
         self._wake.clear()
 
     # ---- drawing (only through _ui) ---------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import demo, report
 from ..money import Money
-from ..render import USD, cost_cell, plan_text, plural, shorten, usd
+from ..render import USD, cost_cell, plan_text, plural, progress_text, shorten, usd
 from ..report import DayReport, SessionSummary
 from ..settings import REFRESH_CHOICES
 from . import lines
@@ -67,6 +67,7 @@ class TrayView:
     machines: str | None = None  # "Today $4.20 on 3 machines (this one $1.10)"
     unpriced: str | None = None  # "2 calls unpriced: acme-1 — add a price in settings"
     sharing: str | None = None  # sync_dir, when set: the settings name it and offer "Stop sharing"
+    progress: str | None = None  # "Reading history: 4,120 of 20,000 sessions" (today's figures are complete)
 
 
 @dataclass
@@ -200,6 +201,7 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
         Entry(view.week, "summary_period", "week"),
         Entry(view.month, "summary_period", "month"),
         Entry(view.rate, enabled=False),
+        *([Entry(view.progress, enabled=False)] if view.progress else []),
         Entry(("⚠ " if view.stale else "") + view.updated, "refresh") if view.updated else SEPARATOR,
         SEPARATOR,
         Entry("Today's sessions", submenu=_sessions(view)),
@@ -294,6 +296,7 @@ def build_view(
         machines=None if first_run else lines.machines_line(engine, money),
         unpriced=lines.unpriced_line(day.unpriced_calls, day.unpriced_models),
         sharing=settings.sync_dir or None,
+        progress=progress_text(engine.progress),
     )
 
 

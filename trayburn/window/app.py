@@ -21,6 +21,7 @@ from .. import period as pd
 from ..demo import is_demo
 from ..engine import Engine
 from ..opener import open_path
+from ..render import progress_text
 from . import keys, model, period_model, theme
 from .day import DayView
 from .period_view import PeriodView
@@ -28,6 +29,7 @@ from .session import SessionView
 from .widgets import Notice
 
 log = logging.getLogger(__name__)
+HISTORY_SLICE_S = 0.3  # after what is shown, this long of the rest of a history being read (a first run)
 
 ICON = Path(__file__).resolve().parent.parent / "assets" / "trayburn.png"
 APP_TITLE = "trayburn"
@@ -340,7 +342,9 @@ class SummaryWindow:
             }.get(self.current, "Ctrl+W closes")
             trouble = f" · {self.unreadable} unreadable (see trayburn doctor)" if self.unreadable else ""
             demo = "Demo: sessions recorded from the real Cline CLI, replayed as today · " if self.demo else ""
-            text = f"{demo}Updated {stamp}{trouble} · refreshes every {every} s (F5 now) · {hint}"
+            reading = progress_text(self.engine.progress)
+            history = f" · {reading} (what is shown is complete)" if reading else ""
+            text = f"{demo}Updated {stamp}{history}{trouble} · refreshes every {every} s (F5 now) · {hint}"
             self.status.configure(text=text)
 
     # ---- refreshing -----------------------------------------------------------------------------
@@ -360,7 +364,10 @@ class SummaryWindow:
         from ..ledger import LedgerBusy
 
         try:
-            self.unreadable = len(self.engine.refresh().errors)
+            # what is shown first and exact (a session: all of it), then a slice of the rest of the history
+            since = None if self.session_id else self.period.bounds_ms()[0]
+            stats = self.engine.refresh(since, HISTORY_SLICE_S) if since is not None else self.engine.refresh()
+            self.unreadable = len(stats.errors)
             self.updated_at = datetime.now()
         except LedgerBusy:  # the tray is writing: show what we have, try again next time
             log.info("ledger busy; refresh skipped")
