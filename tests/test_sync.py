@@ -8,6 +8,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from corpus import CORPUS, age_all, as_sums, assert_sums, counted, expected, sessions_of, set_tz  # noqa: F401
 from sync_machines import SESSION_IDS, boxes
 
@@ -54,6 +55,12 @@ def test_three_machines_count_the_union_once_each_in_its_own_process(tmp_path):
         led.close()
     written = sorted(str(p.relative_to(a.sync)) for p in a.sync.rglob("*") if p.is_file())
     assert written == sorted(f"trayburn/machines/{x.machine_id()}.json.gz" for x in (a, b, c))
+    # `report --by machine`: one row per machine, named, adding up to the total (which is the union's)
+    doc = a.cli("report", "--by", "machine", "--since", "2000-01-01", "--until", "2099-12-31")
+    rows = {r.get("label", r["key"]): r for r in doc["rows"]}
+    assert set(rows) == {"laptop", "desktop", "server"} and rows["laptop"]["key"] == "this"
+    assert sum(r["calls"] for r in doc["rows"]) == doc["total"]["calls"] == union[0]
+    assert sum(r["cost_usd"] for r in doc["rows"]) == pytest.approx(doc["total"]["cost_usd"], abs=1e-9)
 
 
 def test_a_session_copied_to_two_machines_counts_once_and_splits_by_who_started_it(tmp_path):
@@ -216,6 +223,10 @@ def test_the_menu_line_names_the_machines_and_this_ones_share():
     )
     assert m.menu_line() == "Today $4.20 on 3 machines (this one $1.10)"
     assert MachinesReport([MachineCost(None, "here", True, 1.0, 0, 1, 0)]).menu_line() is None
+    idle_here = MachinesReport([MachineCost(None, "here", True, 0.0, 0, 0, 0), m.machines[1]])
+    assert idle_here.menu_line() == "Today $2.60 on desk, none on this one"
+    idle_here.machines.append(m.machines[2])
+    assert idle_here.menu_line() == "Today $3.10 on 2 other machines, none on this one"
 
 
 def test_a_changed_file_brings_what_changed_and_keeps_the_rest(tmp_path):

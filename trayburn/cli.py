@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-BY = ("day", "week", "month", "project", "model", "session", "source")
+BY = ("day", "week", "month", "project", "model", "session", "source", "machine")
 PERIOD_HELP = "YYYY-MM-DD, today, yesterday, 7d, 30d, week, last-week, month or last-month"
 
 
@@ -247,7 +247,7 @@ def cmd_sessions(args) -> int:
 
 def cmd_report(args) -> int:
     period = _period(args)
-    engine = _engine(args)
+    engine = _engine(args, since=period.since)  # the period's files first; older history later
     r, money = engine.history(period, args.by), engine.money()
     return _stale(engine, _emit(args, r.to_json(money), render.history(r, money)))
 
@@ -256,7 +256,7 @@ def cmd_export(args) -> int:
     from . import export
 
     period = _period(args)
-    engine = _engine(args)
+    engine = _engine(args, since=period.since)  # the period's files first; older history later
     rows = export.rows(engine.ledger, engine.book, period)
     if not args.output:
         export.write(rows, sys.stdout, args.format, engine.money())

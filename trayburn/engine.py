@@ -229,7 +229,7 @@ class Engine:
         """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
         from . import history
 
-        return history.report(self.ledger, self.book, period, by)
+        return history.report(self.ledger, self.book, period, by, self.sharing.name(self.settings.machine_name))
 
     def overview(self, period):
         """A period by day, project, model and source from one read (the window's period view)."""

@@ -22,7 +22,8 @@ from .report import NO_PROJECT, display_title, project_name, timezone_name
 
 __all__ = ["NO_PROJECT", "project_name"]  # the one project rule lives in report.py
 
-BY = ("day", "week", "month", "project", "model", "session", "source")
+BY = ("day", "week", "month", "project", "model", "session", "source", "machine")
+THIS_MACHINE = "this machine"
 TIME_BY = ("day", "week", "month")
 NO_SOURCE = "unknown"
 Priced = list[tuple[CostGroup, Totals]]  # the period's groups, each priced once
@@ -95,12 +96,18 @@ class HistoryReport:
         return out
 
 
-def report(ledger: Ledger, book: PriceBook, period: Period, by: str = "day") -> HistoryReport:
+def report(
+    ledger: Ledger, book: PriceBook, period: Period, by: str = "day", machine_name: str | None = None
+) -> HistoryReport:
+    """`machine_name`: this machine's name, for `by="machine"` (others are named by their files)."""
     if by not in BY:
         raise ValueError(f"cannot group by '{by}': use one of {', '.join(BY)}")
     parts = cut(period, by) if by in TIME_BY else [period]
     pricer = Pricer(ledger, book)
-    keys = {k.id: k for k in ledger.session_keys()} if by in ("project", "source", "session") else {}
+    keys = {k.id: k for k in ledger.session_keys()} if by not in TIME_BY and by != "model" else {}
+    if by == "machine":
+        names = {f.origin: f.name or f.origin for f in ledger.machine_files()}
+        return _grouped(_fetch(pricer, period, parts), keys, parts, period, by, pricer, names, machine_name)
     return _grouped(_fetch(pricer, period, parts), keys, parts, period, by, pricer)
 
 
@@ -126,11 +133,18 @@ def _fetch(pricer: Pricer, period: Period, parts: list[Period]) -> Priced:
 
 
 def _grouped(
-    found: Priced, keys: dict[str, hq.SessionKeys], parts: list[Period], period: Period, by: str, pricer: Pricer
+    found: Priced,
+    keys: dict[str, hq.SessionKeys],
+    parts: list[Period],
+    period: Period,
+    by: str,
+    pricer: Pricer,
+    machines: dict[str, str] | None = None,
+    this_machine: str | None = None,
 ) -> HistoryReport:
     """The rows of a report from groups by (part, session); for a grouping other than time, the parts'
     indexes are not looked at (any cut of the period will do)."""
-    name = _namer(by, pricer, parts, keys)
+    name = _namer(by, pricer, parts, keys, machines or {}, this_machine or THIS_MACHINE)
     groups: dict[str, Group] = {}
     if by in TIME_BY:  # every day (week, month) of the period, those without calls too
         for part in parts:
@@ -156,7 +170,12 @@ def _grouped(
 
 
 def _namer(
-    by: str, pricer: Pricer, parts: list[Period], keys: dict[str, hq.SessionKeys]
+    by: str,
+    pricer: Pricer,
+    parts: list[Period],
+    keys: dict[str, hq.SessionKeys],
+    machines: dict[str, str],
+    this_machine: str,
 ) -> Callable[[int, str, Route], tuple[str, str]]:
     """(key, label) of a row from a group's part, session and route."""
     if by in TIME_BY:
@@ -170,5 +189,13 @@ def _namer(
     if by == "source":
         sources = {sid: k.source or NO_SOURCE for sid, k in keys.items()}
         return lambda bucket, sid, route: (sources.get(sid, NO_SOURCE),) * 2
+    if by == "machine":  # key: the machine's id ("this" for this one); label: its name
+        where = {sid: k.origin for sid, k in keys.items()}
+
+        def machine(bucket: int, sid: str, route: Route) -> tuple[str, str]:
+            origin = where.get(sid)
+            return ("this", this_machine) if origin is None else (origin, machines.get(origin, origin))
+
+        return machine
     titles = {sid: display_title(k.title, k.prompt) for sid, k in keys.items()}
     return lambda bucket, sid, route: (sid, titles.get(sid, sid))

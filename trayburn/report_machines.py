@@ -72,8 +72,12 @@ class MachinesReport:
         fmt = money or (lambda usd: f"${usd:,.2f}")
         this = self.this
         n = self.active
+        if this is None or not this.calls:  # all of it elsewhere: say so rather than "(this one $0.00)"
+            others = [m for m in self.machines if m.calls and not m.this]
+            where = f"on {others[0].name}" if len(others) == 1 else f"on {n} other machines"
+            return f"{label} {fmt(self.cost_usd)} {where}, none on this one" if others else None
         where = f"on {n} machine{'' if n == 1 else 's'}"
-        return f"{label} {fmt(self.cost_usd)} {where} (this one {fmt(this.cost_usd if this else 0.0)})"
+        return f"{label} {fmt(self.cost_usd)} {where} (this one {fmt(this.cost_usd)})"
 
     def to_json(self) -> list[dict]:
         return [m.to_json() for m in self.machines]

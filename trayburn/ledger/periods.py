@@ -27,6 +27,7 @@ class SessionKeys(NamedTuple):
     source: str | None
     title: str | None
     prompt: str | None
+    origin: str | None = None  # the machine it came from (None: this one)
 
 
 class ExportCall(NamedTuple):
@@ -56,7 +57,9 @@ class PeriodQueries:
 
     def session_keys(self) -> list[SessionKeys]:
         with self._lock:
-            rows = self.db.execute("SELECT id, workspace_root, cwd, source, title, prompt FROM sessions").fetchall()
+            rows = self.db.execute(
+                "SELECT id, workspace_root, cwd, source, title, prompt, origin FROM sessions"
+            ).fetchall()
         return [SessionKeys(*r) for r in rows]
 
     def export_calls(self, start_ms: int, end_ms: int) -> Iterator[ExportCall]:
