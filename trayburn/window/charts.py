@@ -18,19 +18,46 @@ from .theme import Metrics, Palette
 LABELS = 12  # at most this many day labels under the bars
 
 
-class DayChart(tk.Canvas):
-    def __init__(
-        self, master: tk.Misc, metrics: Metrics, palette: Palette, height: int, on_day: Callable[[date], None]
-    ):
+class _Bars(tk.Canvas):
+    """What both charts share: a canvas of equal slots that redraws on resize and on a new palette."""
+
+    def __init__(self, master: tk.Misc, metrics: Metrics, palette: Palette, height: int):
         super().__init__(master, height=height, highlightthickness=0, borderwidth=0)
-        self.m, self.p, self.on_day = metrics, palette, on_day
-        self.bars: list[Bar] = []
+        self.m, self.p = metrics, palette
         self.money = USD
-        self.today: date | None = None
         self.hover: int | None = None
         self.bind("<Configure>", lambda e: self.redraw())
         self.bind("<Motion>", self._motion)
         self.bind("<Leave>", lambda e: self._set_hover(None))
+
+    def redraw(self) -> None:
+        raise NotImplementedError
+
+    def _motion(self, event: tk.Event) -> None:
+        raise NotImplementedError
+
+    def _set_hover(self, i: int | None) -> None:
+        raise NotImplementedError
+
+    def recolor(self, p: Palette) -> None:
+        self.p = p
+        self.redraw()
+
+    def _slots(self, n: int) -> tuple[float, float, float, float]:
+        """left, top, bottom, slot width, for `n` slots"""
+        px = self.m.px
+        left, right = px(10), self.winfo_width() - px(10)
+        return left, px(26), self.winfo_height() - px(20), max(1.0, (right - left) / max(n, 1))
+
+
+class DayChart(_Bars):
+    def __init__(
+        self, master: tk.Misc, metrics: Metrics, palette: Palette, height: int, on_day: Callable[[date], None]
+    ):
+        super().__init__(master, metrics, palette, height)
+        self.on_day = on_day
+        self.bars: list[Bar] = []
+        self.today: date | None = None
         self.bind("<Button-1>", self._click)
 
     def show(self, bars: Sequence[Bar], today: date | None, money: Money = USD) -> None:
@@ -39,15 +66,8 @@ class DayChart(tk.Canvas):
             self.hover = None
         self.redraw()
 
-    def recolor(self, p: Palette) -> None:
-        self.p = p
-        self.redraw()
-
     def _geometry(self) -> tuple[float, float, float, float]:
-        """left, top, bottom, slot width"""
-        px = self.m.px
-        left, right = px(10), self.winfo_width() - px(10)
-        return left, px(26), self.winfo_height() - px(20), max(1.0, (right - left) / max(len(self.bars), 1))
+        return self._slots(len(self.bars))
 
     def redraw(self) -> None:
         p, px = self.p, self.m.px
@@ -116,34 +136,21 @@ class DayChart(tk.Canvas):
         return int(left + (i + 0.5) * slot), int(bottom - 1)
 
 
-class HourChart(tk.Canvas):
+class HourChart(_Bars):
     """Cost per hour of the day: 24 bars, a label every three hours, the value under the pointer."""
 
     def __init__(self, master: tk.Misc, metrics: Metrics, palette: Palette, height: int):
-        super().__init__(master, height=height, highlightthickness=0, borderwidth=0)
-        self.m, self.p = metrics, palette
+        super().__init__(master, metrics, palette, height)
         self.values: list[float] = [0.0] * 24
         self.now_hour: int | None = None
-        self.money = USD
-        self.hover: int | None = None
-        self.bind("<Configure>", lambda e: self.redraw())
-        self.bind("<Motion>", self._motion)
-        self.bind("<Leave>", lambda e: self._set_hover(None))
 
     def show(self, values: Sequence[float], now_hour: int | None = None, money: Money = USD) -> None:
         self.values, self.now_hour = list(values)[:24] + [0.0] * (24 - len(values)), now_hour
         self.money = money
         self.redraw()
 
-    def recolor(self, p: Palette) -> None:
-        self.p = p
-        self.redraw()
-
     def _geometry(self) -> tuple[float, float, float, float]:
-        """left, top, bottom, slot width"""
-        px = self.m.px
-        left, right = px(10), self.winfo_width() - px(10)
-        return left, px(26), self.winfo_height() - px(20), max(1.0, (right - left) / 24)
+        return self._slots(24)
 
     def redraw(self) -> None:
         p, px = self.p, self.m.px
