@@ -4,9 +4,11 @@ schema.py    tables, versions, migrations, opening and recovery
 faults.py    what SQLite's errors mean for the ledger; the typed errors (never move a ledger on a full disk)
 salvage.py   copying the rows a damaged, deleted or replaced ledger still yields
 storable.py  names that are not UTF-8 kept byte-exact; session ids made printable
-store.py     the Ledger: refresh orchestration (stat → change? → one write transaction)
+store.py     the Ledger: refresh orchestration (stat → change? → write transactions, today's files first)
 refresh.py   the Writer a source writes through, and the settling of who counts each call
 queries.py   typed reads returning named rows (the only SQL the report layer relies on)
+periods.py   reads over periods: the sessions' keys, a period's calls for an export, the sessions of a range
+machines.py  reads for sharing between machines: this machine's calls and sessions, the other machines' files
 """
 
 from .faults import LedgerBusy, LedgerError, LedgerFull, LedgerReadOnly, LedgerUnavailable

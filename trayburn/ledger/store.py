@@ -21,8 +21,9 @@ from ..cline.files import Checkpoint
 from ..sources.base import Known, Plan, Source
 from ..sources.cline_cli import ClineCliSource
 from .faults import LedgerUnavailable, busy_error, is_busy, unavailable, verdict
+from .machines import MachineQueries
 from .periods import PeriodQueries
-from .queries import MachineQueries, Queries
+from .queries import Queries
 from .refresh import Refresh, SessionFault
 from .salvage import merge
 from .schema import connect, open_ledger, rollback

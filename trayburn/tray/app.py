@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import date, datetime
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -26,8 +24,9 @@ from .. import settings as st
 from ..engine import Engine
 from ..opener import open_path
 from . import backend as backends
-from . import folders, icons, lines, model, status
+from . import icons, lines, model, status
 from .children import Children, Popen
+from .dialog_actions import DialogActions
 from .host import StartCheck
 from .icon import render_icon
 
@@ -41,7 +40,7 @@ def panel_of(setting: str) -> str:
     return appearance.panel_shade(setting) or "any"
 
 
-class TrayApp:
+class TrayApp(DialogActions):
     def __init__(
         self,
         engine: Engine,
@@ -292,56 +291,6 @@ class TrayApp:
     def do_reset_roots(self, _: Any = None) -> None:
         for key in ("cline_dir", "data_dir", "sessions_dir"):
             self._set(key, None)
-
-    def do_choose_root(self, level: str) -> None:
-        threading.Thread(target=self._ask, args=(level,), daemon=True).start()
-
-    def do_set_budget(self, _: Any = None) -> None:
-        threading.Thread(target=self._ask_budget, daemon=True).start()
-
-    def do_choose_sync(self, _: Any = None) -> None:
-        threading.Thread(target=self._ask_sync, daemon=True).start()
-
-    def do_stop_sharing(self, _: Any = None) -> None:
-        """This machine's file stops being written; what was merged from others stays counted."""
-        self._set("sync_dir", None)
-
-    def _pick_folder(self, title: str, start: Path) -> str | None:
-        start = start if start.is_dir() else paths.home(os.environ)
-        return self.children.ask(launch.command("_dialog", "folder", title, str(start)), "the folder dialog")
-
-    def _ask(self, level: str) -> None:
-        current = {lv.name: lv for lv in self.engine.levels}[level]
-        chosen = self._pick_folder(f"trayburn: choose the {current.label.lower()}", current.path)
-        if chosen:
-            key, note = folders.level_for(Path(chosen), level)
-            if self._set_safely(key, chosen) and note:
-                self.tell(status.tilde(note))
-
-    def _ask_sync(self) -> None:
-        current = self.engine.settings.sync_dir
-        start = Path(current).expanduser() if current else paths.home(os.environ)
-        chosen = self._pick_folder("trayburn: choose a folder you sync between machines", start)
-        if chosen and self._set_safely("sync_dir", chosen):
-            self.tell(f"Sharing this machine's figures through {status.tilde(chosen)}")
-
-    def _ask_budget(self) -> None:
-        current = str(self.engine.settings.daily_budget or 0)
-        value = self.children.ask(launch.command("_dialog", "budget", current), "the budget dialog")
-        if value:
-            self._set_safely("daily_budget", value)
-
-    def _set_safely(self, key: str, value: str) -> bool:
-        """From a dialog's thread: a failure is told (with the choice, so it is not lost), never raised."""
-        try:
-            self._set(key, value)
-            return True
-        except st.SettingsError as exc:
-            self.tell(f"Not saved: {key} = {value}. {exc}")
-        except Exception as exc:
-            log.exception("could not set %s", key)
-            self.tell(f"Not saved: {key} = {value} ({exc})")
-        return False
 
     def do_toggle_autostart(self, _: Any = None) -> None:
         if self.autostart.status().enabled:

@@ -14,15 +14,15 @@ import tkinter as tk
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from tkinter import filedialog, ttk
+from tkinter import ttk
 
-from .. import export, report
 from .. import period as pd
+from .. import report
 from ..demo import is_demo
 from ..engine import Engine
 from ..opener import open_path
 from ..render import progress_text
-from . import keys, model, period_model, theme
+from . import exporting, keys, model, period_model, theme
 from .day import DayView
 from .period_view import PeriodView
 from .session import SessionView
@@ -273,36 +273,15 @@ class SummaryWindow:
     # ---- actions --------------------------------------------------------------------------------
 
     def export_period(self) -> None:
-        """Ask where to write the calls of the period in view (CSV or JSON, by the name's ending), then
-        write them there."""
-        if self.engine is None:
-            return
-        p = self.period
-        name = f"trayburn-{p.since}" + ("" if p.days == 1 else f"-to-{p.until}")
-        path = filedialog.asksaveasfilename(
-            parent=self.root,
-            title="Export the calls of " + p.label(),
-            initialfile=name + ".csv",
-            defaultextension=".csv",
-            filetypes=[("CSV (spreadsheets)", "*.csv"), ("JSON", "*.json")],
-        )
-        if path:
-            self.say(f"Exporting the calls of {p.label()}…")
-            self.root.update_idletasks()  # a long period takes a second or two: say so first
-            self.say(self.export_to(path))
+        """Ask where to write the calls of the period in view, then write them there (`exporting`)."""
+        if self.engine is not None:
+            exporting.ask_and_export(self.root, self.period, self.say, self.export_to)
 
     def export_to(self, path: str) -> str:
-        """Write the period's calls to `path` (JSON when it ends in .json, else CSV); what happened, in words."""
-        fmt = "json" if path.lower().endswith(".json") else "csv"
-        e = self.engine
-        if e is None:
+        """Write the period's calls to `path`; what happened, in words."""
+        if self.engine is None:
             return "Nothing to export: the ledger is not open"
-        try:
-            n = export.to_file(export.rows(e.ledger, e.book, self.period), path, fmt, e.money())
-        except (OSError, ValueError) as exc:
-            log.warning("export to %s failed: %s", path, exc)
-            return f"Could not export: {exc}"
-        return f"Exported {n:,} calls to {model.clean(path, model.PATH_CHARS)}"
+        return exporting.write_period(self.engine, self.period, path)
 
     def copy_id(self) -> None:
         detail = self.session_view.detail
