@@ -11,8 +11,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
+from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from . import days, paths, report, report_machines, session_list
 from . import settings as st
@@ -21,8 +22,10 @@ from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
 from .pricing import PriceBook
 from .pricing.seen import SeenModel, seen
 from .sources.base import Source
-from .sync.share import ShareState, Sharing
-from .sync.survey import SyncHealth, survey
+
+if TYPE_CHECKING:
+    from .sync.share import ShareState, Sharing
+    from .sync.survey import SyncHealth
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +110,6 @@ class Engine:
         self._last_fault: str | None = None
         self.load_settings()
         self.ledger = Ledger(paths.ledger_file(self.state_dir), self.settings.max_file_mb * 10**6, busy_timeout_s)
-        self.sharing = Sharing(self.state_dir, self.ledger)
         self.last_share: ShareState | None = None
 
     # ---- settings and folders ------------------------------------------------------------------
@@ -169,6 +171,8 @@ class Engine:
         """Share this machine's figures through `sync_dir` when due (`local`: what this machine's own
         sources did). A sharing fault is kept for `doctor`, never raised: the figures stand."""
         s = self.settings
+        if not s.sync_dir:  # not sharing: nothing to write (and the sharing code is not even loaded)
+            return
         counted = bool(local.calls_upserted or local.removed_sessions)
         try:
             self.last_share = self.sharing.after_refresh(s.sync_dir, s.machine_name, s.sync_titles, counted)
@@ -198,6 +202,8 @@ class Engine:
         one (else the verdict says why; it is not an unreadable file). New sources are added here."""
         sessions = self.levels.sessions.path
         own: list[Source] = [self.ledger.cline_source(sessions)] if sessions.is_dir() else []
+        if not self.settings.sync_dir:  # other machines' history stays in the ledger; no file to read
+            return own
         try:
             return own + list(self.sharing.sources(self.settings.sync_dir))
         except OSError as exc:  # no machine id could be made: this machine's figures still refresh
@@ -229,7 +235,7 @@ class Engine:
         """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
         from . import history
 
-        return history.report(self.ledger, self.book, period, by, self.sharing.name(self.settings.machine_name))
+        return history.report(self.ledger, self.book, period, by, self.machine_name())
 
     def overview(self, period):
         """A period by day, project, model and source from one read (the window's period view)."""
@@ -252,12 +258,27 @@ class Engine:
         start, end = days.local_midnight_ms(first), days.day_bounds(until or first)[1]
         if all_time:
             start, end = ALL_TIME
-        name = self.sharing.name(self.settings.machine_name)
+        name = self.machine_name()
         return report_machines.machines_between(self.ledger, self.book, start, end, name)
+
+    @cached_property
+    def sharing(self) -> Sharing:
+        """This machine's side of `sync_dir`: its id, its file, the other machines' sources (loaded on use)."""
+        from .sync.share import Sharing
+
+        return Sharing(self.state_dir, self.ledger)
+
+    def machine_name(self) -> str:
+        """This machine's name for people: the setting, else the host name."""
+        from .sync.identity import host_name
+
+        return (self.settings.machine_name or "").strip() or host_name()
 
     def sync_health(self) -> SyncHealth:
         """Sharing as `doctor` shows it: this machine's id and file, each other machine's file."""
         s = self.settings
+        from .sync.survey import survey
+
         return survey(self.sharing, s.sync_dir, s.machine_name, s.sync_titles)
 
     def last_hour(self) -> report.Totals:
