@@ -13,9 +13,9 @@ from ..report import DayReport, SessionSummary
 from . import model
 from .charts import HourChart
 from .model import USD
-from .nav import PeriodNav
+from .nav import header
 from .theme import Metrics, Palette
-from .widgets import BudgetBar, Cards, FitLabel, Table, show_text
+from .widgets import BudgetBar, Cards, Table, show_text
 
 
 class DayView(ttk.Frame):
@@ -57,15 +57,7 @@ class DayView(ttk.Frame):
         self.recolor(palette)
 
     def _header(self, m: Metrics, nav: Mapping[str, Callable]) -> None:
-        top = ttk.Frame(self)
-        top.grid(row=0, column=0, sticky="ew")
-        top.columnconfigure(0, weight=1)
-        self.heading = FitLabel(top, style="Title.TLabel")
-        self.heading.grid(row=0, column=0, sticky="ew")
-        self.zone = ttk.Label(top, style="Muted.TLabel")
-        self.zone.grid(row=1, column=0, sticky="w")
-        self.nav = PeriodNav(top, m, **nav)
-        self.nav.grid(row=0, column=1, rowspan=2, sticky="e")
+        self.heading, self.zone, self.nav = header(self, m, nav)
         self.prev, self.next, self.entry = self.nav.prev, self.nav.next, self.nav.entry
         self.today_button, self.date_text = self.nav.now, self.nav.text
         self.problem = ttk.Label(self, style="Error.TLabel")

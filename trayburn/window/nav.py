@@ -4,16 +4,31 @@ a field to type a date, a month or a range, the way back to today, and Export…
 from __future__ import annotations
 
 import tkinter as tk
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from tkinter import ttk
 
 from .. import period as pd
 from .period_model import entry_text
 from .theme import Metrics
+from .widgets import FitLabel
 
 KINDS = (("day", "Day"), ("week", "Week"), ("month", "Month"), ("range", "Range"))
 BACK_TO_NOW = {"day": "Today", "week": "This week", "month": "This month", "range": "Last 30 days"}
+
+
+def header(view: ttk.Frame, m: Metrics, nav: Mapping[str, Callable]) -> tuple[FitLabel, ttk.Label, PeriodNav]:
+    """The top of the day and period views: the heading, the time zone under it, the navigation strip."""
+    top = ttk.Frame(view)
+    top.grid(row=0, column=0, sticky="ew")
+    top.columnconfigure(0, weight=1)
+    heading = FitLabel(top, style="Title.TLabel")
+    heading.grid(row=0, column=0, sticky="ew")
+    zone = ttk.Label(top, style="Muted.TLabel")
+    zone.grid(row=1, column=0, sticky="w")
+    strip = PeriodNav(top, m, **nav)
+    strip.grid(row=0, column=1, rowspan=2, sticky="e")
+    return heading, zone, strip
 
 
 class PeriodNav(ttk.Frame):

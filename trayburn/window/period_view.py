@@ -17,9 +17,9 @@ from ..report_machines import MachinesReport
 from . import model, period_model
 from .charts import DayChart
 from .model import USD
-from .nav import PeriodNav
+from .nav import header
 from .theme import Metrics, Palette
-from .widgets import BudgetBar, Cards, FitLabel, Table, show_text
+from .widgets import BudgetBar, Cards, Table, show_text
 
 
 class PeriodView(ttk.Frame):
@@ -38,15 +38,7 @@ class PeriodView(ttk.Frame):
         self.m = m
         self.period: pd.Period | None = None
         self.columnconfigure(0, weight=1)
-        top = ttk.Frame(self)
-        top.grid(row=0, column=0, sticky="ew")
-        top.columnconfigure(0, weight=1)
-        self.heading = FitLabel(top, style="Title.TLabel")
-        self.heading.grid(row=0, column=0, sticky="ew")
-        self.zone = ttk.Label(top, style="Muted.TLabel")
-        self.zone.grid(row=1, column=0, sticky="w")
-        self.nav = PeriodNav(top, m, **nav)
-        self.nav.grid(row=0, column=1, rowspan=2, sticky="e")
+        self.heading, self.zone, self.nav = header(self, m, nav)
         self.problem = ttk.Label(self, style="Error.TLabel")
         self.problem.grid(row=1, column=0, sticky="w")
         self.problem.grid_remove()
