@@ -270,7 +270,7 @@ class Engine:
 
     def machine_name(self) -> str:
         """This machine's name for people: the setting, else the host name."""
-        from .sync.identity import host_name
+        from .sync import host_name
 
         return (self.settings.machine_name or "").strip() or host_name()
 

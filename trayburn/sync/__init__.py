@@ -7,3 +7,18 @@ survey.py      what `doctor` and the figures say about each machine's file
 
 Reading other machines' files is a source like any other: `sources/machine.py`.
 """
+
+from __future__ import annotations
+
+import os
+
+
+def host_name() -> str:
+    """This computer's name (cheap: no socket module where the OS tells it directly)."""
+    if hasattr(os, "uname"):
+        name = os.uname().nodename
+    else:  # Windows
+        import socket
+
+        name = socket.gethostname()
+    return name or "this machine"

@@ -8,12 +8,12 @@ import hashlib
 import json
 import re
 import secrets
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
 from ..fsutil import Refused, atomic_write, read_file
+from . import host_name
 
 ID_PATTERN = re.compile(r"[0-9a-f]{16}")
 
@@ -23,10 +23,6 @@ class Machine:
     id: str  # 16 hex digits, the machine file's name
     name: str  # for people
     host: str  # fingerprint of the computer (not of the home folder): differs on a cloned home
-
-
-def host_name() -> str:
-    return socket.gethostname() or "this machine"
 
 
 def host_fingerprint() -> str:

@@ -24,7 +24,8 @@ from ..ledger import Ledger
 from ..report import display_title
 from ..sources.machine import MachineSource
 from . import fileformat as ff
-from .identity import ID_PATTERN, Machine, host_name, this_machine
+from . import host_name
+from .identity import ID_PATTERN, Machine, this_machine
 
 log = logging.getLogger(__name__)
 
