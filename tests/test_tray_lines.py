@@ -174,3 +174,21 @@ def test_a_no_change_tick_asks_the_ledger_nothing_beyond_the_refresh(tmp_path):
     app.tick()
     assert [q for q in ran if "GROUP BY" in q.upper() and "origin" in q], "the machines' split is read then"
     app.engine.ledger.db.set_trace_callback(None)
+
+
+def test_a_file_that_stays_unreadable_is_no_news_at_every_tick(tmp_path):
+    """A session file over max_file_mb is a problem once; the ticks after it rebuild nothing."""
+    laptop, _ = machines(tmp_path)
+    t = now_ms()
+    big = make_session(laptop.sessions, f"{t}_big", iso(t), [routed("big-1", t, "claude-sonnet-4-5", "cline")])
+    (big / f"{t}_big.messages.json").write_bytes(b" " * 2_000_000)  # over the limit below
+    laptop.configure(max_file_mb=1)
+    age_all(tmp_path)
+    app = TrayApp(laptop.engine(), pystray, CAPS, spawn=Spawned())
+    app.tick()
+    assert "could not be read" in (app.view.problem or "")
+    ran: list[str] = []
+    app.engine.ledger.db.set_trace_callback(ran.append)
+    assert app.tick() is False and app.tick() is False
+    app.engine.ledger.db.set_trace_callback(None)
+    assert not [q for q in ran if "GROUP BY" in q.upper()], "the view was rebuilt for an old problem"

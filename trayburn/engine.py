@@ -120,7 +120,9 @@ class Engine:
         self.levels = paths.resolve_levels(
             self.settings.cline_dir, self.settings.data_dir, self.settings.sessions_dir, self.env
         )
-        self.book = PriceBook(self.settings.prices, self.settings.aliases, cache=self.state_dir / "prices.json")
+        self.book = PriceBook(
+            self.settings.prices, self.settings.aliases, cache=paths.prices_cache_file(self.state_dir)
+        )
         self._config_stamp = _stamp(self.config_path)
         for warning in self.loaded.warnings:
             log.warning(warning)
@@ -137,17 +139,19 @@ class Engine:
 
     # ---- refresh --------------------------------------------------------------------------------
 
-    def refresh(self, since_ms: int | None = None, budget_s: float | None = None) -> RefreshStats:
+    def refresh(self, since_ms: int | None = None, budget_s: float | None = None, reload: bool = True) -> RefreshStats:
         """Bring the ledger up to date. With neither argument: completely (`sessions --all`, `doctor`).
 
         `since_ms` (epoch ms): the figures from that moment on are exact when this returns (every session
         whose files changed since is read first; a file not modified since then cannot hold a later call).
         `budget_s`: then read the rest of the history for about that long (None with `since_ms`: none),
         newest first; without `since_ms` today's local midnight is the moment (the tray's poll). What is
-        left is continued by the next refresh; `progress` says how far the history is."""
+        left is continued by the next refresh; `progress` says how far the history is. `reload`: pick up
+        edits to the settings file first (False: the caller just did, and acted on what changed)."""
         if hasattr(time, "tzset"):  # the time zone may have changed (not on Windows)
             time.tzset()
-        self.reload_if_changed()
+        if reload:
+            self.reload_if_changed()
         if budget_s is not None and since_ms is None:
             since_ms = days.local_midnight_ms(days.now_date())
         stats, local = RefreshStats(), RefreshStats()
@@ -270,9 +274,9 @@ class Engine:
 
     def machine_name(self) -> str:
         """This machine's name for people: the setting, else the host name."""
-        from .sync import host_name
+        from .sync import machine_name
 
-        return (self.settings.machine_name or "").strip() or host_name()
+        return machine_name(self.settings.machine_name)
 
     def sync_health(self) -> SyncHealth:
         """Sharing as `doctor` shows it: this machine's id and file, each other machine's file."""

@@ -69,6 +69,7 @@ class TrayApp(DialogActions):
         self._last_ok: float | None = None
         self._failing = False
         self._fault: str | None = None  # the ledger's fault as of the last tick
+        self._errors: dict[str, str] = {}  # the files the last tick could not read
         first = render_icon("–", model.IconState.NO_DATA, self.theme, self.size)
         self.icon = backends.icon_class(pystray)("trayburn", first, "trayburn", menu=None)
         self.icon.on_size = self.resize
@@ -89,6 +90,7 @@ class TrayApp(DialogActions):
             except Exception as exc:  # a refresh failure never takes the app down
                 log.exception("refresh failed")
                 self._failing = True
+                self._built_for = None  # the next good tick builds the view again (never keeps this one)
                 view = self._error_view(f"Refresh failed: {exc}")
             view = self._fresh(view)
             if view == self.view:
@@ -103,16 +105,18 @@ class TrayApp(DialogActions):
 
     def _build(self) -> model.TrayView:
         engine = self.engine
+        dirty, self._dirty = self._dirty, False  # taken at once: a menu click meanwhile marks the next tick
         settings_changed = engine.reload_if_changed()
         if settings_changed:
             self.theme = panel_of(engine.settings.theme)
-        stats = engine.refresh(budget_s=self.history_slice_s)  # today's figures first and exact, then some history
+        # today's figures first and exact, then some history (the settings were just reloaded, above)
+        stats = engine.refresh(budget_s=self.history_slice_s, reload=False)
         fault = str(engine.fault) if engine.fault else None  # a ledger fault that came or went is news
-        changed = self._dirty or settings_changed or stats.changed or stats.errors or fault != self._fault
-        self._fault = fault
+        errors = dict(stats.errors)  # a file that stays unreadable is no news at every tick
+        changed = dirty or settings_changed or stats.changed or errors != self._errors or fault != self._fault
+        self._fault, self._errors = fault, errors
         if self.view is not None and not changed and self._key(self.view) == self._built_for:
             return self.view  # nothing read, nothing set, nothing the clock changes: the hot path
-        self._dirty = False
         day = engine.day()
         today = report.now_date()
         health = engine.health()
