@@ -170,6 +170,19 @@ def test_an_unwritable_machines_folder_is_a_problem_not_a_failure(tmp_path):
     assert counted(engine.ledger)[0] > 0
     assert engine.last_share is not None and engine.last_share.problem_kind == "unwritable"
     assert "cannot write" in (engine.sync_health().problem or "")
+    # while it stays unwritable, the export is tried again once a minute, not at every poll
+    now = [time.time()]
+    sharing = Sharing(a.state, engine.ledger, clock=lambda: now[0])
+    sync = engine.settings.sync_dir
+    tried = sharing.after_refresh(sync, "a", False, counted=False).tried_ms
+    now[0] += 20
+    assert sharing.after_refresh(sync, "a", False, counted=True).tried_ms == tried
+    now[0] += 41
+    again = sharing.after_refresh(sync, "a", False, counted=False)
+    assert again.tried_ms == int(now[0] * 1000) and again.problem_kind == "unwritable"
+    (a.sync / "trayburn" / "machines").unlink()  # the way cleared: written at the next try
+    now[0] += 61
+    assert sharing.after_refresh(sync, "a", False, counted=False).problem is None
 
 
 def _read_loop(path: str, ready, stop, out) -> None:

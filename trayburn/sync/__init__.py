@@ -22,3 +22,8 @@ def host_name() -> str:
 
         name = socket.gethostname()
     return name or "this machine"
+
+
+def machine_name(setting: str | None) -> str:
+    """This machine's name for people: the `machine_name` setting, else the host name."""
+    return (setting or "").strip() or host_name()

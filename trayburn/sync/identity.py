@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import paths
 from ..fsutil import Refused, atomic_write, read_file
-from . import host_name
+from . import host_name, machine_name
 
 ID_PATTERN = re.compile(r"[0-9a-f]{16}")
 
@@ -45,7 +45,7 @@ def this_machine(state: Path, name: str | None = None) -> Machine:
     if machine_id is None:
         machine_id = secrets.token_hex(8)
         atomic_write(path, json.dumps({"id": machine_id}).encode() + b"\n")
-    return Machine(machine_id, (name or "").strip() or host_name(), host_fingerprint())
+    return Machine(machine_id, machine_name(name), host_fingerprint())
 
 
 def _read_id(path: Path) -> str | None:

@@ -21,10 +21,10 @@ from pathlib import Path
 from .. import __version__, paths
 from ..fsutil import Refused, atomic_write, private_dir, read_file
 from ..ledger import Ledger
-from ..report import display_title
+from ..report import display_title, project_name
 from ..sources.machine import MachineSource
 from . import fileformat as ff
-from . import host_name
+from . import machine_name
 from .identity import ID_PATTERN, Machine, this_machine
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,8 @@ class ShareState:
     bytes: int = 0
     problem: str | None = None  # why the last write did not happen
     problem_kind: str | None = None  # "missing" | "unwritable" | "same_id" | "refused"
+    tried_ms: int | None = None  # when a write was last tried (after one failed: retried once a minute)
+    tried_path: str | None = None  # where
 
     @classmethod
     def load(cls, path: Path) -> ShareState:
@@ -69,13 +71,13 @@ class Sharing:
         self._clash_memo: tuple[list[int], str | None] | None = None  # (our file's stat, what it said)
 
     def machine(self, name: str | None) -> Machine:
-        if self._machine is None or self._machine.name != (name or self._machine.name):
+        if self._machine is None or self._machine.name != machine_name(name):
             self._machine = this_machine(self.state_dir, name)
         return self._machine
 
     def name(self, setting: str | None) -> str:
         """This machine's name for people (no id is made for it)."""
-        return (setting or "").strip() or host_name()
+        return machine_name(setting)
 
     def state(self) -> ShareState:
         return ShareState.load(paths.sync_state_file(self.state_dir))
@@ -88,7 +90,7 @@ class Sharing:
         if not sync_dir:
             return []
         folder = paths.machines_dir(Path(sync_dir).expanduser())
-        ours = self.machine(None).id
+        ours = (self._machine or this_machine(self.state_dir)).id  # the id alone: whatever its name
         ids = {f.origin for f in self.ledger.machine_files()} | set(_listed(folder))
         ids.discard(ours)
         return [self._source(folder, i) for i in sorted(ids)]
@@ -122,15 +124,23 @@ class Sharing:
         now_ms = int(self.clock() * 1000)
         due = first or not _exists(target) or (state.pending and now_ms - (state.shared_ms or 0) >= EVERY_S * 1000)
         clash = self._clash(state, target, self.machine(name))
+        # after a failed write (a full or read-only sync_dir), the whole export is tried again once a minute,
+        # not at every poll
+        waiting = (
+            state.problem_kind in ("missing", "unwritable", "refused")
+            and state.tried_path == str(target)
+            and now_ms - (state.tried_ms or 0) < EVERY_S * 1000
+        )
         if clash:
             state.problem, state.problem_kind = clash, "same_id"
-        elif due or state.problem:
+        elif (due or state.problem) and not waiting:
             self._write(state, target, self.machine(name), titles, now_ms)
         if asdict(state) != before:
             state.save(state_path)
         return state
 
     def _write(self, state: ShareState, target: Path, machine: Machine, titles: bool, now_ms: int) -> None:
+        state.tried_ms, state.tried_path = now_ms, str(target)
         try:
             _prepare(target.parent)
             data, calls = self.export(machine, titles, now_ms)
@@ -183,7 +193,7 @@ class Sharing:
         for s in self.ledger.local_sessions():
             index[s.id] = len(sessions)
             where = s.workspace_root or s.cwd
-            project = Path(where).name or where if where else None
+            project = project_name(where) if where else None
             sessions.append(
                 (
                     s.id, s.started_ms, s.ended_ms, s.status, project, s.source, s.model, s.provider,
