@@ -11,8 +11,6 @@ from typing import Any
 from .. import paths
 from ..money import Money
 from ..render import USD, plural, shorten
-from ..sync.fileformat import EXT
-from ..sync.survey import MachineStatus, SyncHealth
 
 MODELS_SHOWN = 3  # unpriced models named in the line; the rest are counted
 
@@ -42,6 +40,9 @@ def sync_problem(engine: Any, problems: Sequence[tuple[str, str]] = ()) -> str |
     sync_dir = engine.settings.sync_dir
     if not sync_dir:
         return None
+    from ..sync.fileformat import EXT  # only when sharing: the sharing code stays unloaded otherwise
+    from ..sync.survey import MachineStatus, SyncHealth
+
     folder = paths.machines_dir(Path(sync_dir).expanduser())
     held = [MachineStatus(f.origin, f.name, f.path, False, problem=f.error) for f in engine.ledger.machine_files()]
     held += [
