@@ -135,6 +135,11 @@ def tray_lock(state: Path) -> Path:
     return state / "tray.lock"
 
 
+def prices_cache_file(state: Path) -> Path:
+    """Prices resolved from genai-prices' data, so a warm run never imports it (`pricing/cache.py`)."""
+    return state / "prices.json"
+
+
 def notified_file(state: Path) -> Path:
     """What the tray has already told the person (so a notice is shown once)."""
     return state / "notified.json"

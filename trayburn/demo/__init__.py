@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from datetime import UTC
+from datetime import UTC, date
 from pathlib import Path
 from typing import Any
 
-from .. import fsutil, paths, render
+from .. import days, fsutil, paths, render
 from .. import settings as st
 
 SOURCE = Path(__file__).parent / "sessions"
@@ -29,7 +29,7 @@ def latest_ms(sessions: Path) -> int:
 
 def shift_for_today(latest: int, earliest: int, now_ms: int) -> int:
     """How far to move the recording so its last call is a minute ago, all of it today."""
-    midnight = int(time.mktime(time.localtime(now_ms / 1000)[:3] + (0, 0, 0, 0, 0, -1)) * 1000)
+    midnight = days.local_midnight_ms(date.fromtimestamp(now_ms / 1000))
     end = max(now_ms - 60_000, midnight + (latest - earliest) + 60_000)
     return end - latest
 

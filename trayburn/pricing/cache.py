@@ -100,18 +100,9 @@ class PriceCache:
         models = {**(theirs.get("models") or {}), **{k: e.to_json() for k, e in self.models.items()}}
         names = {**(theirs.get("names") or {}), **self.names}
         text = json.dumps({"format": FORMAT, "stamp": self.stamp, "models": models, "names": names}, sort_keys=True)
-        import tempfile
+        from ..fsutil import atomic_write  # only when a new price was resolved: never on a warm run
 
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".prices-", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    out.write(text)
-                os.chmod(tmp, 0o600)
-                os.replace(tmp, self.path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
+            atomic_write(self.path, text.encode("utf-8"))
         except OSError as exc:  # an unwritable state folder costs speed, never figures
             log.warning("could not write the prices cache %s: %s", self.path, exc)
