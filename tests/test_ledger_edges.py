@@ -70,11 +70,13 @@ def sessions(tmp_path):
 # ---- a damaged ledger -------------------------------------------------------------------------------------
 
 
-def test_a_corrupt_page_loses_only_that_page_and_removed_sessions_survive(tmp_path, sessions):
-    path = tmp_path / "state" / "ledger.db"
+def damaged_ledger(path: Path, sessions: Path, keep_stat: bool = False) -> None:
+    """A ledger of `sessions` and of a session since removed from disk (its calls are the calls table's last
+    leaf page), then garbage over the cells of the table's first leaf page. `keep_stat`: the file's mtime
+    put back as it was (damage no stat shows: a disk's, a program's that restores times)."""
     first = Ledger(path)
     first.refresh(sessions)
-    removed_session(first, sessions)  # its calls are the last rows: the calls table's last leaf page
+    removed_session(first, sessions)
     first.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     leaves = [
         r[0] for r in first.query("SELECT pageno FROM dbstat WHERE name='calls' AND pagetype='leaf' ORDER BY pageno")
@@ -82,13 +84,26 @@ def test_a_corrupt_page_loses_only_that_page_and_removed_sessions_survive(tmp_pa
     page_size = first.query("PRAGMA page_size")[0][0]
     first.close()
     assert len(leaves) >= 2, "the test needs the calls of the removed session apart from the damaged page"
-    with open(path, "r+b") as fh:  # the first leaf of calls: garbage over its cells
+    before = os.stat(path)
+    with open(path, "r+b") as fh:
         fh.seek((leaves[0] - 1) * page_size + 8)
         fh.write(b"\xa5" * (page_size - 8))
+    if keep_stat:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def recovered(notice: str | None) -> tuple[int, int]:
+    assert notice and "recovered" in notice, notice
+    got, of = (int(w) for w in notice.split("recovered ")[1].split(" calls")[0].split(" of "))
+    return got, of
+
+
+def test_a_corrupt_page_loses_only_that_page_and_removed_sessions_survive(tmp_path, sessions):
+    path = tmp_path / "state" / "ledger.db"
+    damaged_ledger(path, sessions)
 
     rebuilt = Ledger(path)
-    assert rebuilt.notice and "recovered" in rebuilt.notice
-    got, of = (int(w) for w in rebuilt.notice.split("recovered ")[1].split(" calls")[0].split(" of "))
+    got, of = recovered(rebuilt.notice)
     assert 0 < got < of  # some rows lost with the damaged page, the rest copied
     assert [p.name for p in path.parent.iterdir() if ".broken-" in p.name]  # kept, never deleted
     assert counted(rebuilt, "session_id=?", (GONE,)) == GONE_SUMS  # history of a session gone from disk
@@ -99,6 +114,53 @@ def test_a_corrupt_page_loses_only_that_page_and_removed_sessions_survive(tmp_pa
     assert again.notice is None
     assert_sums(counted(again), with_gone(total()))
     again.close()
+
+
+def test_damage_no_stat_shows_is_found_by_the_first_query_and_rebuilt_at_the_next_refresh(tmp_path, sessions):
+    """An open skips the integrity check while the file is as trayburn left it (ledger/verified.py): the
+    damage surfaces when a query reads the page, as a clear error, and the next refresh checks and rebuilds."""
+    path = tmp_path / "state" / "ledger.db"
+    damaged_ledger(path, sessions, keep_stat=True)
+    ledger = Ledger(path)
+    assert ledger.notice is None  # not checked: the stamp matches the file
+    with pytest.raises(LedgerError, match="is damaged .*rebuilds it"):
+        counted(ledger)
+    ledger.refresh(sessions)
+    got, of = recovered(ledger.notice)
+    assert 0 < got < of
+    assert [p.name for p in path.parent.iterdir() if ".broken-" in p.name]
+    assert counted(ledger, "session_id=?", (GONE,)) == GONE_SUMS
+    assert_sums(counted(ledger), with_gone(total()))
+    ledger.close()
+    assert Ledger(path).notice is None  # the rebuilt ledger, stamped: opened without a check
+
+
+def test_a_ledger_is_checked_again_once_a_day_whatever_its_stamp(tmp_path, sessions):
+    path = tmp_path / "state" / "ledger.db"
+    damaged_ledger(path, sessions, keep_stat=True)
+    stamp = path.with_name(path.name + ".verified")
+    doc = json.loads(stamp.read_text())
+    doc["checked_at"] -= 25 * 3600
+    stamp.write_text(json.dumps(doc))
+    ledger = Ledger(path)
+    assert recovered(ledger.notice)[0] > 0  # checked at open: rebuilt before any query
+    ledger.refresh(sessions)
+    assert_sums(counted(ledger), with_gone(total()))
+    ledger.close()
+
+
+def test_a_stamp_that_is_not_ours_only_costs_a_check(tmp_path, sessions):
+    path = tmp_path / "state" / "ledger.db"
+    Ledger(path).close()
+    stamp = path.with_name(path.name + ".verified")
+    for junk in (b"", b"{", b'{"file": 1, "checked_at": "x"}', b"\xff" * 10):
+        stamp.write_bytes(junk)
+        ledger = Ledger(path)
+        assert ledger.notice is None
+        ledger.refresh(sessions)
+        assert_sums(counted(ledger), total())
+        ledger.close()
+        assert json.loads(stamp.read_text())["file"][0] == os.path.getsize(path)  # stamped again
 
 
 def test_a_ledger_that_is_not_a_database_is_rebuilt_and_said_so(tmp_path, sessions):
@@ -134,13 +196,13 @@ def small_disk(tmp_path):
 def fill(folder: Path) -> Path:
     """Write a file until the disk says it is full."""
     filler = folder / "filler"
-    with open(filler, "wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
-        except OSError as exc:
-            assert exc.errno == 28  # ENOSPC
+    with open(filler, "wb", buffering=0) as fh:  # unbuffered: nothing left to flush (and fail) at close
+        for chunk in (65536, 4096, 1):  # down to the last byte
+            try:
+                while True:
+                    fh.write(b"\0" * chunk)
+            except OSError as exc:
+                assert exc.errno == 28  # ENOSPC
     return filler
 
 

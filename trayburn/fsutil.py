@@ -79,9 +79,10 @@ def open_private(path: str | os.PathLike[str], flags: int) -> int:
     return fd
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes, durable: bool = True) -> None:
     """Write the whole file: a temp file beside it (0600), fsync, then replace. A link at `path` is
-    replaced, never followed; a missing folder is created 0700."""
+    replaced, never followed; a missing folder is created 0700. `durable=False`: no fsync, for a file
+    whose loss in a crash costs only time (the file is still never seen half-written)."""
     target = Path(path)
     target.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -90,13 +91,15 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
             os.fchmod(fd, PRIVATE_FILE)  # whatever the umask
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _sync_dir(target.parent)
+    if durable:
+        _sync_dir(target.parent)
 
 
 def _sync_dir(folder: Path) -> None:

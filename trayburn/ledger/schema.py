@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from .. import fsutil
 from ..errors import CantWrite
-from . import salvage
+from . import salvage, verified
 from .faults import LedgerBusy, LedgerError, LedgerUnavailable, busy_error, is_busy, unavailable, verdict
 from .storable import LedgerConnection
 
@@ -51,6 +51,18 @@ CREATE INDEX calls_session ON calls(session_id);
 CREATE INDEX calls_day ON calls(ts_ms) WHERE counted=1;
 """
 SCHEMA = SESSIONS_TABLE + FILES_TABLE + CALLS_TABLE + CALLS_INDEXES
+# A source's scan digest, stored when the ledger had nothing left to do with that scan (`Source.trusts_digest`):
+# a later scan with the same digest needs no look at the files table. Any write to that table, by any version
+# of trayburn, drops every digest (the triggers), so a digest never outlives the state it stands for. Not part
+# of the schema version: a ledger without these (an older trayburn's) gets them at its next open for writing.
+SCANS = [
+    "CREATE TABLE IF NOT EXISTS scans(feed TEXT PRIMARY KEY, digest TEXT NOT NULL)",
+    *(
+        f"CREATE TRIGGER IF NOT EXISTS files_{what.lower()} AFTER {what} ON files BEGIN DELETE FROM scans; END"
+        for what in ("INSERT", "UPDATE", "DELETE")
+    ),
+]
+SCANS_NAMES = "('scans', 'files_insert', 'files_update', 'files_delete')"
 
 # Schema 1 → 2: `calls.file` (the path) becomes `calls.file_id`; calls and their ownership are kept as they
 # are (a rebuild would lose the calls of sessions whose folders were removed since). Written against schema
@@ -138,6 +150,7 @@ class Opened(NamedTuple):
     db: sqlite3.Connection
     notice: str | None  # set when it had to be rebuilt (and what was recovered)
     fault: LedgerUnavailable | None  # set when it could be opened only for reading
+    checked_at: float | None = None  # the time of its last integrity check (see verified.py); None: read-only
 
 
 def open_ledger(path: Path, busy_timeout_s: float) -> Opened:
@@ -156,7 +169,8 @@ def open_ledger(path: Path, busy_timeout_s: float) -> Opened:
         raise CantWrite(f"the ledger's folder {path.parent} cannot be created or written ({exc})") from None
     try:
         _create_private(path)
-        return Opened(_connect_checked(path, busy_timeout_s), None, None)
+        db, checked_at = _connect_checked(path, busy_timeout_s)
+        return Opened(db, None, None, checked_at)
     except _Rebuild as exc:
         return _rebuild(path, busy_timeout_s, str(exc))
     except fsutil.Refused as exc:
@@ -171,10 +185,10 @@ def open_ledger(path: Path, busy_timeout_s: float) -> Opened:
             raise LedgerError(f"the ledger {path} cannot be used ({exc}); it was left as it is") from None
         fault = unavailable(path, exc)
         log.warning("%s", fault)
-        db = _read_only(path, busy_timeout_s)
-        if db is None:
+        served = _read_only(path, busy_timeout_s)
+        if served is None:
             raise fault from None
-        return Opened(db, None, fault)
+        return Opened(served, None, fault)
 
 
 def _create_private(path: Path) -> None:
@@ -221,7 +235,8 @@ def _read_only(path: Path, busy_timeout_s: float) -> sqlite3.Connection | None:
     return None
 
 
-def _connect_checked(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
+def _connect_checked(path: Path, busy_timeout_s: float) -> tuple[sqlite3.Connection, float]:
+    """A connection to a ledger it checked (or whose stamp says it needs no check: verified.py)."""
     db = connect(path, busy_timeout_s)
     try:
         db.execute("PRAGMA journal_mode=WAL")
@@ -238,9 +253,15 @@ def _connect_checked(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
             if version not in MIGRATIONS:
                 raise _Rebuild(f"the ledger {path} had an older schema ({version})")
             _migrate(db, path)
-        if db.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
-            raise _Rebuild(f"the ledger {path} failed SQLite's integrity check")
-        return db
+        if db.execute(f"SELECT count(*) FROM sqlite_master WHERE name IN {SCANS_NAMES}").fetchone()[0] < len(SCANS):
+            _add_scans(db)
+        checked_at = verified.trusted(path)
+        if checked_at is None:
+            if db.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
+                raise _Rebuild(f"the ledger {path} failed SQLite's integrity check")
+            checked_at = time.time()
+            verified.record(path, checked_at)
+        return db, checked_at
     except BaseException:
         db.close()
         raise
@@ -256,7 +277,20 @@ def _create(db: sqlite3.Connection) -> None:
     try:
         if db.execute("PRAGMA user_version").fetchone()[0] == 0:  # another process may have won the race
             run_script(db, SCHEMA)
+            for statement in SCANS:
+                db.execute(statement)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        rollback(db)
+        raise
+
+
+def _add_scans(db: sqlite3.Connection) -> None:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in SCANS:
+            db.execute(statement)
         db.execute("COMMIT")
     except BaseException:
         rollback(db)
@@ -288,7 +322,7 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
         if src.exists():
             os.replace(src, Path(str(aside) + suffix))
     _create_private(path)
-    db = _connect_checked(path, busy_timeout_s)
+    db, checked_at = _connect_checked(path, busy_timeout_s)
     notice = f"{why}; moved it to {aside.name} and rebuilt it from Cline's files"
     try:
         got = salvage.recover(aside, db)
@@ -297,5 +331,6 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
         got = None
     if got is not None:
         notice += f"; recovered {got.calls} of {got.of} calls from it"
+        verified.record(path, checked_at)
     log.warning(notice)
-    return Opened(db, notice, None)
+    return Opened(db, notice, None, checked_at)

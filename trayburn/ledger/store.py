@@ -7,6 +7,7 @@ session whose folder is removed, keeps counting for the day it happened (the mon
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -18,9 +19,10 @@ from pathlib import Path
 from sys import intern
 
 from ..cline.files import Checkpoint
-from ..sources.base import Known, Plan, Source
+from ..sources.base import Known, Plan, Seen, Source
 from ..sources.cline_cli import ClineCliSource
-from .faults import LedgerUnavailable, busy_error, is_busy, unavailable, verdict
+from . import verified
+from .faults import LedgerError, LedgerUnavailable, busy_error, is_busy, unavailable, verdict
 from .machines import MachineQueries
 from .periods import PeriodQueries
 from .queries import Queries
@@ -29,6 +31,8 @@ from .salvage import merge
 from .schema import connect, open_ledger, rollback
 from .stats import RefreshStats
 from .storable import StorableIds, text
+
+log = logging.getLogger(__name__)
 
 IN_MEMORY = (-1, -1)  # the identity of a copy in memory, kept while no file at the path can be opened
 ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
@@ -59,6 +63,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self.notice = opened.notice  # set when it had to be rebuilt, or was found deleted or replaced
         self.fault: LedgerUnavailable | None = opened.fault  # set while the ledger cannot be written
         self._writable = opened.fault is None
+        self._checked_at = opened.checked_at  # its last integrity check: stamped after our writes (verified.py)
+        self._damaged = False  # a query met a damaged page: reopened (checked, rebuilt) at the next refresh
         self._identity = _identity(self.path)  # (st_dev, st_ino) of the file this connection has open
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
         self._sources: dict[str, ClineCliSource] = {}  # by sessions folder: each keeps its listings
@@ -67,7 +73,13 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
 
     def close(self) -> None:
         with self._lock:
-            self.db.close()
+            self.db.close()  # (the last connection to close checkpoints the write-ahead log into the file)
+            self._stamp()
+
+    def _stamp(self) -> None:
+        """The file as trayburn's own writes left it: the next open needs no integrity check (verified.py)."""
+        if self._writable and not self._damaged and self._checked_at is not None and self._identity != IN_MEMORY:
+            verified.record(self.path, self._checked_at)
 
     @property
     def read_only(self) -> bool:
@@ -81,7 +93,10 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         not the one we have open (deleted, or replaced by another): everything ours is copied into
         the file now there (created if none), so no history is lost. Raises LedgerUnavailable."""
         now = _identity(self.path)
-        if now == self._identity and self._writable:
+        if now == self._identity and self._writable and not self._damaged:
+            return
+        if self._damaged:
+            self._reopen_damaged()
             return
         if now != self._identity and self._identity is not None and self._writable:
             self._reattach(now)
@@ -92,8 +107,25 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             raise opened.fault
         self.db.close()
         self.db, self.fault, self._identity, self._writable = opened.db, None, _identity(self.path), True
+        self._checked_at, self._damaged = opened.checked_at, False
         self.notice = opened.notice or self.notice
         self._forget()
+
+    def _reopen_damaged(self) -> None:
+        """Opened again, so checked (and if it fails, moved aside and rebuilt: schema.open_ledger). Our
+        connection is let go of first: one still open on a file moved aside could remove the new one's WAL."""
+        self.db.close()
+        try:
+            opened = open_ledger(self.path, self.busy_timeout_s)
+        except BaseException:
+            self.db = connect(self.path, self.busy_timeout_s)  # served as it is until a reopen succeeds
+            raise
+        self.db, self.fault, self._identity = opened.db, opened.fault, _identity(self.path)
+        self._writable, self._checked_at, self._damaged = opened.fault is None, opened.checked_at, False
+        self.notice = opened.notice or self.notice
+        self._forget()
+        if opened.fault is not None:
+            raise opened.fault
 
     def _reattach(self, now: tuple[int, int] | None) -> None:
         """Our connection is let go of first (it removes a WAL of ours still at the path, which the new
@@ -108,6 +140,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             opened.db.close()
             raise opened.fault
         self.db, self.fault, self._identity, self._writable = opened.db, None, _identity(self.path), True
+        self._checked_at, self._damaged = opened.checked_at, False
         try:
             with self._busy_raises():
                 got = merge(snapshot, self.db, keep_checkpoints=True)
@@ -160,9 +193,17 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         except sqlite3.Error as exc:
             if is_busy(exc):
                 raise busy_error(self.path, self.busy_timeout_s, exc) from exc
-            if verdict(exc) in ("full", "io", "read_only"):  # the ledger is left as it is, still readable
+            kind = verdict(exc)
+            if kind in ("full", "io", "read_only"):  # the ledger is left as it is, still readable
                 self.fault = unavailable(self.path, exc)
                 raise self.fault from exc
+            if kind == "corrupt":  # met by a query: the integrity check the open skipped (verified.py) runs now
+                self._damaged = True
+                verified.distrust(self.path)
+                raise LedgerError(
+                    f"the ledger {self.path} is damaged ({exc}); trayburn checks it and rebuilds it from"
+                    " Cline's files at the next refresh (run the command again)"
+                ) from exc
             raise
 
     def _refresh(
@@ -172,24 +213,64 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         started = time.perf_counter()
         stats = RefreshStats()
         seen = source.scan(self._ended)
+        stored = self._stored_digest(source.feed) if seen.listed and seen.digest is not None else None
+        if stored is not None and stored == seen.digest:  # as when the ledger last had nothing left to do
+            return self._refreshed(stats, seen, started)
         known = self._known_unless_unchanged()
         faults: dict[str, str] = {}  # sessions that raised in this refresh: skipped in its later slices
+        wrote = False
         while seen.listed and source.needs_work(known):
             now = time.perf_counter()
             until = now + self.slice_s if ends is None else min(now + self.slice_s, ends)
             plan = Plan(since_ns, until, least=1 if budget_s else 0, faults=faults)
             known = self._write(source, plan, stats)
+            wrote = True
             stats.pending = plan.deferred
             since_ns = None  # what had to be read now was read in the first slice
             if not plan.deferred or (ends is not None and time.perf_counter() >= ends):
                 break
         if stats.bytes_read >= CHECKPOINT_AFTER_BYTES:  # a big ingest: give the write-ahead log back
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if wrote:
+            self._stamp()
+        if seen.digest is not None and seen.digest != stored and not stats.pending:
+            self._store_digest(source, seen.digest, known)
+        return self._refreshed(stats, seen, started)
+
+    @staticmethod
+    def _refreshed(stats: RefreshStats, seen: Seen, started: float) -> RefreshStats:
         stats.folders = seen.sessions
         stats.files_stat = seen.files
         stats.errors = {**seen.problems, **stats.errors}
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _stored_digest(self, feed: str) -> str | None:
+        try:
+            row = self.db.execute("SELECT digest FROM scans WHERE feed=?", (feed,)).fetchone()
+        except sqlite3.OperationalError:  # no such table: a read-only ledger of an older trayburn
+            return None
+        return row[0] if row else None
+
+    def _store_digest(self, source: Source, digest: str, known: dict[str, Known]) -> None:
+        """The scan's digest, if the ledger has nothing left to do with it and no other connection wrote since
+        `known` was read (schema.SCANS: a write to the files table drops it again). Best effort: without it
+        the next refresh only reads `known` again."""
+        if not self._writable or self._known_memo is None or self._known_memo[1] is not known:
+            return
+        if source.needs_work(known) or not source.trusts_digest(known):
+            return
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                if self._data_version() == self._known_memo[0]:
+                    self.db.execute("INSERT OR REPLACE INTO scans(feed, digest) VALUES(?, ?)", (source.feed, digest))
+                self.db.execute("COMMIT")
+            except BaseException:
+                rollback(self.db)
+                raise
+        except sqlite3.Error as exc:
+            log.debug("scan digest not stored: %s", exc)
 
     def _write(self, source: Source, plan: Plan, stats: RefreshStats) -> dict[str, Known]:
         """One write transaction of a refresh (done again without a session that raised: `Refresh.guard`);

@@ -90,6 +90,8 @@ class Seen:
     sessions: int = 0
     files: int = 0
     problems: dict[str, str] = field(default_factory=dict)  # path -> what is wrong
+    # A fingerprint of every file seen and its checkpoint; None: none (see `Source.trusts_digest`)
+    digest: str | None = None
 
 
 @dataclass
@@ -159,3 +161,8 @@ class Source(Protocol):
     def scan(self, settled: Callable[[], Container[str]]) -> Seen: ...
     def needs_work(self, known: Mapping[str, Known]) -> bool: ...
     def ingest(self, writer: Writer) -> None: ...
+    def trusts_digest(self, known: Mapping[str, Known]) -> bool:
+        """Whether, with this `known`, `needs_work` depends on nothing but what the scan saw. The ledger then
+        stores the scan's `digest` once nothing is left to do, and a later refresh whose scan has the same
+        digest does nothing without reading `known` (what a new process's `trayburn today` mostly is)."""
+        ...

@@ -6,7 +6,9 @@ layout (with another `source` in the manifest) come through here too."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
+import pickle
 from collections.abc import Callable, Container, Mapping
 from functools import cached_property
 
@@ -38,7 +40,13 @@ class ClineCliSource:
             sessions=len(scan.folders),
             files=sum(1 + len(f.messages) for f in scan.folders),
             problems=scan.problems,
+            digest=_digest(scan),
         )
+
+    def trusts_digest(self, known: Mapping[str, Known]) -> bool:
+        """No file outside the scan matters: no session reads its calls from a `messages_path` elsewhere
+        (whose changes only `_externals_changed` stats). Sessions without their lead file give no digest."""
+        return not any(k.kind == EXTERNAL and k.feed == self.feed and not k.gone for k in known.values())
 
     def needs_work(self, known: Mapping[str, Known]) -> bool:
         """Whether some file changed (or came, or went) since the ledger last read it. A folder the scan
@@ -195,6 +203,21 @@ class _Ingest:
             return
         file_id = self.w.ok(f.path, sid, kind, parsed.agent, ckpt)
         self.w.calls(sid, file_id, parsed.agent, parsed.calls, fallback)
+
+
+def _digest(scan: cf.Scan) -> str | None:
+    """Every file the scan saw with its checkpoint, as 16 bytes of blake2b (7 ms for 10,000 files). None when
+    the scan had problems (a folder or file it could not list or stat) or a folder lacks its lead messages
+    file (its calls may come from a `messages_path` elsewhere, which no scan stats)."""
+    if scan.problems:
+        return None
+    seen = []
+    for folder in scan.folders:
+        if not folder.messages or folder.messages[0].path != _lead_path(folder):
+            return None
+        seen.append((folder.manifest.path, *folder.manifest.checkpoint))
+        seen.extend((f.path, *f.checkpoint) for f in folder.messages)
+    return hashlib.blake2b(pickle.dumps(seen, protocol=5), digest_size=16).hexdigest()
 
 
 def _newest(folder: cf.Folder) -> int:
