@@ -12,6 +12,7 @@ import pytest
 from corpus import copy_corpus, expected, expected_sessions, isolated_env, sessions_of, set_tz  # noqa: F401
 
 from trayburn import __version__, cli
+from trayburn.cli_args import build_parser, command_of
 from trayburn.errors import Exit
 from trayburn.ledger import SCHEMA_VERSION
 
@@ -302,3 +303,31 @@ def test_text_output(cline, capsys):
     assert code == 0 and out.startswith(f"{DATE} (UTC): $") and f"{expected()['totals']['calls']} calls" in out
     code, out, _ = run(capsys, "doctor")
     assert code == 0 and out.rstrip().splitlines()[-1].startswith("OK:")
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["today"], "today"),
+        (["--json", "today", "--date", "2026-11-30"], "today"),
+        (["--config", "today", "sessions"], "sessions"),  # a settings file named like a command
+        (["--state-dir=/tmp/s", "sessions", "--all"], "sessions"),
+        (["report", "--by", "project", "--since", "7d"], "report"),
+        (["export", "-o", "out.csv", "--format", "json"], "export"),
+        (["session", "1796023651231_hi7ti", "--json"], "session"),
+        (["prices", "z-ai/glm-4.6", "--provider", "openrouter"], "prices"),
+        (["config", "set", "daily_budget", "20"], "config"),
+        (["summary", "--period", "week"], "summary"),
+        ([], None),
+        (["--json"], None),
+    ],
+)
+def test_a_command_parsed_with_its_grammar_alone_is_parsed_as_by_the_whole(argv, command):
+    """`main` builds only the named command's parser (each command's help costs start-up time)."""
+    assert command_of(argv) == command
+    assert build_parser(only=command).parse_args(argv) == build_parser().parse_args(argv)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h", "today"], ["--version"], ["bogus"], ["-x", "today"]])
+def test_help_version_and_errors_get_the_whole_grammar(argv):
+    assert command_of(argv) is None

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import __version__, render
 from . import settings as st
-from .cli_args import build_parser, period_of
+from .cli_args import build_parser, command_of, period_of
 from .errors import CantWrite, Exit, NotFound, SettingsRefused, TrayburnError, UsageError
 
 
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         return dialogs.main(argv[1:])
     as_json = "--json" in argv
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(only=command_of(argv)).parse_args(argv)
         as_json = args.json
         return COMMANDS[args.command or "tray"](args)
     except SystemExit as exc:  # --help and --version print and stop

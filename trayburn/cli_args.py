@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import TYPE_CHECKING, NoReturn
 
@@ -48,7 +49,24 @@ def _common(suppress: bool) -> _Parser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_of(argv: list[str]) -> str | None:
+    """The command `argv` names, found as argparse would (the first word that is not an option or an
+    option's value); None for none, `--help` or `--version` before it, or a word that is no command."""
+    words = iter(argv)
+    for word in words:
+        if word in ("--config", "--state-dir"):
+            next(words, None)
+        elif word.startswith("-"):
+            if word in ("-h", "--help", "--version") or not word.startswith("--"):
+                return None
+        else:
+            return word if word in GRAMMAR else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole grammar; `only`: with that command alone (what running it needs: every command's help
+    costs 6 ms of each start)."""
     common = _common(suppress=True)
     p = _Parser(
         prog="trayburn",
@@ -57,30 +75,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"trayburn {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (text, options) in GRAMMAR.items():
+        if only is None or only == name:
+            options(sub.add_parser(name, parents=[common], help=text))
+    return p
 
-    s = sub.add_parser("today", parents=[common], help="one day's spend (default: today)")
+
+def _today(s: argparse.ArgumentParser) -> None:
     s.add_argument("--date", type=_date, help="YYYY-MM-DD")
 
-    s = sub.add_parser("sessions", parents=[common], help="per-session summaries (default: today's)")
+
+def _sessions(s: argparse.ArgumentParser) -> None:
     s.add_argument("--since", type=_date, help="first day, YYYY-MM-DD")
     s.add_argument("--until", type=_date, help="last day, YYYY-MM-DD")
     s.add_argument("--all", action="store_true", help="every session ever seen")
 
-    s = sub.add_parser("report", parents=[common], help="a period's spend by day, week, month, project, model…")
+
+def _report(s: argparse.ArgumentParser) -> None:
     _period_options(s)
     s.add_argument("--by", choices=BY, default="day", help="how rows are grouped (default: day)")
 
-    s = sub.add_parser("export", parents=[common], help="a period's calls, one row each, as CSV or JSON")
+
+def _export(s: argparse.ArgumentParser) -> None:
     _period_options(s)
     s.add_argument("--format", choices=("csv", "json"), default="csv", help="default: csv")
     s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of the standard output")
 
-    s = sub.add_parser("session", parents=[common], help="one session in full, with its calls")
+
+def _session(s: argparse.ArgumentParser) -> None:
     s.add_argument("id")
 
-    sub.add_parser("doctor", parents=[common], help="where trayburn looks, what it found, what is wrong")
 
-    s = sub.add_parser("prices", parents=[common], help="which price applies to a model id, and where it came from")
+def _prices(s: argparse.ArgumentParser) -> None:
     s.add_argument(
         "models",
         nargs="*",
@@ -89,24 +115,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--provider", help="the route it was called on (Cline's provider), e.g. openrouter, cline-pass")
 
-    s = sub.add_parser("config", parents=[common], help="the settings file: path, show, set KEY VALUE, unset KEY")
+
+def _config(s: argparse.ArgumentParser) -> None:
     s.add_argument("action", choices=["path", "show", "set", "unset"])
     s.add_argument("key", nargs="?")
     s.add_argument("value", nargs="?")
 
-    s = sub.add_parser("summary", parents=[common], help="open the summary window (a day, a period, one session)")
+
+def _summary(s: argparse.ArgumentParser) -> None:
     s.add_argument("session_id", nargs="?")
     s.add_argument("--date", type=_date)
     s.add_argument("--period", choices=("day", "week", "month"), help="the day, week or month holding --date")
 
-    s = sub.add_parser("autostart", parents=[common], help="start the tray at login: on, off or status")
+
+def _autostart(s: argparse.ArgumentParser) -> None:
     s.add_argument("action", choices=["on", "off", "status"])
 
-    s = sub.add_parser("demo", parents=[common], help="the tray (or --json figures) on recorded sessions, as if today")
+
+def _demo(s: argparse.ArgumentParser) -> None:
     s.add_argument("--window", action="store_true", help="open the summary window instead of the tray")
 
-    sub.add_parser("tray", parents=[common], help="start the tray app (the default)")
-    return p
+
+def _none(s: argparse.ArgumentParser) -> None:
+    pass
+
+
+# Every command: its help line and its options, in the order `trayburn --help` lists them.
+GRAMMAR: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "today": ("one day's spend (default: today)", _today),
+    "sessions": ("per-session summaries (default: today's)", _sessions),
+    "report": ("a period's spend by day, week, month, project, model…", _report),
+    "export": ("a period's calls, one row each, as CSV or JSON", _export),
+    "session": ("one session in full, with its calls", _session),
+    "doctor": ("where trayburn looks, what it found, what is wrong", _none),
+    "prices": ("which price applies to a model id, and where it came from", _prices),
+    "config": ("the settings file: path, show, set KEY VALUE, unset KEY", _config),
+    "summary": ("open the summary window (a day, a period, one session)", _summary),
+    "autostart": ("start the tray at login: on, off or status", _autostart),
+    "demo": ("the tray (or --json figures) on recorded sessions, as if today", _demo),
+    "tray": ("start the tray app (the default)", _none),
+}
 
 
 BY = ("day", "week", "month", "project", "model", "session", "source", "machine")

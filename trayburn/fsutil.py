@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 PRIVATE_DIR = 0o700
@@ -85,6 +84,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, durable: bool = True
     whose loss in a crash costs only time (the file is still never seen half-written)."""
     target = Path(path)
     target.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    import tempfile  # (4 ms of imports: only where a file is written)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         if _POSIX:

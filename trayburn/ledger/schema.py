@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from .. import fsutil
 from ..errors import CantWrite
-from . import salvage, verified
+from . import verified
 from .faults import LedgerBusy, LedgerError, LedgerUnavailable, busy_error, is_busy, unavailable, verdict
 from .storable import LedgerConnection
 
@@ -325,6 +325,8 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
     db, checked_at = _connect_checked(path, busy_timeout_s)
     notice = f"{why}; moved it to {aside.name} and rebuilt it from Cline's files"
     try:
+        from . import salvage  # (only a rebuild needs it)
+
         got = salvage.recover(aside, db)
     except sqlite3.Error as exc:  # the new ledger keeps nothing of the old; Cline's files are read again
         log.warning("could not copy the rows of %s: %s", aside, exc)

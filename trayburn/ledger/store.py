@@ -19,15 +19,13 @@ from pathlib import Path
 from sys import intern
 
 from ..cline.files import Checkpoint
-from ..sources.base import Known, Plan, Seen, Source
+from ..sources.base import Digested, Known, Plan, Seen, Source
 from ..sources.cline_cli import ClineCliSource
 from . import verified
 from .faults import LedgerError, LedgerUnavailable, busy_error, is_busy, unavailable, verdict
 from .machines import MachineQueries
 from .periods import PeriodQueries
 from .queries import Queries
-from .refresh import Refresh, SessionFault
-from .salvage import merge
 from .schema import connect, open_ledger, rollback
 from .stats import RefreshStats
 from .storable import StorableIds, text
@@ -131,6 +129,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         """Our connection is let go of first (it removes a WAL of ours still at the path, which the new
         file must not take for its own), after copying what it holds into memory. Until a file at the
         path can be opened, the refreshes write into that copy; each tries again."""
+        from . import salvage  # (imported where a ledger is rebuilt or merged, not at every start)
+
         snapshot = connect(":memory:", self.busy_timeout_s)
         self.db.backup(snapshot)
         self.db.close()
@@ -143,7 +143,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self._checked_at, self._damaged = opened.checked_at, False
         try:
             with self._busy_raises():
-                got = merge(snapshot, self.db, keep_checkpoints=True)
+                got = salvage.merge(snapshot, self.db, keep_checkpoints=True)
         except BaseException:
             self.db.close()
             self.db, self._identity = snapshot, IN_MEMORY
@@ -213,9 +213,12 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         started = time.perf_counter()
         stats = RefreshStats()
         seen = source.scan(self._ended)
-        stored = self._stored_digest(source.feed) if seen.listed and seen.digest is not None else None
-        if stored is not None and stored == seen.digest:  # as when the ledger last had nothing left to do
-            return self._refreshed(stats, seen, started)
+        digest = stored = None
+        if seen.listed and not self._known_is_fresh():  # (else `needs_work` on it costs less than a digest)
+            digest = _digest(source)
+            stored = self._stored_digest(source.feed) if digest is not None else None
+            if stored is not None and stored == digest:  # as when the ledger last had nothing left to do
+                return self._refreshed(stats, seen, started)
         known = self._known_unless_unchanged()
         faults: dict[str, str] = {}  # sessions that raised in this refresh: skipped in its later slices
         wrote = False
@@ -233,8 +236,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         if wrote:
             self._stamp()
-        if seen.digest is not None and seen.digest != stored and not stats.pending:
-            self._store_digest(source, seen.digest, known)
+        if seen.listed and (wrote or digest is not None) and not stats.pending:
+            self._store_digest(source, digest, stored, known)
         return self._refreshed(stats, seen, started)
 
     @staticmethod
@@ -252,13 +255,16 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             return None
         return row[0] if row else None
 
-    def _store_digest(self, source: Source, digest: str, known: dict[str, Known]) -> None:
+    def _store_digest(self, source: Source, digest: str | None, stored: str | None, known: dict[str, Known]) -> None:
         """The scan's digest, if the ledger has nothing left to do with it and no other connection wrote since
         `known` was read (schema.SCANS: a write to the files table drops it again). Best effort: without it
         the next refresh only reads `known` again."""
         if not self._writable or self._known_memo is None or self._known_memo[1] is not known:
             return
-        if source.needs_work(known) or not source.trusts_digest(known):
+        if not isinstance(source, Digested) or source.needs_work(known) or not source.trusts_digest(known):
+            return
+        digest = digest or _digest(source)
+        if digest is None or digest == (stored or self._stored_digest(source.feed)):
             return
         try:
             self.db.execute("BEGIN IMMEDIATE")
@@ -275,6 +281,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
     def _write(self, source: Source, plan: Plan, stats: RefreshStats) -> dict[str, Known]:
         """One write transaction of a refresh (done again without a session that raised: `Refresh.guard`);
         what the ledger knows of its files after it."""
+        from .refresh import Refresh, SessionFault  # (a refresh that finds nothing changed never writes)
+
         while True:
             before = replace(stats, errors=dict(stats.errors))
             self.db.execute("BEGIN IMMEDIATE")
@@ -320,6 +328,9 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             self._ended_memo = (version, ids)
         return self._ended_memo[1]
 
+    def _known_is_fresh(self) -> bool:
+        return self._known_memo is not None and self._known_memo[0] == self._data_version()
+
     def _known_unless_unchanged(self) -> dict[str, Known]:
         """`_known()`, reused while no connection has written the ledger since (PRAGMA data_version
         changes when another connection commits; our own commits clear the memo)."""
@@ -352,6 +363,10 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         never in the middle of a refresh (its figures would be half-settled)."""
         with self._lock, self._busy_raises():
             return self.db.execute(sql, params).fetchall()
+
+
+def _digest(source: Source) -> str | None:
+    return source.digest() if isinstance(source, Digested) else None
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

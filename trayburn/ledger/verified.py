@@ -39,14 +39,21 @@ def _state(ledger: Path) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
+def _stamped(ledger: Path) -> tuple[list[int], float] | None:
+    try:
+        doc = json.loads(fsutil.read_file(stamp_path(ledger), 4096, follow=False))
+        return doc["file"], float(doc["checked_at"])
+    except (OSError, ValueError, TypeError, KeyError):  # (fsutil.Refused is an OSError)
+        return None
+
+
 def trusted(ledger: Path, now: float | None = None) -> float | None:
     """The time of the last integrity check if the file is as stamped since and that check is recent;
     None: check it now."""
-    try:
-        doc = json.loads(fsutil.read_file(stamp_path(ledger), 4096, follow=False))
-        file, checked_at = doc["file"], float(doc["checked_at"])
-    except (OSError, ValueError, TypeError, KeyError):  # (fsutil.Refused is an OSError)
+    stamped = _stamped(ledger)
+    if stamped is None:
         return None
+    file, checked_at = stamped
     now = time.time() if now is None else now
     if file != _state(ledger) or not 0 <= now - checked_at < RECHECK_S:
         return None
@@ -57,7 +64,7 @@ def record(ledger: Path, checked_at: float) -> None:
     """Stamp the file as it is now (trayburn just checked it or wrote it). Best effort: without a stamp the
     next open checks, which is only slower."""
     state = _state(ledger)
-    if state is None:
+    if state is None or _stamped(ledger) == (state, checked_at):  # (most closes: nothing written)
         return
     data = json.dumps({"file": state, "checked_at": checked_at}).encode()
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..cline.files import Checkpoint, FileStat
 from ..cline.parse import Call
@@ -20,6 +20,7 @@ from ..cline.parse import Call
 __all__ = [
     "Call",
     "Checkpoint",
+    "Digested",
     "FileStat",
     "Known",
     "Plan",
@@ -90,8 +91,6 @@ class Seen:
     sessions: int = 0
     files: int = 0
     problems: dict[str, str] = field(default_factory=dict)  # path -> what is wrong
-    # A fingerprint of every file seen and its checkpoint; None: none (see `Source.trusts_digest`)
-    digest: str | None = None
 
 
 @dataclass
@@ -161,8 +160,18 @@ class Source(Protocol):
     def scan(self, settled: Callable[[], Container[str]]) -> Seen: ...
     def needs_work(self, known: Mapping[str, Known]) -> bool: ...
     def ingest(self, writer: Writer) -> None: ...
+
+
+@runtime_checkable
+class Digested(Protocol):
+    """What a `Source` may add (a source without it gets the usual refresh every time)."""
+
+    def digest(self) -> str | None:
+        """A fingerprint of every file the last scan saw and its checkpoint; None: none. The ledger stores it
+        once nothing is left to do (see `trusts_digest`), and a later refresh whose scan has the same digest
+        does nothing without reading `known`: what a new process's `trayburn today` mostly is."""
+        ...
+
     def trusts_digest(self, known: Mapping[str, Known]) -> bool:
-        """Whether, with this `known`, `needs_work` depends on nothing but what the scan saw. The ledger then
-        stores the scan's `digest` once nothing is left to do, and a later refresh whose scan has the same
-        digest does nothing without reading `known` (what a new process's `trayburn today` mostly is)."""
+        """Whether, with this `known`, `needs_work` depends on nothing but what the scan saw."""
         ...

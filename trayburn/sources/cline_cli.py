@@ -40,8 +40,10 @@ class ClineCliSource:
             sessions=len(scan.folders),
             files=sum(1 + len(f.messages) for f in scan.folders),
             problems=scan.problems,
-            digest=_digest(scan),
         )
+
+    def digest(self) -> str | None:
+        return _digest(self.last)
 
     def trusts_digest(self, known: Mapping[str, Known]) -> bool:
         """No file outside the scan matters: no session reads its calls from a `messages_path` elsewhere
@@ -206,18 +208,23 @@ class _Ingest:
 
 
 def _digest(scan: cf.Scan) -> str | None:
-    """Every file the scan saw with its checkpoint, as 16 bytes of blake2b (7 ms for 10,000 files). None when
+    """Every file the scan saw with its checkpoint, as 16 bytes of blake2b (6 ms for 10,000 files). None when
     the scan had problems (a folder or file it could not list or stat) or a folder lacks its lead messages
     file (its calls may come from a `messages_path` elsewhere, which no scan stats)."""
     if scan.problems:
         return None
-    seen = []
+    paths: list[str] = []
+    numbers: list[int] = []
     for folder in scan.folders:
-        if not folder.messages or folder.messages[0].path != _lead_path(folder):
+        files = folder.messages
+        if not files or files[0].path != folder.path + os.sep + folder.session_id + cf.MESSAGES_SUFFIX:  # _lead_path
             return None
-        seen.append((folder.manifest.path, *folder.manifest.checkpoint))
-        seen.extend((f.path, *f.checkpoint) for f in folder.messages)
-    return hashlib.blake2b(pickle.dumps(seen, protocol=5), digest_size=16).hexdigest()
+        paths.append(folder.manifest.path)
+        numbers.extend(folder.manifest.checkpoint)
+        for f in files:
+            paths.append(f.path)
+            numbers.extend(f.checkpoint)
+    return hashlib.blake2b(pickle.dumps((paths, numbers), protocol=5), digest_size=16).hexdigest()
 
 
 def _newest(folder: cf.Folder) -> int:

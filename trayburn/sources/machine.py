@@ -52,9 +52,6 @@ class MachineSource:
             return any(k.feed == self.feed and not k.gone for k in known.values())  # it went: mark it
         return changed(self.stat, known.get(self.path))
 
-    def trusts_digest(self, known: Mapping[str, Known]) -> bool:
-        return False  # one file, whose `needs_work` is already a lookup (its scan gives no digest)
-
     def ingest(self, writer: Writer) -> None:
         if self.stat is None:
             return  # the ledger marks the file gone and its sessions removed; their calls keep counting
