@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -190,7 +190,7 @@ def profile(fn, path: Path, top: int = 25) -> str:
 def ensure_corpus(out: Path, sessions: int, calls: int, seed: int) -> tuple[dict, bool]:
     """Reuse OUT/corpus when it was generated with these parameters and left clean; else generate it."""
     stamp = gen_corpus.load_stamp(out)
-    want = {"sessions": sessions, "calls": calls, "seed": seed, "version": gen_corpus.GENERATOR_VERSION}
+    want = asdict(gen_corpus.Params(sessions, calls, seed))  # (all of them: else it never matches the stamp)
     if stamp and stamp["params"] == want and not (out / DIRTY).exists():
         return stamp["expected"], True
     print(f"generating {sessions} sessions x {calls} calls into {out} ...", file=sys.stderr)
