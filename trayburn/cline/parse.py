@@ -10,13 +10,13 @@ valid document parses however deeply its tool input nests.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 
+from ..blake import blake2b
 from .shallow import shallow
 
 __all__ = [
@@ -214,7 +214,7 @@ def idless_key(
     count once (by the session that started first)."""
     within = scope.rpartition("/")[2] if "/" in scope else ""
     text = repr((within, index, ts_ms, model, tuple(tokens), cost))
-    return IDLESS + hashlib.blake2b(text.encode("utf-8", "backslashreplace"), digest_size=12).hexdigest()
+    return IDLESS + blake2b(text.encode("utf-8", "backslashreplace"), digest_size=12).hexdigest()
 
 
 def _typed_call(m: Any, index: int, session_id: str) -> Call | None:

@@ -6,12 +6,12 @@ layout (with another `source` in the manifest) come through here too."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import pickle
 from collections.abc import Callable, Container, Mapping
 from functools import cached_property
 
+from ..blake import blake2b
 from ..cline import files as cf
 from ..cline.parse import Manifest, ParseError, parse_manifest, parse_messages
 from .base import Known, Seen, SessionRecord, Writer, changed, should_read
@@ -231,7 +231,7 @@ def _digest(scan: cf.Scan) -> str | None:
         for f in files:
             paths.append(f.path)
             numbers.extend(f.checkpoint)
-    return hashlib.blake2b(pickle.dumps((paths, numbers), protocol=5), digest_size=16).hexdigest()
+    return blake2b(pickle.dumps((paths, numbers), protocol=5), digest_size=16).hexdigest()
 
 
 def _newest(folder: cf.Folder) -> int:
