@@ -507,3 +507,20 @@ def test_schema_3_ledger_rekeys_idless_calls_and_keeps_those_of_removed_files(tm
     assert led.query("SELECT COUNT(*) FROM calls WHERE key GLOB 'v3:*'") == [(3,)]  # only the removed file's
     assert led.refresh(sessions).files_read == 0
     led.close()
+
+
+def test_a_long_running_writer_keeps_the_newest_check_in_the_stamp(tmp_path, sessions):
+    """A tray open for days stamps its writes with the latest integrity check any process made, so a new
+    process does not check again at every start once the tray's own check is a day old."""
+    path = tmp_path / "state" / "ledger.db"
+    tray = Ledger(path)
+    tray.refresh(sessions)
+    stamp = path.with_name(path.name + ".verified")
+    doc = json.loads(stamp.read_text())
+    tray._checked_at = doc["checked_at"] - 2 * 24 * 3600  # the tray's own check, two days ago
+    newer = doc["checked_at"]
+    make_session(sessions, "1796030000000_more1", T0, [assistant("msg_more0001", ms(T0), 10, 1, cost=0.01)])
+    tray.refresh(sessions)  # a write: the stamp follows the file, with the newer check kept
+    doc = json.loads(stamp.read_text())
+    assert doc["checked_at"] == newer and doc["file"][0] == os.path.getsize(path)
+    tray.close()

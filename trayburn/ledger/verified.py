@@ -61,10 +61,16 @@ def trusted(ledger: Path, now: float | None = None) -> float | None:
 
 
 def record(ledger: Path, checked_at: float) -> None:
-    """Stamp the file as it is now (trayburn just checked it or wrote it). Best effort: without a stamp the
-    next open checks, which is only slower."""
+    """Stamp the file as it is now (trayburn just checked it or wrote it), with the latest check any process
+    made (a tray open for days must not undo the check a newer process made). Best effort: without a
+    stamp the next open checks, which is only slower."""
     state = _state(ledger)
-    if state is None or _stamped(ledger) == (state, checked_at):  # (most closes: nothing written)
+    if state is None:
+        return
+    stamped = _stamped(ledger)
+    if stamped is not None and checked_at < stamped[1] <= time.time():
+        checked_at = stamped[1]
+    if stamped == (state, checked_at):  # (most closes: nothing written)
         return
     data = json.dumps({"file": state, "checked_at": checked_at}).encode()
     try:
