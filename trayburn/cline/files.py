@@ -9,6 +9,9 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from . import watch
+from .watch import Watcher
+
 MESSAGES_SUFFIX = ".messages.json"
 RACY_NS = 2 * 10**9  # the sessions folder changed this recently is listed again at the next scan
 FULL_SWEEP_S = 300.0  # every session folder is listed again at least this often (a running process's scans)
@@ -71,6 +74,19 @@ class ScanCache:
         self.clock, self.sweep_s = clock, sweep_s
         self._swept_at: float | None = None
         self.used = False  # set by the first scan
+        self.watcher: Watcher | None = None  # from the second scan, where the platform has one (watch.py)
+        self._watch_tried = False
+
+    def _watcher(self) -> Watcher | None:
+        if not self._watch_tried:
+            self._watch_tried = True
+            self.watcher = watch.watcher()
+        return self.watcher
+
+    def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.close()
+            self.watcher = None
 
     def names(self, path: str, stamp: tuple[int, int, int]) -> list[str] | None:
         hit = self._listings.get(path)
@@ -106,12 +122,15 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     yet: it may be in the middle of a tool call), (d) its last listing had no lead messages file or a file
     it could not stat, or (e) this scan is a full sweep (the first, then one every `sweep_s`), which bounds
     the delay for anything else (a file copied by hand into an old folder). Otherwise only the files of its
-    last listing are stat-ed."""
+    last listing are stat-ed, and not even those while the kernel vouches that nothing in the folder
+    changed since that listing (watch.py; a running tray's polls)."""
     out = Scan()
     cache = ScanCache() if cache is None else cache
     now = time.time_ns()
     out.swept = sweep = cache._sweep_due()
     memo = cache._folders if cache.used else None  # a first scan lists every folder anyway: keeping them pays
+    watcher = cache._watcher() if memo is not None else None
+    changed = watcher.changed() if watcher is not None else None  # before any stat: what changes later is seen
     cache.used = True  # from the second (a process doing one refresh never does)
     if cache._dir != sessions_dir:
         cache._folders.clear()
@@ -125,6 +144,11 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     try:
         for name in names or ():
             hit = None if name not in settled or memo is None else memo.get(name)
+            if hit is not None and changed is not None and watcher is not None and watcher.watched(name):
+                if name not in changed:
+                    folders.append(hit[0])  # no event since it was listed: as it was
+                    continue
+                hit = None  # something happened in it (a file added, say): listed again
             if hit is not None:  # the hot path: stat the files it had, nothing else
                 for path, known in hit[1]:
                     try:
@@ -136,7 +160,7 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
                 else:
                     folders.append(hit[0])
                     continue
-            folder = _list_folder(name, prefix + name, out.problems, memo)
+            folder = _list_folder(name, prefix + name, out.problems, memo, watcher)
             if folder is not None:
                 folders.append(folder)
     finally:
@@ -156,7 +180,7 @@ def relist(scan: Scan, paths: set[str], cache: ScanCache) -> None:
     for folder in scan.folders:
         again: Folder | None = folder
         if folder.path in paths:
-            again = _list_folder(folder.session_id, folder.path, scan.problems, cache._folders)
+            again = _list_folder(folder.session_id, folder.path, scan.problems, cache._folders, cache.watcher)
         if again is not None:
             folders.append(again)
     scan.folders = folders
@@ -199,11 +223,16 @@ def _folder_names(
     return names, clean
 
 
-def _list_folder(sid: str, path: str, problems: dict[str, str], memo: dict | None) -> Folder | None:
+def _list_folder(
+    sid: str, path: str, problems: dict[str, str], memo: dict | None, watcher: Watcher | None = None
+) -> Folder | None:
     """`_scan_folder`, remembering the result in `memo` when it may be reused (see `scan`): not when it
-    lacks its lead messages file or has a file it could not stat (it is then listed at every scan)."""
+    lacks its lead messages file or has a file it could not stat (it is then listed at every scan). Watched
+    first, so what changes after the listing comes as an event."""
     if memo is None:
         return _scan_folder(sid, path, problems, None)[0]
+    if watcher is not None:
+        watcher.watch(path, sid)
     before = len(problems)
     folder, files = _scan_folder(sid, path, problems, [])
     if (

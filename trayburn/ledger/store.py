@@ -73,6 +73,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         with self._lock:
             self.db.close()  # (the last connection to close checkpoints the write-ahead log into the file)
             self._stamp()
+            for source in self._sources.values():
+                source.listings.close()  # (its folder watches)
 
     def _stamp(self) -> None:
         """The file as trayburn's own writes left it: the next open needs no integrity check (verified.py)."""

@@ -1,0 +1,134 @@
+"""A running tray's polls on Linux: the kernel's inotify says which session folders changed, so the files of
+sessions that ended are not stat-ed while nothing happens in their folders (cline/watch.py). Every test is on
+real files and the real kernel; each checks that what the watcher skips could not have changed, and that what
+it cannot vouch for (a full queue, no watch left, a folder that went away) is stat-ed as before."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from corpus import a_minute_later, age_all, assistant, copy_corpus, counted, dumps, sessions_of, user, write_in_place
+
+from trayburn.cline import watch
+from trayburn.ledger import Ledger
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+LONG = "1796026909249_y8q37"  # a completed session of the real recording
+
+
+@pytest.fixture
+def sessions(tmp_path):
+    folder = sessions_of(copy_corpus(tmp_path / "cline"))
+    age_all(folder)
+    return folder
+
+
+@pytest.fixture
+def tray(tmp_path, sessions):
+    """A ledger polled as the tray polls it: refreshed until its scans are served from the watches."""
+    ledger = Ledger(tmp_path / "state" / "ledger.db", wall_ns=a_minute_later)
+    for _ in range(3):
+        ledger.refresh(sessions)
+    assert ledger.cline_source(sessions).listings.watcher is not None, "inotify_init1 failed on this machine"
+    yield ledger
+    ledger.close()
+
+
+def stats_during(monkeypatch, run) -> list[str]:
+    """The paths os.stat was asked for while `run` ran (the scan looks os.stat up at each scan)."""
+    seen: list[str] = []
+    real = os.stat
+
+    def counting(path, *args, **kwargs):
+        seen.append(os.fsdecode(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counting)
+    try:
+        run()
+    finally:
+        monkeypatch.setattr(os, "stat", real)
+    return seen
+
+
+def add_call(sessions: Path, sid: str) -> None:
+    path = sessions / sid / f"{sid}.messages.json"
+    doc = json.loads(path.read_bytes())
+    call = assistant("msg_watch001", doc["messages"][-1]["ts"] + 1000, 1000, 10, cost=0.5)
+    doc["messages"] += [user("u-watch", call["ts"]), call]
+    write_in_place(path, dumps(doc))
+
+
+def test_an_idle_poll_stats_no_file_of_an_ended_session(tray, sessions, monkeypatch):
+    ended = sessions / LONG
+    stats = stats_during(monkeypatch, lambda: tray.refresh(sessions))
+    assert not [p for p in stats if p.startswith(str(ended))]
+    assert tray.cline_source(sessions).listings.watcher.watched(LONG)
+
+
+def test_a_call_added_to_an_ended_session_is_counted_at_the_next_poll(tray, sessions):
+    before = counted(tray)
+    add_call(sessions, LONG)  # the messages file only, in place, as a resumed session's first call
+    stats = tray.refresh(sessions)
+    assert stats.files_read == 1
+    assert counted(tray)[0] == before[0] + 1
+    assert counted(tray)[5] == pytest.approx(before[5] + 0.5, abs=1e-9)
+
+
+def test_a_touch_a_new_file_and_a_removed_folder_are_each_seen(tray, sessions):
+    before = counted(tray)[0]
+    sub = sessions / LONG / "agent_x.messages.json"  # a subagent's file appears in an ended session
+    sub.write_bytes(dumps({"agent": "subagent", "messages": [assistant("msg_sub00001", 1796026909999, 10, 1)]}))
+    tray.refresh(sessions)
+    assert counted(tray)[0] == before + 1
+    shutil.rmtree(sessions / LONG)  # gone: its watch goes with it, its calls still count (money was spent)
+    tray.refresh(sessions)
+    assert not tray.cline_source(sessions).listings.watcher.watched(LONG)
+    assert counted(tray)[0] == before + 1
+
+
+def overflow(folder: Path) -> None:
+    """More events than the kernel keeps (two files in turn: it merges an event only into the same one)."""
+    with open("/proc/sys/fs/inotify/max_queued_events", encoding="ascii") as fh:
+        queue = int(fh.read())
+    files = sorted(folder.iterdir())[:2]
+    times = [(f, f.stat()) for f in files]
+    for i in range(queue + 10):
+        f, st = times[i % 2]
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_full_event_queue_means_every_folder_is_stat_ed(tray, sessions, monkeypatch):
+    overflow(sessions / LONG)
+    assert tray.cline_source(sessions).listings.watcher.changed() is None
+    overflow(sessions / LONG)
+    other = next(p for p in sessions.iterdir() if p.name != LONG)
+    stats = stats_during(monkeypatch, lambda: tray.refresh(sessions))
+    assert [p for p in stats if p.startswith(str(other))]  # an unrelated folder is stat-ed again
+
+
+def test_without_a_watch_left_the_folders_are_stat_ed_as_before(tmp_path, sessions, monkeypatch):
+    monkeypatch.setattr(watch, "MAX_WATCHES", 0)
+    ledger = Ledger(tmp_path / "state" / "ledger.db", wall_ns=a_minute_later)
+    for _ in range(3):
+        ledger.refresh(sessions)
+    before = counted(ledger)[0]
+    add_call(sessions, LONG)
+    assert ledger.refresh(sessions).files_read == 1
+    assert counted(ledger)[0] == before + 1
+    ledger.close()
+
+
+def test_closing_the_ledger_gives_the_watches_back(tmp_path, sessions):
+    ledger = Ledger(tmp_path / "state" / "ledger.db", wall_ns=a_minute_later)
+    for _ in range(2):
+        ledger.refresh(sessions)
+    fd = ledger.cline_source(sessions).listings.watcher._fd
+    assert os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
+    ledger.close()
+    assert not os.path.exists(f"/proc/self/fd/{fd}") or os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify"
