@@ -96,12 +96,12 @@ def _emit(args, data, text: str) -> int:
     return 0
 
 
-def _stale(engine: Any, code: int) -> int:
+def _stale(engine: Any, code: int, what: str = "the figures above are") -> int:
     """After the figures: a ledger that could not be written (a full disk…) is said, with its exit code."""
     fault = engine.fault
     if fault is None:
         return code
-    print(render.clean(f"trayburn: {fault}; the figures above are as of the last refresh"), file=sys.stderr)
+    print(render.clean(f"trayburn: {fault}; {what} as of the last refresh"), file=sys.stderr)
     return int(fault.code)
 
 
@@ -147,13 +147,13 @@ def cmd_export(args) -> int:
     rows = export.rows(engine.ledger, engine.book, period)
     if not args.output:
         export.write(rows, sys.stdout, args.format, engine.money())
-        return 0
+        return _stale(engine, 0, "the calls exported are")
     n = export.to_file(rows, args.output, args.format, engine.money())
     print(
         f"trayburn: wrote {render.plural(n, 'call')} ({period.since} to {period.until}) to {args.output}",
         file=sys.stderr,
     )
-    return 0
+    return _stale(engine, 0, "the calls exported are")
 
 
 def cmd_session(args) -> int:
@@ -193,8 +193,9 @@ def cmd_prices(args) -> int:
     if not args.models:  # every model the ledger has seen, the unpriced first
         if args.provider:
             raise UsageError("--provider applies to the models named: give one, e.g. `trayburn prices z-ai/glm-4.6`")
-        models = _engine(args).models_seen()
-        return _emit(args, {"models": [m.to_json() for m in models]}, render.models_seen(models))
+        engine = _engine(args)
+        models = engine.models_seen()
+        return _stale(engine, _emit(args, {"models": [m.to_json() for m in models]}, render.models_seen(models)))
     items = [show.describe(_engine(args, refresh=False).book, m, args.provider) for m in args.models]
     return _emit(args, items, show.render(items))
 
