@@ -15,6 +15,7 @@ from .watch import Watcher
 MESSAGES_SUFFIX = ".messages.json"
 RACY_NS = 2 * 10**9  # the sessions folder changed this recently is listed again at the next scan
 FULL_SWEEP_S = 300.0  # every session folder is listed again at least this often (a running process's scans)
+WATCHED_SWEEPS = 6  # while folders are watched (watch.py), a full sweep every 6 x FULL_SWEEP_S: 30 minutes
 
 
 class Checkpoint(NamedTuple):
@@ -98,9 +99,12 @@ class ScanCache:
         else:  # changed a moment ago: it may change again within the same timestamp tick
             self._listings.pop(path, None)
 
-    def _sweep_due(self) -> bool:
+    def _sweep_due(self, watching: bool = False) -> bool:
+        """A full sweep every `sweep_s`; WATCHED_SWEEPS times as rarely while the kernel reports changes
+        (a sweep of 5,000 folders costs 0.1 s of a core; it then only covers what a watch cannot see: a
+        change made by another machine on a network file system)."""
         now = self.clock()
-        if self._swept_at is None or now - self._swept_at >= self.sweep_s:
+        if self._swept_at is None or now - self._swept_at >= self.sweep_s * (WATCHED_SWEEPS if watching else 1):
             self._swept_at = now
             return True
         return False
@@ -127,10 +131,10 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     out = Scan()
     cache = ScanCache() if cache is None else cache
     now = time.time_ns()
-    out.swept = sweep = cache._sweep_due()
     memo = cache._folders if cache.used else None  # a first scan lists every folder anyway: keeping them pays
     watcher = cache._watcher() if memo is not None else None
     changed = watcher.changed() if watcher is not None else None  # before any stat: what changes later is seen
+    out.swept = sweep = cache._sweep_due(watching=watcher is not None)
     cache.used = True  # from the second (a process doing one refresh never does)
     if cache._dir != sessions_dir:
         cache._folders.clear()
