@@ -7,6 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import stat
+import threading
 from collections import defaultdict
 from datetime import date
 
@@ -308,8 +311,53 @@ def test_report_and_export_commands(cli_env, capsys, tmp_path):
     assert (args.period, args.date) == ("month", date(2026, 11, 30))
     assert cli.main(["report", "--since", "soon"]) == Exit.USAGE
     assert "not a date or a period" in capsys.readouterr().err
-    assert cli.main(["export", "--since", "2026-11-01", "-o", str(tmp_path / "no" / "such" / "dir.csv")]) == 1
+    assert cli.main(["export", "--since", "2026-11-01", "-o", str(tmp_path / "no" / "such" / "dir.csv")]) == 73
     assert "Traceback" not in capsys.readouterr().err
+
+
+def export_to(capsys, target) -> tuple[int, str]:
+    code = cli.main(["export", "--since", "2026-11-01", "--until", "2026-11-30", "-o", str(target)])
+    return code, capsys.readouterr().err
+
+
+def test_an_export_to_a_pipe_writes_into_it_and_leaves_it_a_pipe(cli_env, capsys, tmp_path):
+    """`-o` naming what is not a regular file (a pipe; /dev/stdout, /dev/null…) is written to, never replaced
+    by a file (as root that replaced /dev/full itself)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    code, err = export_to(capsys, fifo)
+    reader.join(timeout=60)
+    assert (code, reader.is_alive()) == (0, False), err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the pipe was replaced by a file"
+    assert len(list(csv.DictReader(io.StringIO(got[0].decode("utf-8"), newline="")))) == 11
+
+
+def test_an_export_through_a_link_writes_the_file_it_names_and_keeps_the_link(cli_env, capsys, tmp_path):
+    (tmp_path / "real.csv").write_text("old\n", encoding="utf-8")
+    link = tmp_path / "link.csv"
+    link.symlink_to(tmp_path / "real.csv")
+    code, err = export_to(capsys, link)
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == str(tmp_path / "real.csv")
+    assert len(list(csv.DictReader((tmp_path / "real.csv").open(newline="", encoding="utf-8")))) == 11
+
+
+def test_an_export_that_cannot_be_written_names_the_path_given_and_what_to_do(cli_env, capsys, tmp_path):
+    """Never the temporary file's name (`.x.csv.k2j3.tmp`), never a bare errno; 73 as for any output that
+    cannot be created; nothing left behind."""
+    for target, says in (
+        (tmp_path / "no" / "such" / "x.csv", "does not exist; create that folder or give another path"),
+        (tmp_path, "it is a folder; give a file name"),
+    ):
+        before = sorted(os.listdir(tmp_path))
+        code, err = export_to(capsys, target)
+        assert code == Exit.CANT_WRITE, err
+        assert err.startswith(f"trayburn: cannot write {target}: ") and says in err, err
+        assert ".tmp" not in err and "Errno" not in err, err
+        assert sorted(os.listdir(tmp_path)) == before
 
 
 # ---- sessions, grouped ------------------------------------------------------------------------------
