@@ -330,6 +330,10 @@ def test_names_that_are_not_utf8_are_stored_byte_exact_beside_a_control(tmp_path
     monkeypatch.setenv("CLINE_SESSION_DATA_DIR", str(sessions))
     state = ["--state-dir", str(path.parent)]
     assert cli.main(["session", sid, *state]) == 0
+    assert cli.main(["session", odd, *state]) == 0, capsys.readouterr().err  # the folder's name, as typed
+    capsys.readouterr()
+    assert cli.main(["session", "--json", odd, *state]) == 0
+    assert json.loads(capsys.readouterr().out)["id"] == sid
     assert cli.main(["doctor", *state]) == 0
     assert cli.main(["sessions", "--all", "--json", *state]) == 0
     out = capsys.readouterr().out

@@ -19,6 +19,7 @@ from . import days, paths, report, report_machines, session_list
 from . import settings as st
 from .cline.files import Checkpoint, stat_file
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
+from .ledger.storable import storable_id
 from .pricing import PriceBook
 from .pricing.seen import SeenModel, seen
 from .sources.base import Source
@@ -226,7 +227,9 @@ class Engine:
         return session_list.sessions(self.ledger, self.book, since, until)
 
     def session(self, sid: str) -> report.SessionDetail | None:
-        return report.session_detail(self.ledger, self.book, sid)
+        """One session by its id as listed, or by its folder's own name (a name that is not UTF-8, as a
+        shell's tab completion gives it, is stored as its escaped text: `storable_id`)."""
+        return report.session_detail(self.ledger, self.book, storable_id(sid))
 
     def period(self, month: bool = False) -> report.Totals:
         """This week (Monday on) or this month, to the end of today."""
