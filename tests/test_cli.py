@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
-from corpus import copy_corpus, expected, expected_sessions, isolated_env, sessions_of, set_tz  # noqa: F401
+from corpus import CORPUS, copy_corpus, expected, expected_sessions, isolated_env, sessions_of, set_tz  # noqa: F401
 
 from trayburn import __version__, cli
 from trayburn.errors import Exit
@@ -302,3 +304,49 @@ def test_text_output(cline, capsys):
     assert code == 0 and out.startswith(f"{DATE} (UTC): $") and f"{expected()['totals']['calls']} calls" in out
     code, out, _ = run(capsys, "doctor")
     assert code == 0 and out.rstrip().splitlines()[-1].startswith("OK:")
+
+
+# ---- found by QA, open: fixes belong in cli.py / render.py (the lead's) --------------------------------
+
+
+def trayburn_process(tmp_path, *argv: str, **extra: str) -> subprocess.CompletedProcess:
+    """A whole `trayburn` process, as a person runs it: no pytest logging handler on the root logger, so
+    a warning logged by the engine reaches stderr only the way the command line puts it there."""
+    env = {**os.environ, **isolated_env(tmp_path, CLINE_DIR=str(CORPUS), **extra)}
+    cmd = [sys.executable, "-m", "trayburn", *argv]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.xfail(
+    reason="cli.main configures no logging: the engine's log.warning (a settings value refused, a ledger that "
+    "cannot be written) reaches stderr through logging's lastResort, without 'trayburn:', repeated, and as "
+    "plain text under --json",
+    strict=True,
+)
+def test_a_settings_warning_is_said_on_stderr_as_trayburn_says_things(tmp_path):
+    (tmp_path / "settings.toml").write_text("refresh_seconds = 2\n", encoding="utf-8")
+    text = trayburn_process(tmp_path, "today", "--date", DATE)
+    assert text.returncode == 0, text.stderr
+    assert all(line.startswith("trayburn: ") for line in text.stderr.splitlines()), text.stderr
+    as_json = trayburn_process(tmp_path, "today", "--date", DATE, "--json")
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["calls"] == expected()["totals"]["calls"]
+    for line in as_json.stderr.splitlines():  # with --json, stderr holds JSON objects only
+        assert isinstance(json.loads(line), dict), as_json.stderr
+
+
+@pytest.mark.xfail(
+    reason="cmd_export ignores --json: `trayburn --json export` writes CSV although its help says "
+    "'print JSON instead of a table'; --format's default (csv, in cli_args.py) should follow --json",
+    strict=True,
+)
+def test_export_with_json_writes_json(cline, capsys):
+    code, out, err = run(capsys, "export", "--since", DATE, "--until", DATE, "--json")
+    assert code == 0, err
+    assert len(json.loads(out)) == expected()["totals"]["calls"]
+
+
+@pytest.mark.xfail(reason="render.session writes f'{n} calls' ('1 calls'); render.plural exists for this", strict=True)
+def test_a_one_call_session_says_1_call(cline, capsys):
+    one = next(s for s in expected()["sessions"] if s["totals"]["calls"] == 1)
+    code, out, _ = run(capsys, "session", one["session_id"])
+    assert code == 0 and "1 call," in out and "1 calls" not in out
