@@ -15,7 +15,7 @@ from datetime import date
 
 import history_corpus as hc
 import pytest
-from corpus import CORPUS, expected, isolated_env, sessions_of, set_tz  # noqa: F401
+from corpus import CORPUS, assistant, expected, isolated_env, make_session, ms, sessions_of, set_tz  # noqa: F401
 
 from trayburn import cli, export, history, session_list
 from trayburn import period as pd
@@ -234,6 +234,26 @@ def test_csv_round_trips_through_python_csv(made):
     assert {r["estimated"] for r in back} == {"true", "false"}
     reported = sum(float(r["cost_usd"]) for r in back if r["estimated"] == "false" and r["cost_usd"])
     assert reported == pytest.approx(hc.sums(calls)[5], abs=1e-12)
+
+
+def test_csv_cells_carry_no_terminal_controls(tmp_path, monkeypatch, capsys, set_tz):
+    """`trayburn export` prints CSV to the terminal by default: a title (or model id) planted in a session file
+    with an OSC 52 clipboard write, a bell or a right-to-left override reaches it as text, never as a command
+    (as everywhere else trayburn prints); the rest of the cell, its line break included, is kept."""
+    set_tz("UTC")
+    sessions = tmp_path / "cline" / "data" / "sessions"
+    planted = "line one\nline two\x1b]52;c;aGk=\x07 \u202eevil"
+    model = "gpt-4o\x1b[2J"
+    msgs = [assistant("msg_ctl00001", ms("2026-11-30T10:00:00Z"), 1000, 10, cost=0.01, model=model)]
+    make_session(sessions, "1796000000000_ctrl1", "2026-11-30T09:59:00.000Z", msgs, metadata={"title": planted})
+    for k, v in isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline")).items():
+        monkeypatch.setenv(k, v)
+    assert cli.main(["export", "--since", "2026-11-30", "--until", "2026-11-30"]) == 0
+    out = capsys.readouterr().out
+    assert not {"\x1b", "\x07", "\u202e"} & set(out), repr(out)
+    (row,) = csv.DictReader(io.StringIO(out, newline=""))
+    assert row["title"] == "line one\nline two]52;c;aGk= evil" and row["model"] == "gpt-4o[2J"
+    assert (row["cost_usd"], row["estimated"]) == ("0.01", "false")
 
 
 def test_json_export_is_an_array_and_adds_the_converted_cost(made):

@@ -4,7 +4,8 @@ Rows are read from the ledger a few thousand at a time and written as they come,
 take no more memory than 100. CSV is UTF-8 with a header and RFC 4180 quoting (csv.writer, "\\r\\n"
 line ends): titles with commas, quotes or newlines come back whole. A text cell that a spreadsheet
 would run as a formula (starting with = + - @, a tab or a carriage return) is written with a leading
-apostrophe, which spreadsheets show as text.
+apostrophe, which spreadsheets show as text; terminal controls in a cell (an OSC 52 clipboard write in a
+title) are removed, as from everything trayburn prints.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .ledger import periods as hq
 from .money import Money
 from .period import Period
 from .pricing import PriceBook
+from .render import clean
 from .report import _USER_INPUT
 
 FORMATS = ("csv", "json")
@@ -192,7 +194,10 @@ def write_csv(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
 
 
 def _safe(text: str) -> str:
-    """A cell a spreadsheet shows as text, never runs as a formula."""
+    """A cell a spreadsheet shows as text, never runs as a formula, and a terminal shows rather than obeys
+    (`trayburn export` prints to one by default): what `render.clean` removes from every line trayburn
+    prints (ESC, BEL, other controls but tab and newline, bidirectional overrides) is removed here too."""
+    text = clean(text)
     return "'" + text if text[:1] in FORMULA_STARTS else text
 
 
