@@ -403,19 +403,3 @@ def test_a_settings_file_linked_from_elsewhere_is_still_read(conf, tmp_path):
     conf.symlink_to(real)
     loaded = st.load(conf)
     assert loaded.error is None and loaded.settings.theme == "dark"
-
-
-def test_a_change_to_a_linked_settings_file_goes_to_the_file_it_names(conf, tmp_path, capsys):
-    """Dotfiles kept elsewhere (stow, chezmoi, home-manager): `config set` (and the menu) used to replace the
-    link with a new file, so the dotfiles never saw the change and the link was lost."""
-    real = tmp_path / "dotfiles" / "trayburn.toml"
-    real.parent.mkdir()
-    real.write_text('# mine\ntheme = "dark"\n')
-    conf.symlink_to(real)
-    code, _, err = run(capsys, "config", "set", "daily_budget", "5")  # one line edited
-    assert code == 0, err
-    code, _, err = run(capsys, "config", "set", "aliases.my-proxy/glm", "glm-4.6")  # a whole rewrite
-    assert code == 0, err
-    assert conf.is_symlink() and conf.resolve() == real
-    assert st.load(real).settings.daily_budget == 5.0 and st.load(real).settings.aliases == {"my-proxy/glm": "glm-4.6"}
-    assert st.load(conf).settings.theme == "dark"

@@ -7,7 +7,6 @@ default with a warning; unknown keys are kept on save and reported.
 from __future__ import annotations
 
 import math
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -206,13 +205,7 @@ def _read(path: Path) -> bytes | SettingsProblem:
 
 def save(path: Path, settings: Settings) -> None:
     """Write the whole file from `settings`, atomically (0600: it may hold budgets and folders)."""
-    atomic_write(_written(path), tomli_w.dumps(settings.to_toml_dict()).encode("utf-8"))
-
-
-def _written(path: Path) -> Path:
-    """The file a change goes to: a settings file linked from elsewhere (dotfiles kept by stow, chezmoi, home-
-    manager) is read through its link, so it is changed there too; replacing the link would lose it."""
-    return Path(os.path.realpath(path)) if os.path.islink(path) else path
+    atomic_write(path, tomli_w.dumps(settings.to_toml_dict()).encode("utf-8"))
 
 
 def _editable(path: Path) -> Settings:
@@ -255,7 +248,7 @@ def update(path: Path, key: str, text: str | None) -> Settings:
     if edited is None:
         save(path, settings)
     else:
-        atomic_write(_written(path), edited.encode("utf-8"))
+        atomic_write(path, edited.encode("utf-8"))
     return settings
 
 
