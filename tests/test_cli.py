@@ -11,7 +11,16 @@ import sys
 import time
 
 import pytest
-from corpus import CORPUS, copy_corpus, expected, expected_sessions, isolated_env, sessions_of, set_tz  # noqa: F401
+from corpus import (  # noqa: F401
+    CORPUS,
+    copy_corpus,
+    expected,
+    expected_sessions,
+    isolated_env,
+    make_session,
+    sessions_of,
+    set_tz,
+)
 
 from trayburn import __version__, cli
 from trayburn.errors import Exit
@@ -240,6 +249,9 @@ def test_doctor_no_sessions_yet(env, capsys, monkeypatch, tmp_path):
     sessions_of(root).mkdir(parents=True)
     code, out, _ = run_json(capsys, "doctor")
     assert code == 1 and "holds no sessions" in out["verdict"]
+    make_session(sessions_of(root), "1796020000000_first", "2026-11-30T08:00:00.000Z", [])
+    code, out, _ = run(capsys, "doctor")  # the first session: "1 session", not "1 sessions"
+    assert code == 0 and out.rstrip().splitlines()[-1] == f"OK: 1 session in {sessions_of(root)}"
 
 
 def test_doctor_lists_each_problem_and_is_not_ok_while_one_lasts(cline, capsys):

@@ -356,12 +356,11 @@ class Engine:
     def _verdict(self, kind: HealthKind, level: paths.Level | None, sessions: int) -> str:
         """The sentence for a person (the tray and doctor choose by `kind`, not by these words)."""
         sess = self.levels.sessions
+        held = f"{sessions} session{'' if sessions == 1 else 's'} in {sess.path}"
         if kind.startswith("ledger_") and self.fault is not None:
             return f"The figures are stale: {self.fault}"
         if kind == "file_problems":
-            return (
-                f"{sessions} sessions in {sess.path}; some files could not be read (listed above), the rest is counted"
-            )
+            return f"{held}; some files could not be read (listed above), the rest is counted"
         if kind == "settings_broken":
             return f"The settings file is broken, defaults are in use: {self.loaded.error}"
         if kind == "override_missing" and level is not None:
@@ -375,7 +374,7 @@ class Engine:
             return f"The sessions folder {sess.path} does not exist yet: Cline has not recorded a session"
         if kind == "no_sessions":
             return f"The sessions folder {sess.path} exists but holds no sessions"
-        return f"OK: {sessions} sessions in {sess.path}"
+        return f"OK: {held}"
 
     def _missing_override(self) -> paths.Level | None:
         """An override (setting or variable) pointing nowhere, among the levels the sessions folder derives from."""
