@@ -422,6 +422,22 @@ def test_overview_equals_the_single_reports(made, real):
             assert r.to_json() == alone.to_json(), by
 
 
+@pytest.mark.parametrize(
+    ("currency", "rate", "tiny", "zero"), [("JPY", 150.0, "¥0.03", "¥0"), ("BHD", 0.376, "BHD0.00008", "BHD0.000")]
+)
+def test_a_spend_below_a_currency_s_smallest_unit_is_never_written_as_zero(currency, rate, tiny, zero):
+    """A yen has no decimals, a Bahraini dinar three: a $0.0002 call is ¥0.03 (it read "¥0"), as $0.0002 keeps
+    its four decimals in dollars; a column takes the currency's own precision, two more for such amounts."""
+    money = Money(currency, rate)
+    assert (money.text(0.0002), money.text(0.0)) == (tiny, zero)
+    assert money.text(12.0).replace(",", "") in ("¥1800", "BHD4.512")
+    assert money.decimals([1.0, 2.0]) == {"JPY": 0, "BHD": 3}[currency]
+    column = money.decimals([1.0, 0.0002])
+    assert money.text(0.0002, decimals=column) == tiny and money.text(1.0, decimals=column) != zero
+    usd = Money()
+    assert (usd.text(0.0002), usd.decimals([0.0002]), Money("EUR", 1.0).decimals([1.0])) == ("$0.0002", 4, 2)
+
+
 def test_report_in_another_currency(cli_env, capsys, tmp_path, monkeypatch):
     settings = tmp_path / "eur.toml"
     settings.write_text('currency = "EUR"\nusd_rate = 0.5\n')
