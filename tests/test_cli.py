@@ -6,10 +6,23 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
-from corpus import copy_corpus, expected, expected_sessions, isolated_env, sessions_of, set_tz  # noqa: F401
+from corpus import (  # noqa: F401
+    CORPUS,
+    assistant,
+    copy_corpus,
+    expected,
+    expected_sessions,
+    isolated_env,
+    make_session,
+    ms,
+    sessions_of,
+    set_tz,
+)
 
 from trayburn import __version__, cli
 from trayburn.cli_args import build_parser, command_of
@@ -239,6 +252,9 @@ def test_doctor_no_sessions_yet(env, capsys, monkeypatch, tmp_path):
     sessions_of(root).mkdir(parents=True)
     code, out, _ = run_json(capsys, "doctor")
     assert code == 1 and "holds no sessions" in out["verdict"]
+    make_session(sessions_of(root), "1796020000000_first", "2026-11-30T08:00:00.000Z", [])
+    code, out, _ = run(capsys, "doctor")  # the first session: "1 session", not "1 sessions"
+    assert code == 0 and out.rstrip().splitlines()[-1] == f"OK: 1 session in {sessions_of(root)}"
 
 
 def test_doctor_lists_each_problem_and_is_not_ok_while_one_lasts(cline, capsys):
@@ -331,3 +347,93 @@ def test_a_command_parsed_with_its_grammar_alone_is_parsed_as_by_the_whole(argv,
 @pytest.mark.parametrize("argv", [["--help"], ["-h", "today"], ["--version"], ["bogus"], ["-x", "today"]])
 def test_help_version_and_errors_get_the_whole_grammar(argv):
     assert command_of(argv) is None
+
+
+# ---- found by QA, open: fixes belong in cli.py / render.py (the lead's) --------------------------------
+
+
+def trayburn_process(tmp_path, *argv: str, **extra: str) -> subprocess.CompletedProcess:
+    """A whole `trayburn` process, as a person runs it: no pytest logging handler on the root logger, so
+    a warning logged by the engine reaches stderr only the way the command line puts it there."""
+    env = {**os.environ, **isolated_env(tmp_path, CLINE_DIR=str(CORPUS), **extra)}
+    cmd = [sys.executable, "-m", "trayburn", *argv]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.xfail(
+    reason="cli.main configures no logging: the engine's log.warning (a settings value refused, a ledger that "
+    "cannot be written) reaches stderr through logging's lastResort, without 'trayburn:', repeated, and as "
+    "plain text under --json",
+    strict=True,
+)
+def test_a_settings_warning_is_said_on_stderr_as_trayburn_says_things(tmp_path):
+    (tmp_path / "settings.toml").write_text("refresh_seconds = 2\n", encoding="utf-8")
+    text = trayburn_process(tmp_path, "today", "--date", DATE)
+    assert text.returncode == 0, text.stderr
+    assert all(line.startswith("trayburn: ") for line in text.stderr.splitlines()), text.stderr
+    as_json = trayburn_process(tmp_path, "today", "--date", DATE, "--json")
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["calls"] == expected()["totals"]["calls"]
+    for line in as_json.stderr.splitlines():  # with --json, stderr holds JSON objects only
+        assert isinstance(json.loads(line), dict), as_json.stderr
+
+
+@pytest.mark.xfail(
+    reason="cmd_export ignores --json: `trayburn --json export` writes CSV although its help says "
+    "'print JSON instead of a table'; --format's default (csv, in cli_args.py) should follow --json",
+    strict=True,
+)
+def test_export_with_json_writes_json(cline, capsys):
+    code, out, err = run(capsys, "export", "--since", DATE, "--until", DATE, "--json")
+    assert code == 0, err
+    assert len(json.loads(out)) == expected()["totals"]["calls"]
+
+
+@pytest.mark.xfail(reason="render.session writes f'{n} calls' ('1 calls'); render.plural exists for this", strict=True)
+def test_a_one_call_session_says_1_call(cline, capsys):
+    one = next(s for s in expected()["sessions"] if s["totals"]["calls"] == 1)
+    code, out, _ = run(capsys, "session", one["session_id"])
+    assert code == 0 and "1 call," in out and "1 calls" not in out
+
+
+def _columns(line: str) -> int:
+    """Terminal columns a line takes: East Asian wide and full-width characters (and emoji) take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
+
+
+@pytest.mark.xfail(
+    reason="render.table pads cells with str.ljust/rjust (characters, not terminal columns): a CJK or emoji "
+    "title pushes every later column of its row out of line (wcwidth-style widths needed)",
+    strict=True,
+)
+def test_a_wide_title_keeps_the_sessions_table_aligned(env, capsys, monkeypatch, tmp_path):
+    root = tmp_path / "wide"
+    monkeypatch.setenv("CLINE_DIR", str(root))
+    start = "2026-11-30T08:00:00.000Z"
+    for sid, title in (("1796020000000_latin", "plain title"), ("1796020000001_cjkwd", "日本語のタイトル 🔥")):
+        msgs = [assistant(f"msg_{sid[-5:]}", ms(start), 1000, 10, cost=0.01)]
+        make_session(sessions_of(root), sid, start, msgs, metadata={"title": title})
+    code, out, err = run(capsys, "sessions", "--since", DATE)
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if "_latin" in line or "_cjkwd" in line]
+    assert len(rows) == 2 and len({_columns(row[: row.index("17960")]) for row in rows}) == 1, out  # ids line up
+
+
+@pytest.mark.xfail(
+    reason="render.session prints each call's time as HH:MM:SS only: a session resumed on later days (or "
+    "carried over from an older task) lists calls of several days with nothing telling the days apart",
+    strict=True,
+)
+def test_a_session_over_several_days_dates_its_calls(env, capsys, monkeypatch, tmp_path):
+    root = tmp_path / "days"
+    monkeypatch.setenv("CLINE_DIR", str(root))
+    sid = "1796020000000_resum"
+    msgs = [
+        assistant("msg_day00001", ms("2026-11-28T10:00:00Z"), 1000, 10, cost=0.01),
+        assistant("msg_day00002", ms("2026-11-30T10:00:00Z"), 1000, 10, cost=0.01),
+    ]
+    make_session(sessions_of(root), sid, "2026-11-28T09:59:00.000Z", msgs)
+    code, out, err = run(capsys, "session", sid)
+    assert code == 0, err
+    assert "2026-11-28" in out.split("time")[-1] and "2026-11-30" in out.split("time")[-1], out

@@ -7,12 +7,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import stat
+import threading
 from collections import defaultdict
 from datetime import date
 
 import history_corpus as hc
 import pytest
-from corpus import CORPUS, expected, isolated_env, sessions_of, set_tz  # noqa: F401
+from corpus import CORPUS, assistant, expected, isolated_env, make_session, ms, sessions_of, set_tz  # noqa: F401
 
 from trayburn import cli, export, history, session_list
 from trayburn import period as pd
@@ -233,6 +236,26 @@ def test_csv_round_trips_through_python_csv(made):
     assert reported == pytest.approx(hc.sums(calls)[5], abs=1e-12)
 
 
+def test_csv_cells_carry_no_terminal_controls(tmp_path, monkeypatch, capsys, set_tz):
+    """`trayburn export` prints CSV to the terminal by default: a title (or model id) planted in a session file
+    with an OSC 52 clipboard write, a bell or a right-to-left override reaches it as text, never as a command
+    (as everywhere else trayburn prints); the rest of the cell, its line break included, is kept."""
+    set_tz("UTC")
+    sessions = tmp_path / "cline" / "data" / "sessions"
+    planted = "line one\nline two\x1b]52;c;aGk=\x07 \u202eevil"
+    model = "gpt-4o\x1b[2J"
+    msgs = [assistant("msg_ctl00001", ms("2026-11-30T10:00:00Z"), 1000, 10, cost=0.01, model=model)]
+    make_session(sessions, "1796000000000_ctrl1", "2026-11-30T09:59:00.000Z", msgs, metadata={"title": planted})
+    for k, v in isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline")).items():
+        monkeypatch.setenv(k, v)
+    assert cli.main(["export", "--since", "2026-11-30", "--until", "2026-11-30"]) == 0
+    out = capsys.readouterr().out
+    assert not {"\x1b", "\x07", "\u202e"} & set(out), repr(out)
+    (row,) = csv.DictReader(io.StringIO(out, newline=""))
+    assert row["title"] == "line one\nline two]52;c;aGk= evil" and row["model"] == "gpt-4o[2J"
+    assert (row["cost_usd"], row["estimated"]) == ("0.01", "false")
+
+
 def test_json_export_is_an_array_and_adds_the_converted_cost(made):
     engine, calls = made
     buf = io.StringIO()
@@ -308,8 +331,53 @@ def test_report_and_export_commands(cli_env, capsys, tmp_path):
     assert (args.period, args.date) == ("month", date(2026, 11, 30))
     assert cli.main(["report", "--since", "soon"]) == Exit.USAGE
     assert "not a date or a period" in capsys.readouterr().err
-    assert cli.main(["export", "--since", "2026-11-01", "-o", str(tmp_path / "no" / "such" / "dir.csv")]) == 1
+    assert cli.main(["export", "--since", "2026-11-01", "-o", str(tmp_path / "no" / "such" / "dir.csv")]) == 73
     assert "Traceback" not in capsys.readouterr().err
+
+
+def export_to(capsys, target) -> tuple[int, str]:
+    code = cli.main(["export", "--since", "2026-11-01", "--until", "2026-11-30", "-o", str(target)])
+    return code, capsys.readouterr().err
+
+
+def test_an_export_to_a_pipe_writes_into_it_and_leaves_it_a_pipe(cli_env, capsys, tmp_path):
+    """`-o` naming what is not a regular file (a pipe; /dev/stdout, /dev/null…) is written to, never replaced
+    by a file (as root that replaced /dev/full itself)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    code, err = export_to(capsys, fifo)
+    reader.join(timeout=60)
+    assert (code, reader.is_alive()) == (0, False), err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the pipe was replaced by a file"
+    assert len(list(csv.DictReader(io.StringIO(got[0].decode("utf-8"), newline="")))) == 11
+
+
+def test_an_export_through_a_link_writes_the_file_it_names_and_keeps_the_link(cli_env, capsys, tmp_path):
+    (tmp_path / "real.csv").write_text("old\n", encoding="utf-8")
+    link = tmp_path / "link.csv"
+    link.symlink_to(tmp_path / "real.csv")
+    code, err = export_to(capsys, link)
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == str(tmp_path / "real.csv")
+    assert len(list(csv.DictReader((tmp_path / "real.csv").open(newline="", encoding="utf-8")))) == 11
+
+
+def test_an_export_that_cannot_be_written_names_the_path_given_and_what_to_do(cli_env, capsys, tmp_path):
+    """Never the temporary file's name (`.x.csv.k2j3.tmp`), never a bare errno; 73 as for any output that
+    cannot be created; nothing left behind."""
+    for target, says in (
+        (tmp_path / "no" / "such" / "x.csv", "does not exist; create that folder or give another path"),
+        (tmp_path, "it is a folder; give a file name"),
+    ):
+        before = sorted(os.listdir(tmp_path))
+        code, err = export_to(capsys, target)
+        assert code == Exit.CANT_WRITE, err
+        assert err.startswith(f"trayburn: cannot write {target}: ") and says in err, err
+        assert ".tmp" not in err and "Errno" not in err, err
+        assert sorted(os.listdir(tmp_path)) == before
 
 
 # ---- sessions, grouped ------------------------------------------------------------------------------
@@ -352,6 +420,22 @@ def test_overview_equals_the_single_reports(made, real):
         for by, r in views.items():
             alone = engine.history(span, by)
             assert r.to_json() == alone.to_json(), by
+
+
+@pytest.mark.parametrize(
+    ("currency", "rate", "tiny", "zero"), [("JPY", 150.0, "¥0.03", "¥0"), ("BHD", 0.376, "BHD0.00008", "BHD0.000")]
+)
+def test_a_spend_below_a_currency_s_smallest_unit_is_never_written_as_zero(currency, rate, tiny, zero):
+    """A yen has no decimals, a Bahraini dinar three: a $0.0002 call is ¥0.03 (it read "¥0"), as $0.0002 keeps
+    its four decimals in dollars; a column takes the currency's own precision, two more for such amounts."""
+    money = Money(currency, rate)
+    assert (money.text(0.0002), money.text(0.0)) == (tiny, zero)
+    assert money.text(12.0).replace(",", "") in ("¥1800", "BHD4.512")
+    assert money.decimals([1.0, 2.0]) == {"JPY": 0, "BHD": 3}[currency]
+    column = money.decimals([1.0, 0.0002])
+    assert money.text(0.0002, decimals=column) == tiny and money.text(1.0, decimals=column) != zero
+    usd = Money()
+    assert (usd.text(0.0002), usd.decimals([0.0002]), Money("EUR", 1.0).decimals([1.0])) == ("$0.0002", 4, 2)
 
 
 def test_report_in_another_currency(cli_env, capsys, tmp_path, monkeypatch):

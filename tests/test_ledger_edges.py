@@ -4,6 +4,7 @@ history, names that are not UTF-8 are stored byte-exact, and the ledger's own fi
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -32,7 +33,7 @@ from corpus import (
 from trayburn import cli, fsutil
 from trayburn.engine import Engine
 from trayburn.errors import Exit
-from trayburn.ledger import Ledger, LedgerError
+from trayburn.ledger import Ledger, LedgerError, faults
 
 REAL = sessions_of(CORPUS)
 T0 = "2026-11-30T08:00:00.000Z"
@@ -249,6 +250,21 @@ def test_a_full_disk_changes_nothing_and_loses_nothing(small_disk, tmp_path, mon
     led.close()
 
 
+def test_only_an_io_error_on_a_nearly_full_disk_is_called_a_full_disk(small_disk):
+    """SQLite says only "disk I/O error" when a full disk stops it: the free space decides. Not for an OS error
+    that names its cause, nor on a file system with no size at all (/proc, some FUSE mounts: 0 blocks, 0 free),
+    where "free some space" was the advice given for a folder that cannot hold files."""
+    filler = fill(small_disk)
+    ledger = small_disk / "ledger.db"
+    io = sqlite3.OperationalError("disk I/O error")
+    assert isinstance(faults.unavailable(ledger, io), faults.LedgerFull)  # the case the rule is for
+    gone = FileNotFoundError(errno.ENOENT, "No such file or directory")
+    assert type(faults.unavailable(ledger, gone)) is faults.LedgerUnavailable
+    filler.unlink()
+    if os.path.isdir("/proc") and os.statvfs("/proc").f_blocks == 0:
+        assert type(faults.unavailable(Path("/proc/ledger.db"), io)) is faults.LedgerUnavailable
+
+
 def test_an_export_from_a_ledger_on_a_full_disk_says_it_is_stale(small_disk, tmp_path, monkeypatch, capsys):
     sessions = sessions_of(copy_corpus(tmp_path / "cline"))
     for k, v in isolated_env(tmp_path, CLINE_SESSION_DATA_DIR=str(sessions)).items():
@@ -412,6 +428,10 @@ def test_names_that_are_not_utf8_are_stored_byte_exact_beside_a_control(tmp_path
     monkeypatch.setenv("CLINE_SESSION_DATA_DIR", str(sessions))
     state = ["--state-dir", str(path.parent)]
     assert cli.main(["session", sid, *state]) == 0
+    assert cli.main(["session", odd, *state]) == 0, capsys.readouterr().err  # the folder's name, as typed
+    capsys.readouterr()
+    assert cli.main(["session", "--json", odd, *state]) == 0
+    assert json.loads(capsys.readouterr().out)["id"] == sid
     assert cli.main(["doctor", *state]) == 0
     assert cli.main(["sessions", "--all", "--json", *state]) == 0
     out = capsys.readouterr().out

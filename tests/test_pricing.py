@@ -201,6 +201,8 @@ def test_a_model_no_price_list_names_is_spelled_from_its_key():
     for ids, name in [
         (["Acme-2.5-Pro", "acme-2-5-pro", "proxy/acme-2.5-pro"], "acme-2.5-pro"),
         (["Llama-3.1-8B"], "llama-3.1-8b"),
+        (["llama3.1:8b", "Llama3.1:8B"], "llama3.1:8b"),  # Ollama's tags: not "llama3-1:8b"
+        (["qwen2.5-coder:7b"], "qwen2.5-coder:7b"),
     ]:
         assert {book.display(i) for i in ids} == {name}
 

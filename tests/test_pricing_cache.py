@@ -105,6 +105,23 @@ def test_an_unwritable_state_folder_still_prices(tmp_path):
     assert book.prices("glm-5", None).provider == "zai"
 
 
+def test_a_cache_that_cannot_be_written_is_said_once_not_at_every_price(tmp_path, caplog):
+    """A folder where prices.json should be (or a full disk): each model resolved used to try, fail and log
+    again (a cold `trayburn today --json` printed 40 such lines); now the first failure keeps the cache in
+    memory, and each problem is said once."""
+    path = tmp_path / "prices.json"
+    path.mkdir()
+    caplog.set_level("WARNING", logger="trayburn.pricing.cache")
+    book = PriceBook(cache=path)
+    ids = [("gpt-4o", "openai"), ("claude-sonnet-4-5", "anthropic"), ("glm-5", None), ("z-ai/glm-4.6", "openrouter")]
+    providers = [book.prices(model, route).provider for model, route in ids]
+    names = [book.display(model, route) for model, route in ids]
+    assert providers == ["openai", "anthropic", "zai", "openrouter"] and "Claude Sonnet 4.5" in names
+    said = [r.getMessage().split(" /")[0] for r in caplog.records]
+    assert sorted(said) == ["could not write the prices cache", "ignoring the prices cache"], said
+    assert path.is_dir() and not list(path.iterdir())
+
+
 # ---- trayburn prices ------------------------------------------------------------------------------
 
 

@@ -170,6 +170,8 @@ def test_an_unwritable_machines_folder_is_a_problem_not_a_failure(tmp_path):
     assert counted(engine.ledger)[0] > 0
     assert engine.last_share is not None and engine.last_share.problem_kind == "unwritable"
     assert "cannot write" in (engine.sync_health().problem or "")
+    this = next(m for m in engine.sync_health().machines if m.this)  # no file of its own: still named (not "?")
+    assert this.name == engine.sync_health().machine_name and this.name
     # while it stays unwritable, the export is tried again once a minute, not at every poll
     now = [time.time()]
     sharing = Sharing(a.state, engine.ledger, clock=lambda: now[0])

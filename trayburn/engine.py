@@ -19,6 +19,7 @@ from . import days, paths, report, report_machines, session_list
 from . import settings as st
 from .cline.files import Checkpoint, stat_file
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
+from .ledger.storable import storable_id
 from .pricing import PriceBook
 from .pricing.seen import SeenModel, seen
 from .sources.base import Source
@@ -226,7 +227,9 @@ class Engine:
         return session_list.sessions(self.ledger, self.book, since, until)
 
     def session(self, sid: str) -> report.SessionDetail | None:
-        return report.session_detail(self.ledger, self.book, sid)
+        """One session by its id as listed, or by its folder's own name (a name that is not UTF-8, as a
+        shell's tab completion gives it, is stored as its escaped text: `storable_id`)."""
+        return report.session_detail(self.ledger, self.book, storable_id(sid))
 
     def period(self, month: bool = False) -> report.Totals:
         """This week (Monday on) or this month, to the end of today."""
@@ -353,12 +356,11 @@ class Engine:
     def _verdict(self, kind: HealthKind, level: paths.Level | None, sessions: int) -> str:
         """The sentence for a person (the tray and doctor choose by `kind`, not by these words)."""
         sess = self.levels.sessions
+        held = f"{sessions} session{'' if sessions == 1 else 's'} in {sess.path}"
         if kind.startswith("ledger_") and self.fault is not None:
             return f"The figures are stale: {self.fault}"
         if kind == "file_problems":
-            return (
-                f"{sessions} sessions in {sess.path}; some files could not be read (listed above), the rest is counted"
-            )
+            return f"{held}; some files could not be read (listed above), the rest is counted"
         if kind == "settings_broken":
             return f"The settings file is broken, defaults are in use: {self.loaded.error}"
         if kind == "override_missing" and level is not None:
@@ -372,7 +374,7 @@ class Engine:
             return f"The sessions folder {sess.path} does not exist yet: Cline has not recorded a session"
         if kind == "no_sessions":
             return f"The sessions folder {sess.path} exists but holds no sessions"
-        return f"OK: {sessions} sessions in {sess.path}"
+        return f"OK: {held}"
 
     def _missing_override(self) -> paths.Level | None:
         """An override (setting or variable) pointing nowhere, among the levels the sessions folder derives from."""

@@ -4,7 +4,8 @@ Rows are read from the ledger a few thousand at a time and written as they come,
 take no more memory than 100. CSV is UTF-8 with a header and RFC 4180 quoting (csv.writer, "\\r\\n"
 line ends): titles with commas, quotes or newlines come back whole. A text cell that a spreadsheet
 would run as a formula (starting with = + - @, a tab or a carriage return) is written with a leading
-apostrophe, which spreadsheets show as text.
+apostrophe, which spreadsheets show as text; terminal controls in a cell (an OSC 52 clipboard write in a
+title) are removed, as from everything trayburn prints.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import csv
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from datetime import datetime
@@ -20,12 +22,14 @@ from pathlib import Path
 from typing import NamedTuple, TextIO
 
 from .costs import Pricer
+from .errors import CantWrite, TrayburnError
 from .history import project_name
 from .ledger import Ledger
 from .ledger import periods as hq
 from .money import Money
 from .period import Period
 from .pricing import PriceBook
+from .render import clean
 from .report import _USER_INPUT
 
 FORMATS = ("csv", "json")
@@ -109,8 +113,28 @@ def write(items: Iterator[ExportRow], stream: TextIO, fmt: str, money: Money | N
 
 def to_file(items: Iterator[ExportRow], path: str | os.PathLike, fmt: str, money: Money | None = None) -> int:
     """Write to a temporary file beside `path`, then put it in place: a failed export leaves no half file
-    (and an existing file as it was). The number of rows written."""
+    (and an existing file as it was). A link to a file replaces the file it names (the link stays); what is
+    not a regular file (a device such as /dev/stdout, a pipe) is written to as it is, never replaced.
+    The number of rows written; a path that cannot be written raises a TrayburnError naming it."""
     target = Path(path)
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise CantWrite(f"cannot write {path}: it is a folder; give a file name (e.g. {Path(path) / ('calls.' + fmt)})")
+    try:
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            with open(target, "w", encoding="utf-8", newline="") as stream:
+                return write(items, stream, fmt, money)
+        return _replace(items, target.resolve() if target.is_symlink() else target, fmt, money)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+
+
+def _replace(items: Iterator[ExportRow], target: Path, fmt: str, money: Money | None) -> int:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as stream:
@@ -121,6 +145,18 @@ def to_file(items: Iterator[ExportRow], path: str | os.PathLike, fmt: str, money
             os.unlink(tmp)
         raise
     return n
+
+
+def _cannot_write(path: str | os.PathLike, exc: OSError) -> TrayburnError:
+    """The export's own words for an OS error: the path the person gave (never the temporary file's name),
+    the reason, and what to do; the exit code of its kind (73 for a folder missing or not writable)."""
+    folder = Path(path).parent
+    if isinstance(exc, FileNotFoundError | NotADirectoryError) and not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        return CantWrite(f"cannot write {path}: {folder} {what}; create that folder or give another path")
+    if isinstance(exc, PermissionError):
+        return CantWrite(f"cannot write {path}: permission denied; give a path in a folder you can write")
+    return TrayburnError(f"cannot write {path}: {exc.strerror or exc}")
 
 
 def _extra(money: Money) -> bool:
@@ -158,7 +194,10 @@ def write_csv(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
 
 
 def _safe(text: str) -> str:
-    """A cell a spreadsheet shows as text, never runs as a formula."""
+    """A cell a spreadsheet shows as text, never runs as a formula, and a terminal shows rather than obeys
+    (`trayburn export` prints to one by default): what `render.clean` removes from every line trayburn
+    prints (ESC, BEL, other controls but tab and newline, bidirectional overrides) is removed here too."""
+    text = clean(text)
     return "'" + text if text[:1] in FORMULA_STARTS else text
 
 

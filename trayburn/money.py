@@ -71,9 +71,11 @@ class Money:
         return _format(value, self.currency, self.locale, decimals) + mark
 
     def decimals(self, amounts_usd: Iterable[float | None]) -> int:
-        """One precision for a column of amounts: four when one of them is a fraction of a cent, else two."""
-        small = any(a is not None and 0 < abs(self.amount(a) or 0) < 0.01 for a in amounts_usd)
-        return 4 if small else 2
+        """One precision for a column of amounts: the currency's own (two for USD and EUR, none for JPY), two
+        more when one of them is a fraction of its smallest unit (a cent, a yen)."""
+        digits = _digits(self.shown)
+        small = any(a is not None and 0 < abs(self.amount(a) or 0) < 10**-digits for a in amounts_usd)
+        return digits + 2 if small else digits
 
     def to_json(self, usd: float | None) -> dict:
         """The converted fields a JSON object carries beside its `cost_usd`."""
@@ -98,8 +100,9 @@ def _format(value: float, currency: str, locale: str, decimals: int | None = Non
     from babel.numbers import format_currency
 
     loc = _locale(locale)
-    if decimals is None and value != 0 and abs(value) < 0.01:
-        decimals = 4  # a cheap call keeps its figure: four decimals instead of the currency's two
+    digits = _digits(currency)
+    if decimals is None and value != 0 and abs(value) < 10**-digits:
+        decimals = digits + 2  # a cheap call keeps its figure ($0.0042, ¥0.39): never written as 0
     try:
         if decimals is None:
             return format_currency(value, currency, locale=loc)
@@ -110,6 +113,19 @@ def _format(value: float, currency: str, locale: str, decimals: int | None = Non
         return format_currency(value, currency, format=fixed, locale=loc, currency_digits=False)
     except (ValueError, TypeError):  # pragma: no cover - the settings validate the code's shape only
         return f"{value:,.{decimals if decimals is not None else 2}f} {currency}"
+
+
+@lru_cache(maxsize=8)
+def _digits(currency: str) -> int:
+    """The decimals a currency is written with (ISO 4217 via CLDR: USD 2, JPY 0, BHD 3)."""
+    if currency == USD:
+        return 2
+    from babel.numbers import get_currency_precision
+
+    try:
+        return int(get_currency_precision(currency))
+    except (ValueError, TypeError, LookupError):  # pragma: no cover - babel answers 2 for unknown codes
+        return 2
 
 
 @lru_cache(maxsize=8)

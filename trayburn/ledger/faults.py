@@ -97,18 +97,24 @@ def unavailable(path: Path, exc: BaseException) -> LedgerUnavailable:
     """The typed error for a fault that leaves the ledger as it is. SQLite says only "disk I/O error"
     when a full disk stops it sizing its shared-memory file: the free space then says which it was."""
     kind = verdict(exc)
-    if kind == "io" and _nearly_full(path.parent):
+    if kind == "io" and _says_io(exc) and _nearly_full(path.parent):
         kind = "full"
     cls = LedgerFull if kind == "full" else LedgerReadOnly if kind == "read_only" else LedgerUnavailable
     return cls(path, exc)
 
 
+def _says_io(exc: BaseException) -> bool:
+    """An I/O error as such (SQLite's, or EIO), not an OS error that names another cause (a folder gone)."""
+    return not isinstance(exc, OSError) or exc.errno == errno.EIO
+
+
 def _nearly_full(folder: Path) -> bool:
+    """Little space left on a disk that has a size (/proc and some FUSE mounts give 0 blocks, 0 free)."""
     try:
         st = os.statvfs(folder)
     except (OSError, AttributeError):  # no statvfs on Windows
         return False
-    return st.f_bavail * st.f_frsize < NEARLY_FULL
+    return st.f_blocks > 0 and st.f_bavail * st.f_frsize < NEARLY_FULL
 
 
 def busy_error(path: Path, waited_s: float, exc: sqlite3.Error) -> LedgerBusy:

@@ -65,6 +65,7 @@ class PriceCache:
         self.stamp = {"data": data_stamp(), "settings": settings}
         self.models: dict[str, Entry] = {}
         self.names: dict[str, str | None] = {}
+        self.unwritable = False  # a write failed: memory only from then on (said once, not at every price)
         self._load()
 
     def _load(self) -> None:
@@ -78,7 +79,7 @@ class PriceCache:
             log.warning("ignoring the prices cache %s: %s", self.path, exc)
             self.models, self.names = {}, {}
 
-    def _read(self) -> dict[str, Any] | None:
+    def _read(self, quiet: bool = False) -> dict[str, Any] | None:
         if self.path is None:
             return None
         try:
@@ -86,17 +87,19 @@ class PriceCache:
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
-            log.warning("ignoring the prices cache %s: %s", self.path, exc)
+            if not quiet:  # (said when loading; `save` reads it again)
+                log.warning("ignoring the prices cache %s: %s", self.path, exc)
             return None
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("stamp") != self.stamp:
             return None
         return data
 
     def save(self) -> None:
-        """Write the file, keeping what another process added since it was read."""
-        if self.path is None:
+        """Write the file, keeping what another process added since it was read. Once a write failed, the
+        cache stays in memory for this process: each newly resolved price would fail (and say so) again."""
+        if self.path is None or self.unwritable:
             return
-        theirs = self._read() or {}
+        theirs = self._read(quiet=True) or {}
         models = {**(theirs.get("models") or {}), **{k: e.to_json() for k, e in self.models.items()}}
         names = {**(theirs.get("names") or {}), **self.names}
         text = json.dumps({"format": FORMAT, "stamp": self.stamp, "models": models, "names": names}, sort_keys=True)
@@ -105,4 +108,5 @@ class PriceCache:
         try:
             atomic_write(self.path, text.encode("utf-8"))
         except OSError as exc:  # an unwritable state folder costs speed, never figures
-            log.warning("could not write the prices cache %s: %s", self.path, exc)
+            self.unwritable = True
+            log.warning("could not write the prices cache %s (kept in memory for now): %s", self.path, exc)

@@ -21,7 +21,8 @@ def model_key(raw: str | None, aliases: Mapping[str, str] = {}) -> str:
 
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DASHED_VERSION = re.compile(r"(?<!\d)(\d{1,2})-(\d{1,2})(?=-|$)")  # `4-5`, not `-8b` (a size) nor `-0905`
+# `4-5`, not `-8b` (a size) nor `-0905`; before a dash, a size or variant tag (`llama3.1:8b`, Ollama's), or the end
+_DASHED_VERSION = re.compile(r"(?<!\d)(\d{1,2})-(\d{1,2})(?=[-:]|$)")
 
 
 def spelled(key: str) -> str:

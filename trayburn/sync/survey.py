@@ -62,6 +62,8 @@ def survey(sharing: Sharing, sync_dir: str | None, name: str | None, titles: boo
     for mid in sorted(set(_listed(folder)) | set(held) | {machine.id}):
         row = held.get(mid)
         status = _status(folder / f"{mid}{ff.EXT}", mid, mid == machine.id)
+        if status.this and not status.name:  # its file not written yet (or unreadable): it is still this one
+            status.name = machine.name
         if row is not None:
             status.name = status.name or row.name
             status.problem = status.problem or row.error

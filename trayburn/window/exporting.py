@@ -11,6 +11,7 @@ from tkinter import filedialog
 from .. import export
 from .. import period as pd
 from ..engine import Engine
+from ..errors import TrayburnError
 from . import model
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ def write_period(e: Engine, p: pd.Period, path: str) -> str:
     fmt = "json" if path.lower().endswith(".json") else "csv"
     try:
         n = export.to_file(export.rows(e.ledger, e.book, p), path, fmt, e.money())
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, TrayburnError) as exc:
         log.warning("export to %s failed: %s", path, exc)
         return f"Could not export: {exc}"
     return f"Exported {n:,} calls to {model.clean(path, model.PATH_CHARS)}"
