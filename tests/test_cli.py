@@ -349,7 +349,7 @@ def test_help_version_and_errors_get_the_whole_grammar(argv):
     assert command_of(argv) is None
 
 
-# ---- found by QA, open: fixes belong in cli.py / render.py (the lead's) --------------------------------
+# ---- found by QA ------------------------------------------------------------------------------------------
 
 
 def trayburn_process(tmp_path, *argv: str, **extra: str) -> subprocess.CompletedProcess:
@@ -360,12 +360,6 @@ def trayburn_process(tmp_path, *argv: str, **extra: str) -> subprocess.Completed
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.xfail(
-    reason="cli.main configures no logging: the engine's log.warning (a settings value refused, a ledger that "
-    "cannot be written) reaches stderr through logging's lastResort, without 'trayburn:', repeated, and as "
-    "plain text under --json",
-    strict=True,
-)
 def test_a_settings_warning_is_said_on_stderr_as_trayburn_says_things(tmp_path):
     (tmp_path / "settings.toml").write_text("refresh_seconds = 2\n", encoding="utf-8")
     text = trayburn_process(tmp_path, "today", "--date", DATE)
@@ -377,18 +371,12 @@ def test_a_settings_warning_is_said_on_stderr_as_trayburn_says_things(tmp_path):
         assert isinstance(json.loads(line), dict), as_json.stderr
 
 
-@pytest.mark.xfail(
-    reason="cmd_export ignores --json: `trayburn --json export` writes CSV although its help says "
-    "'print JSON instead of a table'; --format's default (csv, in cli_args.py) should follow --json",
-    strict=True,
-)
 def test_export_with_json_writes_json(cline, capsys):
     code, out, err = run(capsys, "export", "--since", DATE, "--until", DATE, "--json")
     assert code == 0, err
     assert len(json.loads(out)) == expected()["totals"]["calls"]
 
 
-@pytest.mark.xfail(reason="render.session writes f'{n} calls' ('1 calls'); render.plural exists for this", strict=True)
 def test_a_one_call_session_says_1_call(cline, capsys):
     one = next(s for s in expected()["sessions"] if s["totals"]["calls"] == 1)
     code, out, _ = run(capsys, "session", one["session_id"])
@@ -402,11 +390,6 @@ def _columns(line: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
 
 
-@pytest.mark.xfail(
-    reason="render.table pads cells with str.ljust/rjust (characters, not terminal columns): a CJK or emoji "
-    "title pushes every later column of its row out of line (wcwidth-style widths needed)",
-    strict=True,
-)
 def test_a_wide_title_keeps_the_sessions_table_aligned(env, capsys, monkeypatch, tmp_path):
     root = tmp_path / "wide"
     monkeypatch.setenv("CLINE_DIR", str(root))
@@ -420,11 +403,6 @@ def test_a_wide_title_keeps_the_sessions_table_aligned(env, capsys, monkeypatch,
     assert len(rows) == 2 and len({_columns(row[: row.index("17960")]) for row in rows}) == 1, out  # ids line up
 
 
-@pytest.mark.xfail(
-    reason="render.session prints each call's time as HH:MM:SS only: a session resumed on later days (or "
-    "carried over from an older task) lists calls of several days with nothing telling the days apart",
-    strict=True,
-)
 def test_a_session_over_several_days_dates_its_calls(env, capsys, monkeypatch, tmp_path):
     root = tmp_path / "days"
     monkeypatch.setenv("CLINE_DIR", str(root))

@@ -7,6 +7,7 @@ the tray starts. GUI modules are imported only by the commands that need them.
 from __future__ import annotations
 
 import argparse
+import logging
 import sqlite3
 import sys
 from datetime import date, datetime
@@ -16,6 +17,7 @@ from . import __version__, render
 from . import settings as st
 from .cli_args import build_parser, command_of, period_of
 from .errors import CantWrite, Exit, NotFound, SettingsRefused, TrayburnError, UsageError
+from .text import clean, plural
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,10 +27,15 @@ def main(argv: list[str] | None = None) -> int:
 
         return dialogs.main(argv[1:])
     as_json = "--json" in argv
+    command = command_of(argv)
+    warnings = _Warnings() if command not in GUI_COMMANDS else None
+    failed = True  # until a command returns (an error, Ctrl-C, a --help)
     try:
-        args = build_parser(only=command_of(argv)).parse_args(argv)
+        args = build_parser(only=command).parse_args(argv)
         as_json = args.json
-        return COMMANDS[args.command or "tray"](args)
+        code = COMMANDS[args.command or "tray"](args)
+        failed = False
+        return code
     except SystemExit as exc:  # --help and --version print and stop
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
@@ -40,6 +47,46 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         while _OPENED:  # the ledger closed when the command ends, not whenever its engine is collected
             _OPENED.pop().close()
+        if warnings is not None:
+            warnings.say(as_json, failed)
+
+
+GUI_COMMANDS = (None, "tray", "summary", "demo")  # they log to trayburn's log file (logs.setup)
+_SAID: set[str] = set()  # what this command said on stderr already (a fault, an error)
+
+
+class _Warnings(logging.Handler):
+    """The warnings trayburn's modules log during a command (a settings value refused, a ledger that cannot
+    be written), each said once at its end, as trayburn says things: `trayburn: warning: …`, or with --json
+    one JSON object a line. Without it they reached stderr raw, repeated, and as text under --json."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+        self.logger = logging.getLogger("trayburn")
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message not in self.messages:
+            self.messages.append(message)
+
+    def say(self, as_json: bool, failed: bool) -> None:
+        """Unless the command failed: its error is the one line that matters (a state folder that cannot be
+        made also makes the prices cache unwritable, say)."""
+        self.logger.removeHandler(self)
+        for message in [] if failed else self.messages:
+            if not any(message in said for said in _SAID):
+                _say(f"warning: {message}", as_json, {"warning": message})
+        _SAID.clear()
+
+
+def _say(line: str, as_json: bool, doc: dict[str, Any]) -> None:
+    _SAID.add(line)
+    if as_json:
+        print(render.as_json({**doc, "version": __version__}, indent=None), file=sys.stderr)
+    else:
+        print(clean(f"trayburn: {line}"), file=sys.stderr)
 
 
 def as_error(exc: Exception) -> TrayburnError:
@@ -55,11 +102,7 @@ def as_error(exc: Exception) -> TrayburnError:
 
 def _fail(err: TrayburnError, as_json: bool) -> int:
     """One line on stderr; with --json, one JSON object (kind, message, exit code, trayburn's version)."""
-    if as_json:
-        doc = {"error": err.kind, "message": str(err), "exit_code": int(err.code), "version": __version__}
-        print(render.as_json(doc, indent=None), file=sys.stderr)
-    else:
-        print(render.clean(f"trayburn: {err}"), file=sys.stderr)
+    _say(str(err), as_json, {"error": err.kind, "message": str(err), "exit_code": int(err.code)})
     return int(err.code)
 
 
@@ -76,7 +119,7 @@ def _engine(args: argparse.Namespace, refresh: bool = True, since: date | None =
     engine = Engine(args.config, args.state_dir)
     _OPENED.append(engine)
     if engine.ledger.notice:
-        print(render.clean(f"trayburn: {engine.ledger.notice}"), file=sys.stderr)
+        print(clean(f"trayburn: {engine.ledger.notice}"), file=sys.stderr)
     if refresh and since is not None:
         engine.refresh_day(since, HISTORY_SLICE_S)
     elif refresh:
@@ -92,16 +135,17 @@ def _emit(args, data, text: str) -> int:
             raise TrayburnError(f"a figure is not a finite number ({exc}); please report this") from None
         print(out)
     else:
-        print(render.clean(text))  # names and paths from files never reach the terminal raw
+        print(clean(text))  # names and paths from files never reach the terminal raw
     return 0
 
 
-def _stale(engine: Any, code: int, what: str = "the figures above are") -> int:
+def _stale(args: argparse.Namespace, engine: Any, code: int, what: str = "the figures above are") -> int:
     """After the figures: a ledger that could not be written (a full disk…) is said, with its exit code."""
     fault = engine.fault
     if fault is None:
         return code
-    print(render.clean(f"trayburn: {fault}; {what} as of the last refresh"), file=sys.stderr)
+    line = f"{fault}; {what} as of the last refresh"
+    _say(line, args.json, {"error": fault.kind, "message": line, "exit_code": int(fault.code), "stale": True})
     return int(fault.code)
 
 
@@ -110,7 +154,7 @@ def cmd_today(args) -> int:
     r, money = engine.day(args.date), engine.money()
     machines = engine.machines(args.date, args.date)
     text = render.day(r, money) + render.machines_line(machines, args.date is None, money)
-    return _stale(engine, _emit(args, _converted({**r.to_json(), "machines": machines.to_json()}, money), text))
+    return _stale(args, engine, _emit(args, _converted({**r.to_json(), "machines": machines.to_json()}, money), text))
 
 
 def cmd_sessions(args) -> int:
@@ -128,32 +172,33 @@ def cmd_sessions(args) -> int:
     items = engine.sessions(since, until)
     money = engine.money()
     if args.json:  # each row's JSON only when it is printed (5,000 sessions: 0.5 s of asdict)
-        return _stale(engine, _emit(args, [_converted(s.to_json(), money) for s in items], ""))
-    return _stale(engine, _emit(args, None, render.sessions(items, money)))
+        return _stale(args, engine, _emit(args, [_converted(s.to_json(), money) for s in items], ""))
+    return _stale(args, engine, _emit(args, None, render.sessions(items, money)))
 
 
 def cmd_report(args) -> int:
     period = period_of(args)
     engine = _engine(args, since=period.since)  # the period's files first; older history later
     r, money = engine.history(period, args.by), engine.money()
-    return _stale(engine, _emit(args, r.to_json(money), render.history(r, money)))
+    return _stale(args, engine, _emit(args, r.to_json(money), render.history(r, money)))
 
 
 def cmd_export(args) -> int:
     from . import export
 
     period = period_of(args)
+    fmt = args.format or ("json" if args.json else "csv")
     engine = _engine(args, since=period.since)  # the period's files first; older history later
     rows = export.rows(engine.ledger, engine.book, period)
     if not args.output:
-        export.write(rows, sys.stdout, args.format, engine.money())
-        return _stale(engine, 0, "the calls exported are")
-    n = export.to_file(rows, args.output, args.format, engine.money())
+        export.write(rows, sys.stdout, fmt, engine.money())
+        return _stale(args, engine, 0, "the calls exported are")
+    n = export.to_file(rows, args.output, fmt, engine.money())
     print(
-        f"trayburn: wrote {render.plural(n, 'call')} ({period.since} to {period.until}) to {args.output}",
+        f"trayburn: wrote {plural(n, 'call')} ({period.since} to {period.until}) to {args.output}",
         file=sys.stderr,
     )
-    return _stale(engine, 0, "the calls exported are")
+    return _stale(args, engine, 0, "the calls exported are")
 
 
 def cmd_session(args) -> int:
@@ -162,7 +207,7 @@ def cmd_session(args) -> int:
     if d is None:
         raise NotFound(f"no session '{args.id}' in the ledger (try `trayburn sessions --all`)")
     money = engine.money()
-    return _stale(engine, _emit(args, _converted(d.to_json(), money), render.session(d, money)))
+    return _stale(args, engine, _emit(args, _converted(d.to_json(), money), render.session(d, money)))
 
 
 def _converted(data: dict, money) -> dict:
@@ -195,7 +240,7 @@ def cmd_prices(args) -> int:
             raise UsageError("--provider applies to the models named: give one, e.g. `trayburn prices z-ai/glm-4.6`")
         engine = _engine(args)
         models = engine.models_seen()
-        return _stale(engine, _emit(args, {"models": [m.to_json() for m in models]}, render.models_seen(models)))
+        return _stale(args, engine, _emit(args, {"models": [m.to_json() for m in models]}, render.models_seen(models)))
     items = [show.describe(_engine(args, refresh=False).book, m, args.provider) for m in args.models]
     return _emit(args, items, show.render(items))
 

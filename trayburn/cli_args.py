@@ -98,7 +98,7 @@ def _report(s: argparse.ArgumentParser) -> None:
 
 def _export(s: argparse.ArgumentParser) -> None:
     _period_options(s)
-    s.add_argument("--format", choices=("csv", "json"), default="csv", help="default: csv")
+    s.add_argument("--format", choices=("csv", "json"), help="default: csv, or json with --json")
     s.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of the standard output")
 
 

@@ -29,8 +29,8 @@ from .ledger import periods as hq
 from .money import Money
 from .period import Period
 from .pricing import PriceBook
-from .render import clean
 from .report import _USER_INPUT
+from .text import clean
 
 FORMATS = ("csv", "json")
 FORMULA_STARTS = frozenset("=+-@\t\r")

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .cline.parse import MAX_COST
@@ -12,6 +11,7 @@ from .money import Money
 from .pricing.seen import SeenModel, how_to_price
 from .report import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 from .report_machines import MachinesReport
+from .text import one_line, plural, shorten, table
 
 if TYPE_CHECKING:
     from .engine import Health
@@ -88,32 +88,6 @@ def tray_lines(tray: dict[str, Any] | None) -> list[str]:
     return [f"Tray:            can start here ({tray['message']}); {tray['backend']}"]
 
 
-# What a terminal would obey rather than show: C0 controls but tab and newline (ESC, BEL, a lone CR…),
-# DEL, C1 controls (0x9b is CSI on its own), and the bidirectional overrides that reorder a line.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def clean(text: str) -> str:
-    """Text safe to print: titles, model names and paths come from files anyone could write, so an
-    OSC 52 clipboard write or a screen clear in a title is removed, never sent to the terminal."""
-    text = _CONTROLS.sub("", text)
-    return text if text.isascii() else _escaped(text)
-
-
-def _escaped(text: str) -> str:
-    """A name that is not UTF-8 (a surrogate escape, as Python reads it) shown as its escape: `sess\\udcff`."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
-
-
-def one_line(text: str) -> str:
-    """`clean`, and on one line (for a table cell)."""
-    return clean(text).replace("\n", " ").replace("\t", " ")
-
-
 def as_json(data: Any, indent: int | None = 2) -> str:
     """The one JSON writer for results: strict JSON (NaN or Infinity is a bug, raised as ValueError)."""
     out = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
@@ -139,19 +113,6 @@ def tokens(n: int) -> str:
         if n >= size:
             return f"{n / size:.1f}{unit}"
     return str(n)
-
-
-def table(headers: list[str], rows: list[list[str]], right: Collection[int] = frozenset()) -> str:
-    rows = [[one_line(str(c)) for c in r] for r in rows]
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=True)]
-
-    def line(cells):
-        return "  ".join(
-            str(c).rjust(w) if i in right else str(c).ljust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=False))
-        ).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
 def day(r: DayReport, money: Money = USD) -> str:
@@ -256,15 +217,16 @@ def session(d: SessionDetail, money: Money = USD) -> str:
         f"  project {s.project or '-'}  ·  {s.cwd or '-'}",
         f"  started {s.started_at or '-'}  ended {s.ended_at or '-'}"
         + (f"  ({d.duration_s:.0f} s)" if d.duration_s is not None else ""),
-        f"  {s.calls} calls, {cost_cell(s.cost_usd, 0.0, s.unpriced_calls, s.calls, money=money)}"
+        f"  {plural(s.calls, 'call')}, {cost_cell(s.cost_usd, 0.0, s.unpriced_calls, s.calls, money=money)}"
         + (f" ({money.text(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
     ]
     lines += _plan_and_cap(s.plan_calls, s.plan_api_value_usd, s.capped_calls, money)
     for sub in s.subagents:
-        lines.append(f"  {sub.kind} {sub.name}: {sub.calls} calls, {money.text(sub.cost_usd)}")
+        lines.append(f"  {sub.kind} {sub.name}: {plural(sub.calls, 'call')}, {money.text(sub.cost_usd)}")
+    days = len({c.time[:10] for c in d.calls}) > 1  # calls of several days (a resumed session): dated
     rows = [
         [
-            c.time[11:19],
+            f"{c.time[:10]} {c.time[11:19]}" if days else c.time[11:19],
             c.model,
             c.agent,
             tokens(c.tokens.input),
@@ -277,14 +239,6 @@ def session(d: SessionDetail, money: Money = USD) -> str:
     if rows:
         lines += ["", table(["time", "model", "agent", "in", "out", "cost", "tools"], rows, right={3, 4, 5})]
     return "\n".join(lines)
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def shorten(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def history(r, money) -> str:

@@ -10,7 +10,8 @@ from typing import Any
 
 from .. import paths
 from ..money import Money
-from ..render import USD, plural, shorten
+from ..render import USD
+from ..text import plural, shorten
 
 MODELS_SHOWN = 3  # unpriced models named in the line; the rest are counted
 

@@ -12,9 +12,10 @@ from typing import Any
 
 from .. import demo, report
 from ..money import Money
-from ..render import USD, cost_cell, plan_text, plural, progress_text, shorten, usd
+from ..render import USD, cost_cell, plan_text, progress_text, usd
 from ..report import DayReport, SessionSummary
 from ..settings import REFRESH_CHOICES
+from ..text import plural, shorten
 from . import lines
 from .label import IconState, format_cost, format_money
 from .status import problem_line, tilde
