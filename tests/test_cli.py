@@ -153,7 +153,8 @@ def test_unknown_session_id(cline, capsys):
     "argv",
     [
         ["today", "--date", "2026-13-01"],
-        ["today", "--date", "yesterday"],
+        ["today", "--date", "someday"],
+        ["today", "--date", "last-week"],  # more than a day
         ["sessions", "--since", "30/11/2026"],
         ["today", "--bogus"],
         ["bogus"],
@@ -295,7 +296,7 @@ def test_state_folder_that_cannot_be_made_is_a_one_line_error(cline, monkeypatch
     ("argv", "kind", "code"),
     [
         (["session", "1796000000000_nopee"], "not_found", 4),
-        (["today", "--date", "yesterday"], "usage", 2),
+        (["today", "--date", "someday"], "usage", 2),
         (["sessions", "--since", "2026-11-30", "--until", "2026-11-01"], "usage", 2),
     ],
 )
@@ -415,3 +416,34 @@ def test_a_session_over_several_days_dates_its_calls(env, capsys, monkeypatch, t
     code, out, err = run(capsys, "session", sid)
     assert code == 0, err
     assert "2026-11-28" in out.split("time")[-1] and "2026-11-30" in out.split("time")[-1], out
+
+
+def test_today_and_sessions_take_the_day_words_report_takes(cline, capsys):
+    """`today --date yesterday` is the day before, `sessions --since 7d` the last seven days (QA: only
+    YYYY-MM-DD was taken there, while report and export took the words)."""
+    from datetime import date, timedelta
+
+    yesterday = (date.today() - timedelta(days=1)).isoformat()
+    assert (
+        run(capsys, "today", "--date", "yesterday", "--json")[1]
+        == run(capsys, "today", "--date", yesterday, "--json")[1]
+    )
+    week_ago = (date.today() - timedelta(days=6)).isoformat()
+    words = run(capsys, "sessions", "--since", "7d", "--json")
+    dates = run(capsys, "sessions", "--since", week_ago, "--until", "today", "--json")
+    assert words[0] == 0 and words[1] == dates[1]
+    code, _, err = run(capsys, "today", "--date", "week")
+    assert code == Exit.USAGE and "more than a day" in err
+
+
+def test_an_export_never_overwrites_trayburn_s_own_files(cline, capsys, tmp_path):
+    state = tmp_path / "state"
+    assert run(capsys, "today", "--state-dir", str(state))[0] == 0
+    ledger = state / "ledger.db"
+    before = ledger.read_bytes()
+    link = tmp_path / "innocent.csv"
+    link.symlink_to(ledger)
+    for target in (ledger, link):
+        code, _, err = run(capsys, "export", "--state-dir", str(state), "-o", str(target))
+        assert code == Exit.CANT_WRITE and "own folder" in err, err
+    assert ledger.read_bytes() == before

@@ -189,6 +189,11 @@ def cmd_export(args) -> int:
     period = period_of(args)
     fmt = args.format or ("json" if args.json else "csv")
     engine = _engine(args, since=period.since)  # the period's files first; older history later
+    if args.output and _inside(args.output, engine.state_dir):
+        raise CantWrite(
+            f"{args.output} is in trayburn's own folder {engine.state_dir} (its ledger lives there);"
+            " export to a file elsewhere"
+        )
     rows = export.rows(engine.ledger, engine.book, period)
     if not args.output:
         export.write(rows, sys.stdout, fmt, engine.money())
@@ -199,6 +204,14 @@ def cmd_export(args) -> int:
         file=sys.stderr,
     )
     return _stale(args, engine, 0, "the calls exported are")
+
+
+def _inside(path: str, folder: Any) -> bool:
+    """Whether `path` (followed through links) is in `folder`, trayburn's state folder."""
+    import os
+
+    target, home = os.path.realpath(path), os.path.realpath(folder)
+    return target == home or target.startswith(home.rstrip(os.sep) + os.sep)
 
 
 def cmd_session(args) -> int:

@@ -19,14 +19,30 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-def _date(text: str) -> date:
+def _named(text: str) -> Period:
+    from . import period
+
     try:
-        day = date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a date (use YYYY-MM-DD)") from None
-    if not 1970 <= day.year <= 9998:
-        raise argparse.ArgumentTypeError(f"'{text}' is out of range (years 1970 to 9998)")
-    return day
+        return period.named(text, datetime.now().date())
+    except period.BadPeriod as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _date(text: str) -> date:
+    """One day: YYYY-MM-DD, today or yesterday."""
+    named = _named(text)
+    if named.since != named.until:
+        raise argparse.ArgumentTypeError(f"'{text}' is more than a day (use YYYY-MM-DD, today or yesterday)")
+    return named.since
+
+
+def _first_day(text: str) -> date:
+    """The first day of what `text` names (a date, today, 7d, week, last-month…), as `report --since` reads it."""
+    return _named(text).since
+
+
+def _last_day(text: str) -> date:
+    return _named(text).until
 
 
 def _common(suppress: bool) -> _Parser:
@@ -82,12 +98,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _today(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--date", type=_date, help="YYYY-MM-DD")
+    s.add_argument("--date", type=_date, help="YYYY-MM-DD, today or yesterday")
 
 
 def _sessions(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--since", type=_date, help="first day, YYYY-MM-DD")
-    s.add_argument("--until", type=_date, help="last day, YYYY-MM-DD")
+    s.add_argument("--since", type=_first_day, metavar="D", help=f"first day: {PERIOD_HELP}")
+    s.add_argument("--until", type=_last_day, metavar="D", help="last day, same forms")
     s.add_argument("--all", action="store_true", help="every session ever seen")
 
 
