@@ -14,6 +14,7 @@ class Exit(IntEnum):
     PROBLEMS = 1  # the command ran and found something wrong (doctor's verdict); or an unexpected I/O error
     USAGE = 2  # the command line is wrong (unknown option, bad date, --until before --since)
     NOT_FOUND = 4  # what was asked for is not there (a session id the ledger does not have)
+    CANNOT_SHOW = 4  # the tray or the window cannot be shown here (no display, no session bus): as not there
     LEDGER = 70  # the ledger cannot be used (written by a newer trayburn, …): EX_SOFTWARE
     CANT_WRITE = 73  # a state or settings folder that cannot be created or written: EX_CANTCREAT
     IO_ERROR = 74  # the disk holding the ledger is full, or failed a read or write: EX_IOERR

@@ -14,11 +14,12 @@ from typing import Any
 
 from .. import paths
 from ..engine import Engine
+from ..errors import Exit
 from . import backend as backends
 from . import host
 
 log = logging.getLogger(__name__)
-EXIT_CANNOT_SHOW = 4  # no graphical session or no session bus: the tray could not be seen
+EXIT_CANNOT_SHOW = int(Exit.CANNOT_SHOW)  # no graphical session or no session bus: the tray could not be seen
 
 
 def main(args: Any) -> int:

@@ -14,6 +14,7 @@ import tkinter as tk
 
 from .. import period as pd
 from ..engine import Engine
+from ..errors import Exit
 from .app import APP_TITLE, SummaryWindow
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,8 @@ def main(args) -> int:
             print(f"trayburn: {message}", file=sys.stderr)
         else:  # started without a terminal (gui-scripts): the log is all there is
             log.error(message)
-        return 1
+        return int(Exit.CANNOT_SHOW)  # as the tray's
+
     engine, problem = open_engine(getattr(args, "config", None), getattr(args, "state_dir", None))
     window = SummaryWindow(
         root,
