@@ -734,11 +734,6 @@ def test_fork_counted_once_owned_by_the_earliest(ledger, empty):
     assert ledger.query("SELECT forked_from FROM sessions WHERE id=?", (fork,)) == [(parent,)]
 
 
-@pytest.mark.xfail(
-    reason="refresh.Refresh._rollup counts a session's metadata.usage whenever none of its messages has "
-    "metrics, also for a fork (forked_from set), whose usage includes its parent's: the parent's spend twice",
-    strict=True,
-)
 def test_a_fork_with_no_messages_file_does_not_count_its_parent_again(ledger, empty):
     """A real /fork copies the parent's usage into the fork's `metadata.usage` (cline-format.md). While the fork
     has no readable messages file, that rollup must not count again what the parent's calls already count."""

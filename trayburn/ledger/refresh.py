@@ -322,12 +322,14 @@ class Refresh:
         return "+" if touched * 4 > rows else ""
 
     def _rollup(self, sid: str, known: bool, fallback_ms: int) -> None:
-        """One call from the session's rollup while no message of it has metrics (rollup rows: seq -1)."""
+        """One call from the session's rollup while no message of it has metrics (rollup rows: seq -1). Never
+        a fork's: its `metadata.usage` includes its parent's, whose calls count already (its own calls count
+        once its messages file is read; Cline writes it when the fork is made)."""
         has_metrics = sid in self.state.with_metrics or (  # a session new to the ledger has no older calls
             known and self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
         )
-        _, rollup, file_id = self.state.records.get(sid, (None, None, 0))
-        if has_metrics:
+        record, rollup, file_id = self.state.records.get(sid, (None, None, 0))
+        if has_metrics or (record is not None and record.forked_from):
             if known:  # only a session known before this refresh can have a rollup row
                 self.db.execute(
                     "INSERT OR IGNORE INTO touched(key) SELECT key FROM calls WHERE session_id=? AND seq<0", (sid,)
