@@ -68,7 +68,7 @@ def test_an_idle_poll_stats_no_file_of_an_ended_session(tray, sessions, monkeypa
     ended = sessions / LONG
     stats = stats_during(monkeypatch, lambda: tray.refresh(sessions))
     assert not [p for p in stats if p.startswith(str(ended))]
-    assert tray.cline_source(sessions).listings.watcher.watched(LONG)
+    assert tray.cline_source(sessions).listings.watcher.watched(str(sessions / LONG))
 
 
 def test_a_call_added_to_an_ended_session_is_counted_at_the_next_poll(tray, sessions):
@@ -88,7 +88,7 @@ def test_a_touch_a_new_file_and_a_removed_folder_are_each_seen(tray, sessions):
     assert counted(tray)[0] == before + 1
     shutil.rmtree(sessions / LONG)  # gone: its watch goes with it, its calls still count (money was spent)
     tray.refresh(sessions)
-    assert not tray.cline_source(sessions).listings.watcher.watched(LONG)
+    assert not tray.cline_source(sessions).listings.watcher.watched(str(sessions / LONG))
     assert counted(tray)[0] == before + 1
 
 
@@ -132,3 +132,18 @@ def test_closing_the_ledger_gives_the_watches_back(tmp_path, sessions):
     assert os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
     ledger.close()
     assert not os.path.exists(f"/proc/self/fd/{fd}") or os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify"
+
+
+def test_a_folder_moved_away_and_another_made_in_its_place_is_watched_anew(tray, sessions):
+    """The old folder's watch follows it to its new name; the folder now at the path is watched afresh,
+    so a call added to it is seen at the next poll."""
+    folder = sessions / LONG
+    aside = sessions.parent / "aside"
+    folder.rename(aside)
+    shutil.copytree(aside, folder)  # another folder (another inode) with the same name and files
+    age_all(folder)
+    tray.refresh(sessions)
+    before = counted(tray)[0]
+    add_call(sessions, LONG)
+    assert tray.refresh(sessions).files_read == 1
+    assert counted(tray)[0] == before + 1

@@ -148,8 +148,8 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     try:
         for name in names or ():
             hit = None if name not in settled or memo is None else memo.get(name)
-            if hit is not None and changed is not None and watcher is not None and watcher.watched(name):
-                if name not in changed:
+            if hit is not None and changed is not None and watcher is not None and watcher.watched(prefix + name):
+                if prefix + name not in changed:
                     folders.append(hit[0])  # no event since it was listed: as it was
                     continue
                 hit = None  # something happened in it (a file added, say): listed again
@@ -236,7 +236,7 @@ def _list_folder(
     if memo is None:
         return _scan_folder(sid, path, problems, None)[0]
     if watcher is not None:
-        watcher.watch(path, sid)
+        watcher.watch(path)
     before = len(problems)
     folder, files = _scan_folder(sid, path, problems, [])
     if (

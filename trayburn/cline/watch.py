@@ -22,32 +22,48 @@ MAX_WATCHES = 8192
 # IN_MOVE_SELF, IN_ONLYDIR: anything that changes what a folder holds or what its files stat as
 _MASK = 0x002 | 0x004 | 0x008 | 0x040 | 0x080 | 0x100 | 0x200 | 0x400 | 0x800 | 0x01000000
 _IN_IGNORED, _IN_Q_OVERFLOW = 0x8000, 0x4000
+_GONE = 0x400 | 0x800 | 0x2000 | _IN_IGNORED  # IN_DELETE_SELF, IN_MOVE_SELF, IN_UNMOUNT: no longer that path
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then `len` bytes of name)
 
 
 class Watcher:
     def __init__(self, libc: Any, fd: int, limit: int):
         self._libc, self._fd, self._limit = libc, fd, limit
-        self._names: dict[int, str] = {}  # watch descriptor -> folder name
-        self._watched: dict[str, int] = {}  # folder name -> its watch
+        self._paths: dict[int, str] = {}  # watch descriptor -> folder path
+        self._watched: dict[str, tuple[int, int]] = {}  # folder path -> its watch and the folder's inode
         self._finalizer = weakref.finalize(self, os.close, fd)
 
-    def watch(self, path: str, name: str) -> None:
+    def watch(self, path: str) -> None:
         """Watch a folder, before it is listed (what changes after the listing is then seen)."""
-        if name in self._watched or len(self._watched) >= self._limit:
+        try:
+            inode = os.stat(path).st_ino
+        except OSError:
+            return
+        if path in self._watched:
+            if self._watched[path][1] == inode:
+                return
+            self._forget(self._watched[path][0], drop=True)  # another folder now has that path
+        if len(self._watched) >= self._limit:
             return
         wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), _MASK)
         if wd < 0:  # ENOSPC (the user's limit), ENOENT (gone): stat-ed as before
             return
-        if wd in self._names:  # the same folder by another name (a link): one name keeps it
+        if wd in self._paths:  # the same folder by another path (a link): one path keeps it
             return
-        self._names[wd], self._watched[name] = name, wd
+        self._paths[wd], self._watched[path] = path, (wd, inode)
 
-    def watched(self, name: str) -> bool:
-        return name in self._watched
+    def _forget(self, wd: int, drop: bool) -> None:
+        path = self._paths.pop(wd, None)
+        if path is not None:
+            self._watched.pop(path, None)
+        if drop:  # (a watch on a folder moved elsewhere would go on reporting it)
+            self._libc.inotify_rm_watch(self._fd, wd)
+
+    def watched(self, path: str) -> bool:
+        return path in self._watched
 
     def changed(self) -> set[str] | None:
-        """The names of the folders with an event since the last call; None: unknown (an overflow, a read
+        """The paths of the folders with an event since the last call; None: unknown (an overflow, a read
         that failed): every folder is to be stat-ed."""
         seen: set[str] = set()
         unknown = False
@@ -69,13 +85,12 @@ class Watcher:
                 if mask & _IN_Q_OVERFLOW:
                     unknown = True
                     continue
-                name = self._names.get(wd)
-                if name is None:
+                path = self._paths.get(wd)
+                if path is None:
                     continue
-                seen.add(name)
-                if mask & _IN_IGNORED:  # the folder (or its file system) went away: no longer vouched for
-                    del self._names[wd]
-                    self._watched.pop(name, None)
+                seen.add(path)
+                if mask & _GONE:  # the folder went away, or moved: that path is no longer vouched for
+                    self._forget(wd, drop=not mask & _IN_IGNORED)
         return None if unknown else seen
 
     def close(self) -> None:
@@ -92,6 +107,7 @@ def watcher() -> Watcher | None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.inotify_init1.argtypes = [ctypes.c_int]
         libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
         fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
     except (OSError, AttributeError):
         return None
