@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..cline import files as cf
-from ..cline.parse import id_ms
+from ..cline.parse import Row, id_ms
 from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, SessionRecord, should_read
 from .stats import RefreshStats
 from .storable import text
@@ -215,14 +215,18 @@ class Refresh:
 
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
         """A message file's calls (a row whose key is new is inserted counted; copies settle at the end)."""
-        self._upsert_calls(sid, file_id, agent, calls, fallback_ms)
+        self.rows(sid, file_id, agent, [c.row() for c in calls], fallback_ms)
+
+    def rows(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
+        """`calls`, given as rows (`parse.Row`, what the parser builds)."""
+        self._upsert_calls(sid, file_id, agent, rows, fallback_ms)
         self.db.execute(LEGACY_ROWS, (file_id,))  # schema 3's keys of messages without an id, now re-keyed
-        if calls:
+        if rows:
             self.state.with_metrics.add(sid)
         self.state.touched[sid] = fallback_ms
 
-    def _upsert_calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
-        if not calls:
+    def _upsert_calls(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
+        if not rows:
             return
         start, model, provider = self._defaults(sid, fallback_ms)
         self.db.executemany(
@@ -234,14 +238,11 @@ class Refresh:
             " output=excluded.output, cache_read=excluded.cache_read, cache_write=excluded.cache_write,"
             " cost=excluded.cost, tools=excluded.tools, provider=excluded.provider",
             [
-                (
-                    c.key, sid, file_id, agent, c.index, c.ts_ms or start, c.model or model, c.input, c.output,
-                    c.cache_read, c.cache_write, c.cost, ",".join(c.tools), c.provider or provider,
-                )
-                for c in calls
+                (key, sid, file_id, agent, seq, ts or start, m or model, i, o, cr, cw, cost, ",".join(t), p or provider)
+                for key, seq, ts, m, i, o, cr, cw, cost, t, _, p in rows
             ],
-        )  # fmt: skip
-        self.stats.calls_upserted += len(calls)
+        )
+        self.stats.calls_upserted += len(rows)
 
     # ---- one session at a time ------------------------------------------------------------------
 
@@ -334,5 +335,5 @@ class Refresh:
                 )
                 self.db.execute("DELETE FROM calls WHERE session_id=? AND seq<0", (sid,))
         elif rollup is not None:
-            self._upsert_calls(sid, file_id, "lead", [rollup], fallback_ms)
+            self._upsert_calls(sid, file_id, "lead", [rollup.row()], fallback_ms)
             self.db.execute("INSERT OR IGNORE INTO touched(key) VALUES(?)", (rollup.key,))

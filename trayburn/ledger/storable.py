@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..cline.parse import _key
-from ..sources.base import Call, Checkpoint, FileStat, Known, SessionRecord, Writer
+from ..sources.base import Call, Checkpoint, FileStat, Known, Row, SessionRecord, Writer
 
 
 def text(value: str | bytes | None) -> str | None:
@@ -87,6 +87,9 @@ class StorableIds:
 
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
         self._w.calls(storable_id(sid), file_id, agent, calls, fallback_ms)
+
+    def rows(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
+        self._w.rows(storable_id(sid), file_id, agent, rows, fallback_ms)
 
     def seen(self, path: str) -> None:
         self._w.seen(path)

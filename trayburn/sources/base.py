@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..cline.files import Checkpoint, FileStat
-from ..cline.parse import Call
+from ..cline.parse import Call, Row
 
 __all__ = [
     "Call",
@@ -23,6 +23,7 @@ __all__ = [
     "FileStat",
     "Known",
     "Plan",
+    "Row",
     "Seen",
     "SessionRecord",
     "Source",
@@ -128,6 +129,9 @@ class Writer(Protocol):
     def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int: ...
     def session(self, record: SessionRecord, rollup: Call | None, file_id: int, fallback_ms: int) -> None: ...
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None: ...
+    def rows(
+        self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int
+    ) -> None: ...  # `calls`, as rows
     def seen(self, path: str) -> None: ...
     def live(self, sid: str) -> None: ...
     def has_session(self, sid: str) -> bool: ...

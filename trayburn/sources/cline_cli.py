@@ -194,7 +194,7 @@ class _Ingest:
             self.w.failed(f, sid, kind, str(exc))
             return
         file_id = self.w.ok(f.path, sid, kind, parsed.agent, ckpt)
-        self.w.calls(sid, file_id, parsed.agent, parsed.calls, fallback)
+        self.w.rows(sid, file_id, parsed.agent, parsed.rows, fallback)
 
 
 def _newest(folder: cf.Folder) -> int:
