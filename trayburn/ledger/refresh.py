@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkpoint
 LEGACY_ROWS = "DELETE FROM calls WHERE key >= 'v3:' AND key < 'v3;' AND file_id=?"  # see schema.MIGRATE_3_TO_4
+ANY_LEGACY = "SELECT 1 FROM calls WHERE key >= 'v3:' AND key < 'v3;' LIMIT 1"  # only a migration makes such rows
 # Who counts a call: the row of the session that started first among those holding its key (add a WHERE).
 SETTLE = (
     "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
@@ -82,6 +83,7 @@ class Refresh:
         db.execute("CREATE TEMP TABLE IF NOT EXISTS touched(key TEXT PRIMARY KEY)")
         db.execute("DELETE FROM touched")
         self.state.first_new_call = (db.execute("SELECT max(id) FROM calls").fetchone()[0] or 0) + 1
+        self.legacy = db.execute(ANY_LEGACY).fetchone() is not None  # (else no statement per file to drop them)
         self.sessions: dict[str, int | None] = dict(
             db.execute("SELECT id, started_ms FROM sessions WHERE feed=?", (feed,)).fetchall()
         )
@@ -220,7 +222,8 @@ class Refresh:
     def rows(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
         """`calls`, given as rows (`parse.Row`, what the parser builds)."""
         self._upsert_calls(sid, file_id, agent, rows, fallback_ms)
-        self.db.execute(LEGACY_ROWS, (file_id,))  # schema 3's keys of messages without an id, now re-keyed
+        if self.legacy:
+            self.db.execute(LEGACY_ROWS, (file_id,))  # schema 3's keys of messages without an id, now re-keyed
         if rows:
             self.state.with_metrics.add(sid)
         self.state.touched[sid] = fallback_ms
