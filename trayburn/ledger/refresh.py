@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..cline import files as cf
 from ..cline.parse import Row, id_ms
-from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, SessionRecord, should_read
+from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, Reader, SessionRecord, T, should_read
 from .stats import RefreshStats
 from .storable import text
 
@@ -101,11 +101,16 @@ class Refresh:
 
     def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None:
         """The file's bytes if it changed (or came back) since the last read; None otherwise."""
+        return self.read_with(f, sid, kind, cf.read)
+
+    def read_with(self, f: FileStat, sid: str, kind: str, reader: Reader[T]) -> tuple[T, Checkpoint] | None:
+        """`read`, by `reader` (another process may have read and parsed the file: then its outcome, whose
+        `len` is the bytes read)."""
         known = self.known.get(f.path)
         if known is not None and not known.gone and not should_read(f.checkpoint, known):
             return None
         try:
-            data, ckpt = cf.read(f.path, self.max_file_bytes)
+            data, ckpt = reader(f.path, self.max_file_bytes)
             if ckpt == f.checkpoint:
                 ckpt = f.checkpoint  # one object for the scan's and the ledger's memo (a cold ingest holds both)
         except cf.FileProblem as exc:  # not remembered as bad: retried at every refresh (no bytes read)

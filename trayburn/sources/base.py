@@ -10,9 +10,9 @@ task folders) is a new module implementing `Source`, not an edit of the refresh.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sized
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from ..cline.files import Checkpoint, FileStat
 from ..cline.parse import Call, Row
@@ -23,6 +23,7 @@ __all__ = [
     "FileStat",
     "Known",
     "Plan",
+    "Reader",
     "Row",
     "Seen",
     "SessionRecord",
@@ -32,6 +33,9 @@ __all__ = [
     "qualified_id",
     "should_read",
 ]
+
+T = TypeVar("T", bound=Sized)
+Reader = Callable[[str, int], tuple[T, Checkpoint]]  # (path, size limit) -> (its bytes, or what stands for them)
 
 RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retried even if its stat looks the same
 
@@ -123,8 +127,10 @@ class Writer(Protocol):
 
     known: Mapping[str, Known]
     plan: Plan  # a source may ignore it (it then reads everything that changed in one transaction)
+    max_file_bytes: int  # a larger file is not read (the refresh records why)
 
     def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None: ...
+    def read_with(self, f: FileStat, sid: str, kind: str, reader: Reader[T]) -> tuple[T, Checkpoint] | None: ...
     def failed(self, f: FileStat, sid: str, kind: str, why: str) -> None: ...
     def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int: ...
     def session(self, record: SessionRecord, rollup: Call | None, file_id: int, fallback_ms: int) -> None: ...

@@ -9,12 +9,16 @@ import functools
 import os
 from collections.abc import Callable, Container, Mapping
 from functools import cached_property
+from typing import TypeVar
 
 from ..cline import files as cf
-from ..cline.parse import Manifest, ParseError, parse_manifest, parse_messages
+from ..cline.parse import Manifest, Messages, ParseError, parse_manifest, parse_messages
+from . import prefetch
 from .base import Known, Seen, SessionRecord, Writer, changed, should_read
+from .prefetch import Prefetch
 
 LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
+P = TypeVar("P")
 
 
 class ClineCliSource:
@@ -99,6 +103,9 @@ class ClineCliSource:
 class _Ingest:
     def __init__(self, scan: cf.Scan, writer: Writer):
         self.scan, self.w, self.known = scan, writer, writer.known
+        self.prefetch: Prefetch[cf.Folder] | None = None
+        self.n = 0  # the position of the folder being read among those changed (for `prefetch`)
+        self.first = 0  # the position the prefetch starts at
 
     def run(self) -> None:
         """Changed folders in the order the plan wants them: those whose files changed since its moment
@@ -110,11 +117,34 @@ class _Ingest:
             else:
                 changed.append((_newest(folder), folder))
         changed.sort(key=lambda pair: pair[0], reverse=True)
-        for newest, folder in changed:
-            if w.plan.defer(newest):
-                self._note(folder)  # still there: its known files are not gone, its session not removed
-                continue
-            w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
+        first = True
+        try:
+            for n, (newest, folder) in enumerate(changed):
+                if w.plan.defer(newest):
+                    self._note(folder)  # still there: its known files are not gone, its session not removed
+                    continue
+                if first and prefetch.wanted(len(changed) - n):  # (only now: a slice's first session is read
+                    # whatever the fork costs, so no slice ends without progress)
+                    self.prefetch = Prefetch([f for _, f in changed[n:]], self._jobs, self.w.max_file_bytes)
+                    self.first = n
+                first = False
+                self.n = n
+                w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
+        finally:
+            if self.prefetch is not None:
+                self.prefetch.close()
+
+    def _jobs(self, folder: cf.Folder) -> list[prefetch.Job]:
+        """The folder's files to read ahead (in the child, `prefetch`): those that changed, in the order
+        `_folder` reads them, each with its parser."""
+        known, sid = self.known, folder.session_id
+        jobs: list[prefetch.Job] = []
+        if changed(folder.manifest, known.get(folder.manifest.path)):
+            jobs.append((folder.manifest.path, parse_manifest))
+        for f in folder.messages:
+            if changed(f, known.get(f.path)):
+                jobs.append((f.path, _messages_parser(_scope(sid, f.path, LEAD))))
+        return jobs
 
     def _note(self, folder: cf.Folder) -> None:
         w = self.w
@@ -167,34 +197,67 @@ class _Ingest:
 
     def _manifest(self, folder: cf.Folder, fallback: int) -> Manifest | None:
         f, sid = folder.manifest, folder.session_id
-        got = self.w.read(f, sid, MANIFEST)
-        if got is None:
+        m = self._parsed(f, sid, MANIFEST, parse_manifest)
+        if m is None:
             return None
-        data, ckpt = got
-        try:
-            m = parse_manifest(data)
-        except ParseError as exc:
-            self.w.failed(f, sid, MANIFEST, str(exc))
-            return None
+        parsed, ckpt = m
         file_id = self.w.ok(f.path, sid, MANIFEST, None, ckpt)
-        rollup = m.rollup
+        rollup = parsed.rollup
         if rollup is not None:
-            rollup.key = f"{m.session_id or sid}:rollup"
-        self.w.session(_record(folder, m), rollup, file_id, fallback)
-        return m
+            rollup.key = f"{parsed.session_id or sid}:rollup"
+        self.w.session(_record(folder, parsed), rollup, file_id, fallback)
+        return parsed
 
     def _messages(self, sid: str, f: cf.FileStat, kind: str, fallback: int) -> None:
-        got = self.w.read(f, sid, kind)
+        got = self._parsed(f, sid, kind, _messages_parser(_scope(sid, f.path, kind)))
         if got is None:
             return
-        data, ckpt = got
-        try:
-            parsed = parse_messages(data, _scope(sid, f.path, kind))
-        except ParseError as exc:
-            self.w.failed(f, sid, kind, str(exc))
-            return
+        parsed, ckpt = got
         file_id = self.w.ok(f.path, sid, kind, parsed.agent, ckpt)
         self.w.rows(sid, file_id, parsed.agent, parsed.rows, fallback)
+
+    def _parsed(
+        self, f: cf.FileStat, sid: str, kind: str, parse: Callable[[bytes], P]
+    ) -> tuple[P, cf.Checkpoint] | None:
+        """The file parsed, if it is to be read (it changed); None if not, or if it could not be read or
+        parsed (then recorded). Read here, or taken from the child reading ahead (`prefetch`)."""
+        ahead = self.prefetch.take(self.n - self.first, f.path) if self.prefetch is not None else None
+        if ahead is None:
+            got = self.w.read(f, sid, kind)
+            if got is None:
+                return None
+            data, ckpt = got
+            try:
+                return parse(data), ckpt
+            except ParseError as exc:
+                self.w.failed(f, sid, kind, str(exc))
+                return None
+        fetched = self.w.read_with(f, sid, kind, functools.partial(_as_read, ahead))
+        if fetched is None:
+            return None
+        outcome, ckpt = fetched
+        if outcome.error is not None:
+            self.w.failed(f, sid, kind, outcome.error)
+            return None
+        value: P = outcome.value
+        return value, ckpt
+
+
+def _as_read(
+    ahead: tuple[prefetch.Fetched, cf.Checkpoint] | cf.FileProblem, path: str, limit: int
+) -> tuple[prefetch.Fetched, cf.Checkpoint]:
+    """The child's outcome for `Writer.read_with`, as if read here."""
+    if isinstance(ahead, cf.FileProblem):
+        raise ahead
+    return ahead
+
+
+def _messages_parser(scope: str) -> Callable[[bytes], Messages]:
+    return functools.partial(_parse_messages, scope=scope)
+
+
+def _parse_messages(data: bytes, scope: str) -> Messages:
+    return parse_messages(data, scope)
 
 
 def _newest(folder: cf.Folder) -> int:

@@ -1,0 +1,187 @@
+"""The cold ingest's second process (`sources.prefetch`): a child reads and parses ahead, this process writes.
+Whatever the child does (reads everything, meets bad files, dies, is interrupted), the ledger ends exactly as
+when every file is read here."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from corpus import age_all, copy_corpus, make_session, sessions_of, write_json
+
+from trayburn.cline import files as cf
+from trayburn.cline.parse import parse_messages
+from trayburn.ledger import Ledger
+from trayburn.sources import prefetch
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLES = {
+    "calls": "SELECT key, session_id, file_id, agent, seq, ts_ms, model, input, output, cache_read, cache_write,"
+    " cost, tools, counted, provider FROM calls ORDER BY key, file_id",
+    "files": "SELECT path, session_id, kind, agent, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, error,"
+    " gone FROM files ORDER BY path",
+    "sessions": "SELECT * FROM sessions ORDER BY id",
+}
+
+needs_fork = pytest.mark.skipif(
+    not hasattr(os, "fork") or sys.platform != "linux", reason="the child is forked on Linux only"
+)
+
+
+@pytest.fixture
+def forking():
+    if threading.active_count() != 1:
+        pytest.skip("another thread runs in this test process: trayburn never forks then")
+
+
+def ingest(tmp_path: Path, sessions: Path, child: bool, monkeypatch, **ledger_args) -> tuple[dict, object]:
+    monkeypatch.setenv(prefetch.ENV, "1" if child else "0")
+    ledger = Ledger(tmp_path / f"ledger-{child}.db", **ledger_args)
+    stats = ledger.refresh(sessions)
+    tables = {name: ledger.query(sql) for name, sql in TABLES.items()}
+    ledger.close()
+    return tables, stats
+
+
+def generated(tmp_path: Path, n: int) -> tuple[Path, object]:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import gen_corpus
+
+    want = gen_corpus.generate(tmp_path / "corpus", sessions=n, calls=4, seed=5)
+    sessions = gen_corpus.sessions_dir(tmp_path / "corpus")
+    age_all(sessions)
+    return sessions, want
+
+
+@needs_fork
+def test_read_ahead_by_a_child_the_ledger_is_the_same_as_read_here(tmp_path, monkeypatch, forking):
+    sessions, want = generated(tmp_path, 300)
+    here, here_stats = ingest(tmp_path, sessions, False, monkeypatch)
+    ahead, ahead_stats = ingest(tmp_path, sessions, True, monkeypatch)
+    assert ahead == here
+    assert sum(row[13] for row in ahead["calls"]) == want.calls
+    for field in ("files_read", "bytes_read", "calls_upserted", "errors", "pending"):
+        assert getattr(ahead_stats, field) == getattr(here_stats, field), field
+
+
+@needs_fork
+def test_the_recording_read_ahead_in_slices_is_the_same(tmp_path, monkeypatch, forking):
+    sessions = sessions_of(copy_corpus(tmp_path / "cline"))
+    age_all(sessions)
+    here, _ = ingest(tmp_path, sessions, False, monkeypatch, slice_s=0.001)  # a child per slice
+    ahead, _ = ingest(tmp_path, sessions, True, monkeypatch, slice_s=0.001)
+    assert ahead == here and here["calls"]
+
+
+@needs_fork
+def test_bad_files_read_ahead_are_recorded_as_when_read_here(tmp_path, monkeypatch, forking):
+    sessions, _ = generated(tmp_path, 80)
+    folders = sorted(p for p in sessions.iterdir())
+    cut = folders[3] / f"{folders[3].name}.messages.json"
+    cut.write_bytes(cut.read_bytes()[:100])  # caught mid-write
+    (folders[5] / f"{folders[5].name}.json").write_bytes(b"")  # an empty manifest
+    big = folders[7] / f"{folders[7].name}.messages.json"
+    big.write_bytes(b" " * 300_000 + big.read_bytes())  # over the size limit below
+    fifo = folders[9] / "agent_x.messages.json"
+    os.mkfifo(fifo)  # never read (not a regular file), never hangs
+    (folders[11] / "agent_y.messages.json").mkdir()
+    odd = make_session(sessions, "1796000000000_oddly", "2026-12-01T10:00:00Z", [])
+    write_json(odd / "1796000000000_oddly.messages.json", {"messages": 3})  # valid JSON, not a document
+    age_all(sessions)
+    here, here_stats = ingest(tmp_path, sessions, False, monkeypatch, max_file_bytes=250_000)
+    ahead, ahead_stats = ingest(tmp_path, sessions, True, monkeypatch, max_file_bytes=250_000)
+    assert ahead == here
+    assert ahead_stats.errors == here_stats.errors and len(here_stats.errors) == 6
+
+
+@needs_fork
+def test_a_child_that_dies_leaves_the_rest_to_this_process(tmp_path, forking):
+    sessions, _ = generated(tmp_path, 40)
+    paths = sorted(str(p) for p in sessions.rglob("*.messages.json")) * 50  # more than the pipe holds: the
+    # child waits for us to read, so it is killed mid-way
+
+    def jobs(path: str) -> list[prefetch.Job]:
+        return [(path, lambda data, p=path: parse_messages(data, os.path.basename(os.path.dirname(p))))]
+
+    ahead = prefetch.Prefetch(paths, jobs, 10**8)
+    first = ahead.take(0, paths[0])
+    assert first is not None and not isinstance(first, cf.FileProblem)
+    fetched, ckpt = first
+    data, really = cf.read(paths[0], 10**8)
+    assert (len(fetched), ckpt, fetched.value.rows) == (
+        len(data),
+        really,
+        parse_messages(data, Path(paths[0]).parent.name).rows,
+    )
+    assert ahead.take(0, paths[1]) is None  # not the first item's: read here
+    os.kill(ahead.pid, signal.SIGKILL)
+    got = [ahead.take(n, p) for n, p in enumerate(paths) if n > 0]
+    assert got[0] is not None and got[-1] is None  # what was in the pipe, then nothing: the rest is read here
+    assert ahead.pid == 0 and ahead.pipe is None  # reaped
+    ahead.close()  # and closing again is harmless
+
+
+INTERRUPTED = """
+import os, sys
+from trayburn.ledger import Ledger
+from trayburn.sources import prefetch
+os.environ[prefetch.ENV] = "1"
+ledger = Ledger(sys.argv[1])
+print(os.getpid(), flush=True)
+try:
+    ledger.refresh(sys.argv[2])
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+@needs_fork
+def test_ctrl_c_mid_ingest_ends_the_child_too(tmp_path):
+    sessions, _ = generated(tmp_path, 1500)
+    db = tmp_path / "state" / "ledger.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED, str(db), str(sessions)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches it (and its child)
+    )
+    assert proc.stdout is not None
+    pid = int(proc.stdout.readline())
+    deadline = time.monotonic() + 60
+    while not _children(pid) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.005)  # polling a real condition (the child's existence), with a deadline
+    children = _children(pid)
+    assert children, "the ingest ended before its child was seen"
+    os.killpg(pid, signal.SIGINT)  # the whole group, as a terminal does
+    out, _ = proc.communicate(timeout=60)
+    assert "interrupted" in out
+    deadline = time.monotonic() + 10
+    while any(_alive(c) for c in children) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(_alive(c) for c in children)
+    check = Ledger(db)  # the ledger is whole (what committed before Ctrl-C)
+    assert check.query("PRAGMA integrity_check")[0][0] == "ok"
+    check.close()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(c) for c in fh.read().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
