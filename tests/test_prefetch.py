@@ -185,3 +185,19 @@ def _alive(pid: int) -> bool:
             return fh.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_an_ingest_in_many_slices_ends_as_one_in_one(tmp_path, monkeypatch):
+    """Each slice after the first looks again only at the folders the last one had not found as last read
+    (`cline_cli.Order`), the ones it read among them: the same ledger as one transaction for everything."""
+    sessions, want = generated(tmp_path, 120)
+    monkeypatch.setenv(prefetch.ENV, "0")
+    whole = Ledger(tmp_path / "whole.db")
+    whole.refresh(sessions)
+    sliced = Ledger(tmp_path / "sliced.db", slice_s=0.005)  # a few sessions per slice (shorter: see the report)
+    stats = sliced.refresh(sessions)
+    assert stats.pending == 0 and stats.files_read == want.files
+    for sql in TABLES.values():
+        assert sliced.query(sql) == whole.query(sql)
+    whole.close()
+    sliced.close()

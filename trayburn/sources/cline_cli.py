@@ -9,7 +9,7 @@ import functools
 import os
 from collections.abc import Callable, Container, Mapping
 from functools import cached_property
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from ..cline import files as cf
 from ..cline.parse import Manifest, Messages, ParseError, parse_manifest, parse_messages
@@ -31,6 +31,8 @@ class ClineCliSource:
         self.last = cf.Scan()
         # folders (the very objects the scan gave) found as last read against this `known` dict; its live files
         self._checked: tuple[object | None, dict[str, tuple[cf.Folder, int]], int, bool] = (None, {}, 0, False)
+        # the last slice's folders against this scan and this `known`: (scan, known, order) (see `_Ingest.run`)
+        self._order: tuple[object, object, Order] | None = None
 
     # ---- stat phase -----------------------------------------------------------------------------
 
@@ -79,16 +81,21 @@ class ClineCliSource:
     # ---- read phase (inside the ledger's write transaction) -------------------------------------
 
     def ingest(self, writer: Writer) -> None:
-        self._relist_unseen(writer.known)
+        relisted = self._relist_unseen(writer.known)
         self._checked = (None, {}, 0, False)  # `known` is updated in place by the ledger after this
-        _Ingest(self.last, writer).run()
+        memo = self._order
+        again = not relisted and memo is not None and memo[0] is self.last and memo[1] is writer.known
+        ingest = _Ingest(self.last, writer, memo[2] if again and memo else None)
+        self._order = None
+        ingest.run()
+        self._order = (self.last, writer.known, ingest.order)
 
-    def _relist_unseen(self, known: Mapping[str, Known]) -> None:
+    def _relist_unseen(self, known: Mapping[str, Known]) -> bool:
         """List again the folders holding files the ledger knows and the scan did not see (another process
         found them since this one listed the folder), rather than mark those files gone."""
         scan = self.last
         if scan.swept:
-            return
+            return False
         seen = {f.path for d in scan.folders for f in (d.manifest, *d.messages)}
         folders = {d.path for d in scan.folders}
         unseen = {
@@ -98,11 +105,24 @@ class ClineCliSource:
         }
         if unseen & folders:
             cf.relist(scan, unseen & folders, self.listings)
+            return True
+        return False
+
+
+class Order(NamedTuple):
+    """A slice's folders: those found as last read, and the others in reading order with their newest mtime."""
+
+    settled: list[cf.Folder]
+    changed: list[tuple[int, cf.Folder]]
 
 
 class _Ingest:
-    def __init__(self, scan: cf.Scan, writer: Writer):
-        self.scan, self.w, self.known = scan, writer, writer.known
+    def __init__(self, scan: cf.Scan, writer: Writer, last: Order | None = None):
+        """`last`: the previous slice's `order` against the same scan and the same `known` (which the ledger
+        updated in place since): a folder it found as last read still is (only reading a folder writes its
+        files' rows), so only its changed ones are looked at again (a long ingest is many slices)."""
+        self.scan, self.w, self.known, self.last = scan, writer, writer.known, last
+        self.order = Order([], [])
         self.prefetch: Prefetch[cf.Folder] | None = None
         self.n = 0  # the position of the folder being read among those changed (for `prefetch`)
         self.first = 0  # the position the prefetch starts at
@@ -110,13 +130,24 @@ class _Ingest:
     def run(self) -> None:
         """Changed folders in the order the plan wants them: those whose files changed since its moment
         first (never deferred), then the rest newest first (a deadline may leave some for later)."""
-        w, changed = self.w, []
-        for folder in self.scan.folders:
-            if self._as_last_read(folder):  # the usual folder: nothing to do but note that it is there
-                self._note(folder)
-            else:
-                changed.append((_newest(folder), folder))
-        changed.sort(key=lambda pair: pair[0], reverse=True)
+        w, last = self.w, self.last
+        settled, changed = self.order
+        if last is None:
+            for folder in self.scan.folders:
+                if self._as_last_read(folder):  # the usual folder: nothing to do but note that it is there
+                    settled.append(folder)
+                else:
+                    changed.append((_newest(folder), folder))
+            changed.sort(key=lambda pair: pair[0], reverse=True)
+        else:
+            settled += last.settled
+            for pair in last.changed:
+                if self._as_last_read(pair[1]):  # read in the last slice
+                    settled.append(pair[1])
+                else:
+                    changed.append(pair)
+        for folder in settled:
+            self._note(folder)
         first = True
         try:
             for n, (newest, folder) in enumerate(changed):
