@@ -19,6 +19,7 @@ end of the pipe (or dies); `close()` also kills and reaps it, so nothing lingers
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import pickle
 import signal
@@ -142,6 +143,7 @@ def _child(items: Sequence[Item], jobs: Callable[[Item], list[Job]], limit_bytes
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent, which ends us
+        gc.freeze()  # the parent's objects are never collected here: their pages stay shared, not copied
         with os.fdopen(fd, "wb", buffering=1 << 16) as out:
             for n, item in enumerate(items):
                 for path, parse in jobs(item):
