@@ -100,31 +100,67 @@ def test_bad_files_read_ahead_are_recorded_as_when_read_here(tmp_path, monkeypat
     assert ahead_stats.errors == here_stats.errors and len(here_stats.errors) == 6
 
 
-@needs_fork
-def test_a_child_that_dies_leaves_the_rest_to_this_process(tmp_path, forking):
+def _paths_and_jobs(tmp_path: Path, copies: int) -> tuple[list[str], object]:
     sessions, _ = generated(tmp_path, 40)
-    paths = sorted(str(p) for p in sessions.rglob("*.messages.json")) * 50  # more than the pipe holds: the
-    # child waits for us to read, so it is killed mid-way
+    paths = sorted(str(p) for p in sessions.rglob("*.messages.json")) * copies
 
     def jobs(path: str) -> list[prefetch.Job]:
         return [(path, lambda data, p=path: parse_messages(data, os.path.basename(os.path.dirname(p))))]
 
+    return paths, jobs
+
+
+def _until(condition, what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.001)  # polling a real condition (the child's progress), with a deadline
+
+
+@needs_fork
+def test_a_child_that_dies_leaves_the_rest_to_this_process(tmp_path, forking):
+    paths, jobs = _paths_and_jobs(tmp_path, 50)  # more than the pipe holds: the child waits for us to read
     ahead = prefetch.Prefetch(paths, jobs, 10**8)
+    _until(lambda: ahead.at[0] >= 5, "the child never began its sixth item")  # five outcomes in the pipe
     first = ahead.take(0, paths[0])
     assert first is not None and not isinstance(first, cf.FileProblem)
     fetched, ckpt = first
     data, really = cf.read(paths[0], 10**8)
-    assert (len(fetched), ckpt, fetched.value.rows) == (
-        len(data),
-        really,
-        parse_messages(data, Path(paths[0]).parent.name).rows,
-    )
+    want = parse_messages(data, Path(paths[0]).parent.name).rows
+    assert (len(fetched), ckpt, fetched.value.rows) == (len(data), really, want)
     assert ahead.take(0, paths[1]) is None  # not the first item's: read here
     os.kill(ahead.pid, signal.SIGKILL)
     got = [ahead.take(n, p) for n, p in enumerate(paths) if n > 0]
-    assert got[0] is not None and got[-1] is None  # what was in the pipe, then nothing: the rest is read here
-    assert ahead.pid == 0 and ahead.pipe is None  # reaped
+    assert all(g is not None for g in got[:4])  # what was in the pipe
+    assert got[-1] is None  # then nothing: the rest is read here
+    assert ahead.pid == 0 and ahead.fd == -1  # reaped
     ahead.close()  # and closing again is harmless
+
+
+@needs_fork
+def test_a_child_given_no_time_is_never_waited_for(tmp_path, forking):
+    """A busy machine may give the child little time (here: it is held in its first item): this process then
+    reads itself every item the child has not begun, rather than wait, and the child skips those."""
+    paths, jobs = _paths_and_jobs(tmp_path, 1)
+    held, release = os.pipe()
+
+    def held_first(item: str) -> list[prefetch.Job]:
+        if item == "first":
+            os.read(held, 1)  # in the child: until the test lets it go
+            return []
+        return jobs(item)
+
+    ahead = prefetch.Prefetch(["first", *paths], held_first, 10**8)
+    try:
+        _until(lambda: ahead.at[0] == 0, "the child never began its first item")
+        got = [ahead.take(n, p) for n, p in enumerate(paths, 1)]  # would hang if it waited
+        assert got == [None] * len(paths) and ahead.at[1] == len(paths) + 1  # all read here
+        os.write(release, b"x")
+        assert ahead._receive(block=True) is None  # the child skipped them all and ended: nothing came
+    finally:
+        ahead.close()
+        os.close(held)
+        os.close(release)
 
 
 INTERRUPTED = """
