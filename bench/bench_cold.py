@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_cold.py                       # 1,000 / 5,000 / 20,000 sessions, 15 % today
     .venv/bin/python bench/bench_cold.py --sizes 1000 --json
+    .venv/bin/python bench/bench_cold.py --no-child            # parsing in the writing process only
 
 Each corpus (bench/out/cold-<n>, gitignored) has 15 % of its sessions active today and the rest over the 60
 days before, each file's mtime just after its session's last call (as Cline leaves them). Beside each figure,
@@ -9,7 +10,9 @@ in the same run: the read floor (open and read every file) and `python -c pass`.
 --repeat runs, each on a new empty state folder; peak RSS (VmHWM) and the write-ahead log's size after a
 full ingest come from a child process. Targets: cold `today` under 0.5 s at 20,000 sessions; a full
 in-process ingest at most 4x the read floor at 5,000; peak RSS under 60 MiB at 20,000.
-Exit code 0 when every target is met, 1 otherwise.
+Exit code 0 when every target is met, 1 otherwise. A cold ingest reads and parses in a forked child while the
+process writes (`trayburn/sources/prefetch.py`); `--no-child` measures without it (TRAYBURN_PARSE_PROCESS=0). The
+peak RSS is the writing process's; the child's own (private) pages come on top.
 """
 
 from __future__ import annotations
@@ -162,10 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--clean", action="store_true", help="remove the corpora afterwards")
+    ap.add_argument("--no-child", action="store_true", help="no parsing child (TRAYBURN_PARSE_PROCESS=0)")
     ap.add_argument("--tree", type=Path, help="run another checkout's trayburn/ (e.g. the code before a change)")
     args = ap.parse_args(argv)
     if args.tree:
         TREE[0] = args.tree.resolve()
+    if args.no_child:
+        os.environ["TRAYBURN_PARSE_PROCESS"] = "0"  # (the children's environments are copies of ours)
     rows = [measure(n, args.calls, args.repeat) for n in args.sizes]
     missed = targets(rows)
     if args.json:

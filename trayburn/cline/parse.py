@@ -20,7 +20,7 @@ from ..blake import blake2b
 from .shallow import shallow
 
 __all__ = [
-    "MAX_COST", "MAX_MS", "MAX_TOKENS", "MIN_MS", "Call", "Manifest", "Messages", "ParseError",
+    "MAX_COST", "MAX_MS", "MAX_TOKENS", "MIN_MS", "Call", "Manifest", "Messages", "ParseError", "Row",
     "displayable", "id_ms", "parse_manifest", "parse_messages", "shallow", "to_ms",
 ]  # fmt: skip
 
@@ -39,6 +39,10 @@ MAX_MS = 32_503_680_000_000 - 1  # 2999-12-31T23:59:59.999Z
 # parse: a refresh that finds nothing changed never pays for msgspec.
 
 
+# One call as a plain tuple, in `Call`'s field order (what a cold ingest builds: no object per call).
+Row = tuple[str, int, int | None, str | None, int, int, int, int, float | None, tuple[str, ...], str | None, str | None]
+
+
 @dataclass(slots=True)
 class Call:
     key: str  # identity across sessions: the message id (or session:index when it has none)
@@ -54,11 +58,21 @@ class Call:
     note: str | None = None  # why a reported value was set aside (the call still counts, its cost estimated)
     provider: str | None = None  # modelInfo.provider; None: use the session's provider
 
+    def row(self) -> Row:
+        return (
+            self.key, self.index, self.ts_ms, self.model, self.input, self.output, self.cache_read,
+            self.cache_write, self.cost, self.tools, self.note, self.provider,
+        )  # fmt: skip
+
 
 @dataclass(slots=True)
 class Messages:
     agent: str  # lead | subagent | teammate
-    calls: list[Call]
+    rows: list[Row]  # its calls, as tuples (see `Row`)
+
+    @property
+    def calls(self) -> list[Call]:
+        return [Call(*r) for r in self.rows]
 
 
 @dataclass(slots=True)
@@ -174,20 +188,14 @@ def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float 
     return tokens, _cost(reported), _cost_note(reported)
 
 
-def _calls(messages: list, session_id: str) -> list[Call]:
-    typed = _typed()
-    assistant = typed.Assistant
-    calls = []
+def _rows(messages: list, session_id: str) -> list[Row]:
+    """The calls of a generic (JSON) list of messages, as rows; each message keeps its index (non-objects
+    included)."""
+    rows: list[Row] = []
     for index, m in enumerate(messages):
-        if type(m) is assistant:  # the typed fast path: values already checked by the decoder
-            if m.metrics is not None:
-                call = _typed_call(m, index, session_id)
-                if call is not None:
-                    calls.append(call)
-            continue
         if not isinstance(m, dict):
-            continue  # a user message, or not an object: no call, but it keeps its index
-        metrics, info = m.get("metrics"), m.get("modelInfo")  # the generic path
+            continue  # not an object: no call, but it keeps its index
+        metrics, info = m.get("metrics"), m.get("modelInfo")
         if m.get("role") != "assistant" or not isinstance(metrics, dict):
             continue
         tokens, cost, note = _usage(metrics.get, "cost")
@@ -198,8 +206,45 @@ def _calls(messages: list, session_id: str) -> list[Call]:
                 _key(mid) if isinstance(mid, str) and mid else idless_key(session_id, index, ts_ms, name, tokens, cost)
             )
             tools = _tool_names(m.get("content"))
-            calls.append(Call(key, index, ts_ms, name, *tokens, cost, tools, note, _str(provider)))
-    return calls
+            rows.append((key, index, ts_ms, name, *tokens, cost, tools, note, _str(provider)))
+    return rows
+
+
+def _typed_rows(messages: list, session_id: str) -> list[Row]:
+    """`_rows` for the typed decoder's messages, whose values it already checked: the same rules, with the
+    common values decided first and inline (a cold ingest runs this loop for every call of the history)."""
+    assistant = _typed().Assistant
+    rows: list[Row] = []
+    for index, m in enumerate(messages):
+        if type(m) is not assistant or m.metrics is None:
+            continue  # a user message: no call, but it keeps its index
+        metrics = m.metrics
+        i, o = metrics.inputTokens or 0, metrics.outputTokens or 0
+        cr, cw, cost = metrics.cacheReadTokens or 0, metrics.cacheWriteTokens or 0, metrics.cost
+        if not (i or o or cr or cw or cost):
+            continue
+        info, mid, ts, content = m.modelInfo, m.id, m.ts, m.content
+        model, provider = (info.id, info.provider) if info is not None else (None, None)
+        if not (type(ts) is int and 1e12 <= ts <= MAX_MS):
+            ts = to_ms(ts)
+        if not (type(model) is str and model.isascii() and model.strip()):
+            model = _str(model)
+        if not (type(provider) is str and provider.isascii() and provider.strip()):
+            provider = _str(provider)
+        if not (type(mid) is str and mid.isascii() and mid):
+            # no id: its content is its identity (renamed copies of a session count it once)
+            mid = (
+                _key(mid)
+                if isinstance(mid, str) and mid
+                else idless_key(session_id, index, ts, model, (i, o, cr, cw), cost)
+            )
+        tools: tuple[str, ...] = ()
+        if type(content) is list and content:  # of typed blocks
+            names = [b.name for b in content if b.type == "tool_use" and type(b.name) is str]
+            if names:
+                tools = tuple(names) if "".join(names).isascii() else tuple(_text(n) for n in names)
+        rows.append((mid, index, ts, model, i, o, cr, cw, cost, tools, None, provider))
+    return rows
 
 
 IDLESS = "noid:"  # the prefix of a key made from a message's content (it had no id)
@@ -215,42 +260,6 @@ def idless_key(
     within = scope.rpartition("/")[2] if "/" in scope else ""
     text = repr((within, index, ts_ms, model, tuple(tokens), cost))
     return IDLESS + blake2b(text.encode("utf-8", "backslashreplace"), digest_size=12).hexdigest()
-
-
-def _typed_call(m: Any, index: int, session_id: str) -> Call | None:
-    """One typed assistant message's call (the rules of the generic path, the common values decided first)."""
-    metrics = m.metrics
-    i, o = metrics.inputTokens or 0, metrics.outputTokens or 0
-    cr, cw, cost = metrics.cacheReadTokens or 0, metrics.cacheWriteTokens or 0, metrics.cost
-    if not (i or o or cr or cw or cost):
-        return None
-    info, mid, ts, content = m.modelInfo, m.id, m.ts, m.content
-    model, provider = (info.id, info.provider) if info is not None else (None, None)
-    ts_ms = ts if type(ts) is int and 1e12 <= ts <= MAX_MS else to_ms(ts)
-    model = model if type(model) is str and model.isascii() and model.strip() else _str(model)
-    if type(mid) is str and mid.isascii() and mid:
-        key = mid
-    elif isinstance(mid, str) and mid:
-        key = _key(mid)
-    else:  # no id: its content is its identity (renamed copies of a session count it once)
-        key = idless_key(session_id, index, ts_ms, model, (i, o, cr, cw), cost)
-    tools: tuple[str, ...] = ()
-    if type(content) is list:  # of typed blocks
-        tools = tuple(_text(b.name) for b in content if b.type == "tool_use" and type(b.name) is str)
-    return Call(
-        key,
-        index,
-        ts_ms,
-        model,
-        i,
-        o,
-        cr,
-        cw,
-        cost,
-        tools,
-        None,
-        provider if type(provider) is str and provider.isascii() and provider.strip() else _str(provider),
-    )
 
 
 def _text(value: str) -> str:
@@ -282,18 +291,22 @@ def parse_messages(data: bytes, session_id: str) -> Messages:
     try:
         doc = typed.messages.decode(data)
     except (typed.DecodeError, typed.ValidationError, RecursionError):
-        doc = _slow(data)
+        return _generic_messages(_slow(data), session_id)
     if isinstance(doc, typed.MessagesDoc):
         agent = _text(doc.agent) if isinstance(doc.agent, str) else "lead"
-        return Messages(agent, _calls(doc.messages, session_id))
+        return Messages(agent, _typed_rows(doc.messages, session_id))
+    return Messages("lead", _typed_rows(doc, session_id))  # the older bare array
+
+
+def _generic_messages(doc: Any, session_id: str) -> Messages:
     if isinstance(doc, dict):
         messages = doc.get("messages")
         if not isinstance(messages, list):
             raise ParseError("no 'messages' list")
         agent = _text(doc["agent"]) if isinstance(doc.get("agent"), str) else "lead"
-        return Messages(agent, _calls(messages, session_id))  # non-objects are skipped, keeping indexes
+        return Messages(agent, _rows(messages, session_id))  # non-objects are skipped, keeping indexes
     if isinstance(doc, list):
-        return Messages("lead", _calls(doc, session_id))
+        return Messages("lead", _rows(doc, session_id))
     raise ParseError("not a messages document")
 
 

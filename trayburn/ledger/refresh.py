@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..cline import files as cf
-from ..cline.parse import id_ms
-from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, SessionRecord, should_read
+from ..cline.parse import Row, id_ms
+from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, Reader, SessionRecord, T, should_read
 from .stats import RefreshStats
 from .storable import text
 
@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkpoint
 LEGACY_ROWS = "DELETE FROM calls WHERE key >= 'v3:' AND key < 'v3;' AND file_id=?"  # see schema.MIGRATE_3_TO_4
+ANY_LEGACY = "SELECT 1 FROM calls WHERE key >= 'v3:' AND key < 'v3;' LIMIT 1"  # only a migration makes such rows
 # Who counts a call: the row of the session that started first among those holding its key (add a WHERE).
 SETTLE = (
     "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
@@ -82,6 +83,7 @@ class Refresh:
         db.execute("CREATE TEMP TABLE IF NOT EXISTS touched(key TEXT PRIMARY KEY)")
         db.execute("DELETE FROM touched")
         self.state.first_new_call = (db.execute("SELECT max(id) FROM calls").fetchone()[0] or 0) + 1
+        self.legacy = db.execute(ANY_LEGACY).fetchone() is not None  # (else no statement per file to drop them)
         self.sessions: dict[str, int | None] = dict(
             db.execute("SELECT id, started_ms FROM sessions WHERE feed=?", (feed,)).fetchall()
         )
@@ -99,11 +101,16 @@ class Refresh:
 
     def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None:
         """The file's bytes if it changed (or came back) since the last read; None otherwise."""
+        return self.read_with(f, sid, kind, cf.read)
+
+    def read_with(self, f: FileStat, sid: str, kind: str, reader: Reader[T]) -> tuple[T, Checkpoint] | None:
+        """`read`, by `reader` (another process may have read and parsed the file: then its outcome, whose
+        `len` is the bytes read)."""
         known = self.known.get(f.path)
         if known is not None and not known.gone and not should_read(f.checkpoint, known):
             return None
         try:
-            data, ckpt = cf.read(f.path, self.max_file_bytes)
+            data, ckpt = reader(f.path, self.max_file_bytes)
             if ckpt == f.checkpoint:
                 ckpt = f.checkpoint  # one object for the scan's and the ledger's memo (a cold ingest holds both)
         except cf.FileProblem as exc:  # not remembered as bad: retried at every refresh (no bytes read)
@@ -215,14 +222,19 @@ class Refresh:
 
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
         """A message file's calls (a row whose key is new is inserted counted; copies settle at the end)."""
-        self._upsert_calls(sid, file_id, agent, calls, fallback_ms)
-        self.db.execute(LEGACY_ROWS, (file_id,))  # schema 3's keys of messages without an id, now re-keyed
-        if calls:
+        self.rows(sid, file_id, agent, [c.row() for c in calls], fallback_ms)
+
+    def rows(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
+        """`calls`, given as rows (`parse.Row`, what the parser builds)."""
+        self._upsert_calls(sid, file_id, agent, rows, fallback_ms)
+        if self.legacy:
+            self.db.execute(LEGACY_ROWS, (file_id,))  # schema 3's keys of messages without an id, now re-keyed
+        if rows:
             self.state.with_metrics.add(sid)
         self.state.touched[sid] = fallback_ms
 
-    def _upsert_calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
-        if not calls:
+    def _upsert_calls(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
+        if not rows:
             return
         start, model, provider = self._defaults(sid, fallback_ms)
         self.db.executemany(
@@ -234,14 +246,11 @@ class Refresh:
             " output=excluded.output, cache_read=excluded.cache_read, cache_write=excluded.cache_write,"
             " cost=excluded.cost, tools=excluded.tools, provider=excluded.provider",
             [
-                (
-                    c.key, sid, file_id, agent, c.index, c.ts_ms or start, c.model or model, c.input, c.output,
-                    c.cache_read, c.cache_write, c.cost, ",".join(c.tools), c.provider or provider,
-                )
-                for c in calls
+                (key, sid, file_id, agent, seq, ts or start, m or model, i, o, cr, cw, cost, ",".join(t), p or provider)
+                for key, seq, ts, m, i, o, cr, cw, cost, t, _, p in rows
             ],
-        )  # fmt: skip
-        self.stats.calls_upserted += len(calls)
+        )
+        self.stats.calls_upserted += len(rows)
 
     # ---- one session at a time ------------------------------------------------------------------
 
@@ -336,5 +345,5 @@ class Refresh:
                 )
                 self.db.execute("DELETE FROM calls WHERE session_id=? AND seq<0", (sid,))
         elif rollup is not None:
-            self._upsert_calls(sid, file_id, "lead", [rollup], fallback_ms)
+            self._upsert_calls(sid, file_id, "lead", [rollup.row()], fallback_ms)
             self.db.execute("INSERT OR IGNORE INTO touched(key) VALUES(?)", (rollup.key,))

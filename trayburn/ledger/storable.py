@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..cline.parse import _key
-from ..sources.base import Call, Checkpoint, FileStat, Known, SessionRecord, Writer
+from ..sources.base import Call, Checkpoint, FileStat, Known, Reader, Row, SessionRecord, T, Writer
 
 
 def text(value: str | bytes | None) -> str | None:
@@ -70,9 +70,13 @@ class StorableIds:
     def __init__(self, writer: Writer):
         self._w = writer
         self.known: Mapping[str, Known] = writer.known
+        self.max_file_bytes = writer.max_file_bytes
 
     def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None:
         return self._w.read(f, storable_id(sid), kind)
+
+    def read_with(self, f: FileStat, sid: str, kind: str, reader: Reader[T]) -> tuple[T, Checkpoint] | None:
+        return self._w.read_with(f, storable_id(sid), kind, reader)
 
     def failed(self, f: FileStat, sid: str, kind: str, why: str) -> None:
         self._w.failed(f, storable_id(sid), kind, why)
@@ -87,6 +91,9 @@ class StorableIds:
 
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
         self._w.calls(storable_id(sid), file_id, agent, calls, fallback_ms)
+
+    def rows(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
+        self._w.rows(storable_id(sid), file_id, agent, rows, fallback_ms)
 
     def seen(self, path: str) -> None:
         self._w.seen(path)

@@ -10,12 +10,12 @@ task folders) is a new module implementing `Source`, not an edit of the refresh.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sized
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from ..cline.files import Checkpoint, FileStat
-from ..cline.parse import Call
+from ..cline.parse import Call, Row
 
 __all__ = [
     "Call",
@@ -24,6 +24,8 @@ __all__ = [
     "FileStat",
     "Known",
     "Plan",
+    "Reader",
+    "Row",
     "Seen",
     "SessionRecord",
     "Source",
@@ -32,6 +34,9 @@ __all__ = [
     "qualified_id",
     "should_read",
 ]
+
+T = TypeVar("T", bound=Sized)
+Reader = Callable[[str, int], tuple[T, Checkpoint]]  # (path, size limit) -> (its bytes, or what stands for them)
 
 RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retried even if its stat looks the same
 
@@ -123,12 +128,17 @@ class Writer(Protocol):
 
     known: Mapping[str, Known]
     plan: Plan  # a source may ignore it (it then reads everything that changed in one transaction)
+    max_file_bytes: int  # a larger file is not read (the refresh records why)
 
     def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None: ...
+    def read_with(self, f: FileStat, sid: str, kind: str, reader: Reader[T]) -> tuple[T, Checkpoint] | None: ...
     def failed(self, f: FileStat, sid: str, kind: str, why: str) -> None: ...
     def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int: ...
     def session(self, record: SessionRecord, rollup: Call | None, file_id: int, fallback_ms: int) -> None: ...
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None: ...
+    def rows(
+        self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int
+    ) -> None: ...  # `calls`, as rows
     def seen(self, path: str) -> None: ...
     def live(self, sid: str) -> None: ...
     def has_session(self, sid: str) -> bool: ...

@@ -10,13 +10,17 @@ import os
 import pickle
 from collections.abc import Callable, Container, Mapping
 from functools import cached_property
+from typing import NamedTuple, TypeVar
 
 from ..blake import blake2b
 from ..cline import files as cf
-from ..cline.parse import Manifest, ParseError, parse_manifest, parse_messages
+from ..cline.parse import Manifest, Messages, ParseError, parse_manifest, parse_messages
+from . import prefetch
 from .base import Known, Seen, SessionRecord, Writer, changed, should_read
+from .prefetch import Prefetch
 
 LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
+P = TypeVar("P")
 
 
 class ClineCliSource:
@@ -30,6 +34,8 @@ class ClineCliSource:
         # folders (the very objects the scan gave) found as last read against this `known` dict; its live files
         self._checked: tuple[object | None, dict[str, tuple[cf.Folder, int]], int, bool] = (None, {}, 0, False)
         self._digest_memo: tuple[list[cf.Folder], str | None] | None = None  # (the folders, their digest)
+        # the last slice's folders against this scan and this `known`: (scan, known, order) (see `_Ingest.run`)
+        self._order: tuple[object, object, Order] | None = None
 
     # ---- stat phase -----------------------------------------------------------------------------
 
@@ -92,16 +98,21 @@ class ClineCliSource:
     # ---- read phase (inside the ledger's write transaction) -------------------------------------
 
     def ingest(self, writer: Writer) -> None:
-        self._relist_unseen(writer.known)
+        relisted = self._relist_unseen(writer.known)
         self._checked = (None, {}, 0, False)  # `known` is updated in place by the ledger after this
-        _Ingest(self.last, writer).run()
+        memo = self._order
+        again = not relisted and memo is not None and memo[0] is self.last and memo[1] is writer.known
+        ingest = _Ingest(self.last, writer, memo[2] if again and memo else None)
+        self._order = None
+        ingest.run()
+        self._order = (self.last, writer.known, ingest.order)
 
-    def _relist_unseen(self, known: Mapping[str, Known]) -> None:
+    def _relist_unseen(self, known: Mapping[str, Known]) -> bool:
         """List again the folders holding files the ledger knows and the scan did not see (another process
         found them since this one listed the folder), rather than mark those files gone."""
         scan = self.last
         if scan.swept:
-            return
+            return False
         seen = {f.path for d in scan.folders for f in (d.manifest, *d.messages)}
         folders = {d.path for d in scan.folders}
         unseen = {
@@ -111,27 +122,77 @@ class ClineCliSource:
         }
         if unseen & folders:
             cf.relist(scan, unseen & folders, self.listings)
+            return True
+        return False
+
+
+class Order(NamedTuple):
+    """A slice's folders: those found as last read, and the others in reading order with their newest mtime."""
+
+    settled: list[cf.Folder]
+    changed: list[tuple[int, cf.Folder]]
 
 
 class _Ingest:
-    def __init__(self, scan: cf.Scan, writer: Writer):
-        self.scan, self.w, self.known = scan, writer, writer.known
+    def __init__(self, scan: cf.Scan, writer: Writer, last: Order | None = None):
+        """`last`: the previous slice's `order` against the same scan and the same `known` (which the ledger
+        updated in place since): a folder it found as last read still is (only reading a folder writes its
+        files' rows), so only its changed ones are looked at again (a long ingest is many slices)."""
+        self.scan, self.w, self.known, self.last = scan, writer, writer.known, last
+        self.order = Order([], [])
+        self.prefetch: Prefetch[cf.Folder] | None = None
+        self.n = 0  # the position of the folder being read among those changed (for `prefetch`)
+        self.first = 0  # the position the prefetch starts at
 
     def run(self) -> None:
         """Changed folders in the order the plan wants them: those whose files changed since its moment
         first (never deferred), then the rest newest first (a deadline may leave some for later)."""
-        w, changed = self.w, []
-        for folder in self.scan.folders:
-            if self._as_last_read(folder):  # the usual folder: nothing to do but note that it is there
-                self._note(folder)
-            else:
-                changed.append((_newest(folder), folder))
-        changed.sort(key=lambda pair: pair[0], reverse=True)
-        for newest, folder in changed:
-            if w.plan.defer(newest):
-                self._note(folder)  # still there: its known files are not gone, its session not removed
-                continue
-            w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
+        w, last = self.w, self.last
+        settled, changed = self.order
+        if last is None:
+            for folder in self.scan.folders:
+                if self._as_last_read(folder):  # the usual folder: nothing to do but note that it is there
+                    settled.append(folder)
+                else:
+                    changed.append((_newest(folder), folder))
+            changed.sort(key=lambda pair: pair[0], reverse=True)
+        else:
+            settled += last.settled
+            for pair in last.changed:
+                if self._as_last_read(pair[1]):  # read in the last slice
+                    settled.append(pair[1])
+                else:
+                    changed.append(pair)
+        for folder in settled:
+            self._note(folder)
+        first = True
+        try:
+            for n, (newest, folder) in enumerate(changed):
+                if w.plan.defer(newest):
+                    self._note(folder)  # still there: its known files are not gone, its session not removed
+                    continue
+                if first and prefetch.wanted(len(changed) - n):  # (only now: a slice's first session is read
+                    # whatever the fork costs, so no slice ends without progress)
+                    self.prefetch = Prefetch([f for _, f in changed[n:]], self._jobs, self.w.max_file_bytes)
+                    self.first = n
+                first = False
+                self.n = n
+                w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
+        finally:
+            if self.prefetch is not None:
+                self.prefetch.close()
+
+    def _jobs(self, folder: cf.Folder) -> list[prefetch.Job]:
+        """The folder's files to read ahead (in the child, `prefetch`): those that changed, in the order
+        `_folder` reads them, each with its parser."""
+        known, sid = self.known, folder.session_id
+        jobs: list[prefetch.Job] = []
+        if changed(folder.manifest, known.get(folder.manifest.path)):
+            jobs.append((folder.manifest.path, parse_manifest))
+        for f in folder.messages:
+            if changed(f, known.get(f.path)):
+                jobs.append((f.path, _messages_parser(_scope(sid, f.path, LEAD))))
+        return jobs
 
     def _note(self, folder: cf.Folder) -> None:
         w = self.w
@@ -184,34 +245,67 @@ class _Ingest:
 
     def _manifest(self, folder: cf.Folder, fallback: int) -> Manifest | None:
         f, sid = folder.manifest, folder.session_id
-        got = self.w.read(f, sid, MANIFEST)
-        if got is None:
+        m = self._parsed(f, sid, MANIFEST, parse_manifest)
+        if m is None:
             return None
-        data, ckpt = got
-        try:
-            m = parse_manifest(data)
-        except ParseError as exc:
-            self.w.failed(f, sid, MANIFEST, str(exc))
-            return None
+        parsed, ckpt = m
         file_id = self.w.ok(f.path, sid, MANIFEST, None, ckpt)
-        rollup = m.rollup
+        rollup = parsed.rollup
         if rollup is not None:
-            rollup.key = f"{m.session_id or sid}:rollup"
-        self.w.session(_record(folder, m), rollup, file_id, fallback)
-        return m
+            rollup.key = f"{parsed.session_id or sid}:rollup"
+        self.w.session(_record(folder, parsed), rollup, file_id, fallback)
+        return parsed
 
     def _messages(self, sid: str, f: cf.FileStat, kind: str, fallback: int) -> None:
-        got = self.w.read(f, sid, kind)
+        got = self._parsed(f, sid, kind, _messages_parser(_scope(sid, f.path, kind)))
         if got is None:
             return
-        data, ckpt = got
-        try:
-            parsed = parse_messages(data, _scope(sid, f.path, kind))
-        except ParseError as exc:
-            self.w.failed(f, sid, kind, str(exc))
-            return
+        parsed, ckpt = got
         file_id = self.w.ok(f.path, sid, kind, parsed.agent, ckpt)
-        self.w.calls(sid, file_id, parsed.agent, parsed.calls, fallback)
+        self.w.rows(sid, file_id, parsed.agent, parsed.rows, fallback)
+
+    def _parsed(
+        self, f: cf.FileStat, sid: str, kind: str, parse: Callable[[bytes], P]
+    ) -> tuple[P, cf.Checkpoint] | None:
+        """The file parsed, if it is to be read (it changed); None if not, or if it could not be read or
+        parsed (then recorded). Read here, or taken from the child reading ahead (`prefetch`)."""
+        ahead = self.prefetch.take(self.n - self.first, f.path) if self.prefetch is not None else None
+        if ahead is None:
+            got = self.w.read(f, sid, kind)
+            if got is None:
+                return None
+            data, ckpt = got
+            try:
+                return parse(data), ckpt
+            except ParseError as exc:
+                self.w.failed(f, sid, kind, str(exc))
+                return None
+        fetched = self.w.read_with(f, sid, kind, functools.partial(_as_read, ahead))
+        if fetched is None:
+            return None
+        outcome, ckpt = fetched
+        if outcome.error is not None:
+            self.w.failed(f, sid, kind, outcome.error)
+            return None
+        value: P = outcome.value
+        return value, ckpt
+
+
+def _as_read(
+    ahead: tuple[prefetch.Fetched, cf.Checkpoint] | cf.FileProblem, path: str, limit: int
+) -> tuple[prefetch.Fetched, cf.Checkpoint]:
+    """The child's outcome for `Writer.read_with`, as if read here."""
+    if isinstance(ahead, cf.FileProblem):
+        raise ahead
+    return ahead
+
+
+def _messages_parser(scope: str) -> Callable[[bytes], Messages]:
+    return functools.partial(_parse_messages, scope=scope)
+
+
+def _parse_messages(data: bytes, scope: str) -> Messages:
+    return parse_messages(data, scope)
 
 
 def _digest(scan: cf.Scan) -> str | None:
