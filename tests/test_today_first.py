@@ -17,6 +17,7 @@ import pytest
 from corpus import (
     a_minute_later,
     age,
+    age_all,
     assistant,
     copy_corpus,
     counted,
@@ -390,3 +391,23 @@ def test_the_tray_shows_today_at_once_then_reads_the_history_saying_how_far(tmp_
     assert counted(tray.ledger) == counted(full.ledger)  # the whole history, each call once
     full.close()
     tray.close()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("slice_s", [1e-9, 0.0005])
+def test_a_complete_refresh_of_slices_shorter_than_any_session_ends_and_is_exact(tmp_path, slice_s):
+    """Every slice reads at least one session, and a folder that never settles (no lead messages file) is read
+    once per refresh, not at the head of every slice: slices shorter than those took never ended."""
+    sessions = tmp_path / "sessions"
+    for i in range(40):
+        sid = f"{1796020000000 + i}_noled"
+        make_session(sessions, sid, iso(1796020000000 + i), None)  # a manifest, never a messages file
+    for i in range(40):
+        sid = f"{1796021000000 + i}_reall"
+        make_session(sessions, sid, iso(1796021000000 + i), [assistant(f"msg_real{i:04d}", 1796021000000 + i, 10, 1)])
+    age_all(sessions)
+    ledger = Ledger(tmp_path / "ledger.db", slice_s=slice_s, wall_ns=a_minute_later)
+    stats = ledger.refresh(sessions)
+    assert stats.pending == 0
+    assert counted(ledger)[:2] == (40, 400)
+    ledger.close()

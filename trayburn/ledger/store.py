@@ -227,7 +227,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         while seen.listed and source.needs_work(known):
             now = time.perf_counter()
             until = now + self.slice_s if ends is None else min(now + self.slice_s, ends)
-            plan = Plan(since_ns, until, least=1 if budget_s else 0, faults=faults)
+            plan = Plan(since_ns, until, least=1 if budget_s or ends is None else 0, faults=faults)
             known = self._write(source, plan, stats)
             wrote = True
             stats.pending = plan.deferred

@@ -127,10 +127,14 @@ class ClineCliSource:
 
 
 class Order(NamedTuple):
-    """A slice's folders: those found as last read, and the others in reading order with their newest mtime."""
+    """A slice's folders: those found as last read, and the others in reading order with their newest mtime;
+    `done`: the paths of those read by this slice or an earlier one of the same scan (a folder that never
+    settles, a session without its lead file say, is read once per refresh, not at the head of every slice:
+    a refresh of slices shorter than those folders took would never have ended)."""
 
     settled: list[cf.Folder]
     changed: list[tuple[int, cf.Folder]]
+    done: set[str]
 
 
 class _Ingest:
@@ -139,7 +143,7 @@ class _Ingest:
         updated in place since): a folder it found as last read still is (only reading a folder writes its
         files' rows), so only its changed ones are looked at again (a long ingest is many slices)."""
         self.scan, self.w, self.known, self.last = scan, writer, writer.known, last
-        self.order = Order([], [])
+        self.order = Order([], [], set())
         self.prefetch: Prefetch[cf.Folder] | None = None
         self.n = 0  # the position of the folder being read among those changed (for `prefetch`)
         self.first = 0  # the position the prefetch starts at
@@ -148,7 +152,7 @@ class _Ingest:
         """Changed folders in the order the plan wants them: those whose files changed since its moment
         first (never deferred), then the rest newest first (a deadline may leave some for later)."""
         w, last = self.w, self.last
-        settled, changed = self.order
+        settled, changed, done = self.order
         if last is None:
             for folder in self.scan.folders:
                 if self._as_last_read(folder):  # the usual folder: nothing to do but note that it is there
@@ -158,8 +162,9 @@ class _Ingest:
             changed.sort(key=lambda pair: pair[0], reverse=True)
         else:
             settled += last.settled
+            self.order.done.update(last.done)
             for pair in last.changed:
-                if self._as_last_read(pair[1]):  # read in the last slice
+                if pair[1].path in last.done or self._as_last_read(pair[1]):  # read in an earlier slice
                     settled.append(pair[1])
                 else:
                     changed.append(pair)
@@ -178,6 +183,7 @@ class _Ingest:
                 first = False
                 self.n = n
                 w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
+                done.add(folder.path)
         finally:
             if self.prefetch is not None:
                 self.prefetch.close()
