@@ -44,6 +44,10 @@ ROUTED = [
     ("openai/gpt-4o", "cline", "openai", "gpt-4o"),
     ("gemini-2.5-pro", "gemini", "google", "gemini-2.5-pro"),
     ("x-ai/grok-4", "openrouter", "x-ai", "grok-4"),  # not on OpenRouter's list: the vendor's
+    # OpenRouter's routing shortcuts: the same model from some of its providers, at the model's price
+    ("anthropic/claude-sonnet-4.5:nitro", "openrouter", "openrouter", "anthropic/claude-sonnet-4.5"),
+    ("z-ai/glm-4.6:exacto", "openrouter", "openrouter", "z-ai/glm-4.6"),
+    ("qwen/qwen3-coder:floor", "openrouter", "openrouter", "qwen/qwen3-coder"),
 ]
 USAGES = [  # input (cache included), output, cache read, cache write
     (12_000, 800, 0, 0),
@@ -225,3 +229,14 @@ def test_calls_summed_within_one_tier_band_cost_what_they_cost_one_by_one():
 def test_plan_routes():
     assert routes.is_plan(routes.route_of("cline-pass")) and not routes.is_plan(routes.route_of("cline"))
     assert routes.is_plan(routes.route_of(None, "cline-pass"))
+
+
+def test_a_routing_shortcut_is_the_same_model_and_a_free_variant_is_not():
+    from trayburn.pricing import model_key
+
+    assert model_key("anthropic/claude-sonnet-4.5:nitro") == model_key("anthropic/claude-sonnet-4.5")
+    assert model_key("z-ai/glm-4.6:EXACTO") == model_key("glm-4.6")
+    free = PriceBook().prices("deepseek/deepseek-chat-v3.1:free", "openrouter")  # not listed: no price
+    assert free is None  # never the paid model's price for a free call
+    listed = PriceBook().prices("meta-llama/llama-3.3-70b-instruct:free", "openrouter")  # listed, at 0
+    assert listed is None or (listed.input, listed.output) == (0, 0)

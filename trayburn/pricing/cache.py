@@ -1,11 +1,12 @@
 """The resolved-prices cache: one small JSON file in trayburn's state folder.
 
     {"format": 1,
-     "stamp": {"data": "<size>:<mtime_ns> of genai-prices' data module", "settings": {prices, aliases}},
+     "stamp": {"data": "<size>:<mtime_ns> of genai-prices' data module", "settings": {prices, aliases},
+               "trayburn": "<its version>"},
      "models": {"<route>\\t<model id, lower case>": {"key": "glm-4-6", "price": {Price.to_json()} | null}},
      "names": {"glm-4-6": "GLM-4.6" | null}}
 
-A different stamp (genai-prices upgraded, the settings' prices or aliases edited) means the whole file
+A different stamp (genai-prices or trayburn upgraded, the settings' prices or aliases edited) means the whole file
 is ignored and rebuilt. Written atomically (a temp file in the same folder, then replace; mode 0600);
 entries another process wrote meanwhile are kept. Reading it never imports genai-prices.
 """
@@ -23,7 +24,7 @@ from typing import Any
 from .price import Price
 
 log = logging.getLogger(__name__)
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,9 @@ class PriceCache:
 
     def __init__(self, path: str | os.PathLike[str] | None, settings: dict[str, Any]):
         self.path = None if path is None else Path(path)
-        self.stamp = {"data": data_stamp(), "settings": settings}
+        from .. import __version__  # (how ids are routed to prices changes with trayburn: a new one resolves anew)
+
+        self.stamp = {"data": data_stamp(), "settings": settings, "trayburn": __version__}
         self.models: dict[str, Entry] = {}
         self.names: dict[str, str | None] = {}
         self.unwritable = False  # a write failed: memory only from then on (said once, not at every price)

@@ -7,13 +7,16 @@ from collections.abc import Mapping
 
 _DOTTED_VERSION = re.compile(r"(?<=\d)\.(?=\d)")
 _SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")  # a dated or moving alias of the same model
+# OpenRouter's routing shortcuts: the same model, served by the fastest (`:nitro`), the cheapest (`:floor`) or
+# a tool-calling-checked (`:exacto`) set of its providers. Not `:free` (another price) nor `:online` (search fees).
+ROUTING_VARIANT = re.compile(r":(nitro|floor|exacto)$", re.IGNORECASE)
 
 
 def model_key(raw: str | None, aliases: Mapping[str, str] = {}) -> str:
     """The grouping key of a model id: no route prefix, lower case, `4.5` spelled `4-5`; an alias's target's."""
     if not raw or not raw.strip():
         return "unknown"
-    key = _DOTTED_VERSION.sub("-", raw.strip().rsplit("/", 1)[-1].lower())
+    key = _DOTTED_VERSION.sub("-", ROUTING_VARIANT.sub("", raw.strip().rsplit("/", 1)[-1].lower()))
     if aliases:
         target = {model_key(k): v for k, v in aliases.items()}.get(key)
         return model_key(target) if target and target.strip() else key

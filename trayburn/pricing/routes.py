@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from .keys import ROUTING_VARIANT
+
 # Cline's `modelInfo.provider` / session `provider` → the genai-prices provider with that route's own
 # prices. None: the route has no price list of its own (it resells or proxies the vendor's model).
 ROUTES: dict[str, str | None] = {
@@ -128,7 +130,7 @@ def split_id(raw: str) -> tuple[str | None, str]:
         parts = parts[1:]
     if not parts:
         return None, ""
-    return (parts[-2].lower() if len(parts) > 1 else None), parts[-1]
+    return (parts[-2].lower() if len(parts) > 1 else None), ROUTING_VARIANT.sub("", parts[-1])
 
 
 def vendor_of(prefix: str | None, bare: str) -> tuple[str | None, str | None]:
@@ -152,6 +154,8 @@ def lookups(raw: str, route: str = "") -> list[tuple[str | None, str]]:
     prefix, bare = split_id(raw)
     if not bare:
         return []
+    if bare.lower().endswith(":free"):  # OpenRouter's free variant: its own listing or no price, never the paid one
+        return [("openrouter", f"{prefix}/{bare}" if prefix else bare)]
     vendor, or_prefix = vendor_of(prefix, bare)
     own = ROUTES.get(route)
     routed = [f"{or_prefix}/{b}" for b in spellings(bare)] if or_prefix else []
