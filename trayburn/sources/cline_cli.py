@@ -127,14 +127,13 @@ class ClineCliSource:
 
 
 class Order(NamedTuple):
-    """A slice's folders: those found as last read, and the others in reading order with their newest mtime;
-    `done`: the paths of those read by this slice or an earlier one of the same scan (a folder that never
-    settles, a session without its lead file say, is read once per refresh, not at the head of every slice:
-    a refresh of slices shorter than those folders took would never have ended)."""
+    """After a slice, the folders of its scan: those found as last read or read by it (or by an earlier
+    slice), and those left for later in reading order with their newest mtime. A folder that never settles
+    (a session without its lead file, say) is so read once per refresh, not at the head of every slice: a
+    refresh of slices shorter than those folders took would never have ended."""
 
     settled: list[cf.Folder]
     changed: list[tuple[int, cf.Folder]]
-    done: set[str]
 
 
 class _Ingest:
@@ -143,7 +142,7 @@ class _Ingest:
         updated in place since): a folder it found as last read still is (only reading a folder writes its
         files' rows), so only its changed ones are looked at again (a long ingest is many slices)."""
         self.scan, self.w, self.known, self.last = scan, writer, writer.known, last
-        self.order = Order([], [], set())
+        self.order = Order([], [])
         self.prefetch: Prefetch[cf.Folder] | None = None
         self.n = 0  # the position of the folder being read among those changed (for `prefetch`)
         self.first = 0  # the position the prefetch starts at
@@ -152,7 +151,7 @@ class _Ingest:
         """Changed folders in the order the plan wants them: those whose files changed since its moment
         first (never deferred), then the rest newest first (a deadline may leave some for later)."""
         w, last = self.w, self.last
-        settled, changed, done = self.order
+        settled, changed = self.order
         if last is None:
             for folder in self.scan.folders:
                 if self._as_last_read(folder):  # the usual folder: nothing to do but note that it is there
@@ -162,19 +161,19 @@ class _Ingest:
             changed.sort(key=lambda pair: pair[0], reverse=True)
         else:
             settled += last.settled
-            self.order.done.update(last.done)
             for pair in last.changed:
-                if pair[1].path in last.done or self._as_last_read(pair[1]):  # read in an earlier slice
+                if self._as_last_read(pair[1]):
                     settled.append(pair[1])
                 else:
                     changed.append(pair)
         for folder in settled:
             self._note(folder)
-        first = True
+        first, read, left = True, [], []
         try:
             for n, (newest, folder) in enumerate(changed):
                 if w.plan.defer(newest):
                     self._note(folder)  # still there: its known files are not gone, its session not removed
+                    left.append((newest, folder))
                     continue
                 if first and prefetch.wanted(len(changed) - n):  # (only now: a slice's first session is read
                     # whatever the fork costs, so no slice ends without progress)
@@ -183,10 +182,11 @@ class _Ingest:
                 first = False
                 self.n = n
                 w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
-                done.add(folder.path)
+                read.append(folder)
         finally:
             if self.prefetch is not None:
                 self.prefetch.close()
+        self.order = Order(settled + read, left)
 
     def _jobs(self, folder: cf.Folder) -> list[prefetch.Job]:
         """The folder's files to read ahead (in the child, `prefetch`): those that changed, in the order
@@ -315,23 +315,31 @@ def _parse_messages(data: bytes, scope: str) -> Messages:
 
 
 def _digest(scan: cf.Scan) -> str | None:
-    """Every file the scan saw with its checkpoint, as 16 bytes of blake2b (6 ms for 10,000 files). None when
-    the scan had problems (a folder or file it could not list or stat) or a folder lacks its lead messages
-    file (its calls may come from a `messages_path` elsewhere, which no scan stats)."""
+    """Every file the scan saw with its checkpoint, as 16 bytes of blake2b (6 ms for 10,000 files; pickled a
+    thousand folders at a time, so 20,000 sessions never hold 5 MB of it at once). None when the scan had
+    problems (a folder or file it could not list or stat) or a folder lacks its lead messages file (its calls
+    may come from a `messages_path` elsewhere, which no scan stats)."""
     if scan.problems:
         return None
-    paths: list[str] = []
-    numbers: list[int] = []
-    for folder in scan.folders:
-        files = folder.messages
-        if not files or files[0].path != folder.path + os.sep + folder.session_id + cf.MESSAGES_SUFFIX:  # _lead_path
-            return None
-        paths.append(folder.manifest.path)
-        numbers.extend(folder.manifest.checkpoint)
-        for f in files:
-            paths.append(f.path)
-            numbers.extend(f.checkpoint)
-    return blake2b(pickle.dumps((paths, numbers), protocol=5), digest_size=16).hexdigest()
+    hashed = blake2b(digest_size=16)
+    folders = scan.folders
+    for start in range(0, len(folders), DIGEST_CHUNK):
+        paths: list[str] = []
+        numbers: list[int] = []
+        for folder in folders[start : start + DIGEST_CHUNK]:
+            files = folder.messages
+            if not files or files[0].path != folder.path + os.sep + folder.session_id + cf.MESSAGES_SUFFIX:
+                return None  # (_lead_path)
+            paths.append(folder.manifest.path)
+            numbers.extend(folder.manifest.checkpoint)
+            for f in files:
+                paths.append(f.path)
+                numbers.extend(f.checkpoint)
+        hashed.update(pickle.dumps((paths, numbers), protocol=5))
+    return hashed.hexdigest()
+
+
+DIGEST_CHUNK = 1000
 
 
 def _newest(folder: cf.Folder) -> int:
