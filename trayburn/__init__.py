@@ -1,3 +1,3 @@
 """trayburn: what the Cline CLI costs you, at a glance."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
