@@ -447,3 +447,16 @@ def test_an_export_never_overwrites_trayburn_s_own_files(cline, capsys, tmp_path
         code, _, err = run(capsys, "export", "--state-dir", str(state), "-o", str(target))
         assert code == Exit.CANT_WRITE and "own folder" in err, err
     assert ledger.read_bytes() == before
+
+
+def test_relative_folders_are_read_from_where_trayburn_started_and_given_on_absolute(
+    cline, capsys, monkeypatch, tmp_path
+):
+    """QA: a relative CLINE_DIR was kept relative; the tray's children run in the home folder and would look
+    elsewhere. It is made absolute against the folder trayburn was started in, for this process and its
+    children alike."""
+    monkeypatch.chdir(cline.parent)
+    monkeypatch.setenv("CLINE_DIR", cline.name)
+    code, doc, err = run_json(capsys, "today", "--date", DATE)
+    assert code == 0 and doc["calls"] == expected()["totals"]["calls"], err
+    assert os.environ["CLINE_DIR"] == str(cline)

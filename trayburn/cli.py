@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sqlite3
 import sys
 from datetime import date, datetime
 from typing import Any
 
-from . import __version__, render
+from . import __version__, paths, render
 from . import settings as st
 from .cli_args import build_parser, command_of, period_of
 from .errors import CantWrite, Exit, NotFound, SettingsRefused, TrayburnError, UsageError
@@ -27,12 +28,16 @@ def main(argv: list[str] | None = None) -> int:
 
         return dialogs.main(argv[1:])
     as_json = "--json" in argv
+    paths.absolute_env(os.environ)
     command = command_of(argv)
     warnings = _Warnings() if command not in GUI_COMMANDS else None
     failed = True  # until a command returns (an error, Ctrl-C, a --help)
     try:
         args = build_parser(only=command).parse_args(argv)
         as_json = args.json
+        for option in ("config", "state_dir"):  # absolute, as the variables: children run in the home folder
+            if getattr(args, option, None) and not str(getattr(args, option)).startswith("~"):
+                setattr(args, option, os.path.abspath(getattr(args, option)))
         code = COMMANDS[args.command or "tray"](args)
         failed = False
         return code
@@ -208,8 +213,6 @@ def cmd_export(args) -> int:
 
 def _inside(path: str, folder: Any) -> bool:
     """Whether `path` (followed through links) is in `folder`, trayburn's state folder."""
-    import os
-
     target, home = os.path.realpath(path), os.path.realpath(folder)
     return target == home or target.startswith(home.rstrip(os.sep) + os.sep)
 

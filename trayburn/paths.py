@@ -7,7 +7,7 @@ same, and a value in the settings file overrides that level's environment variab
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -59,6 +59,19 @@ def home(env: Mapping[str, str]) -> Path:
     if env.get("HOMEDRIVE") and env.get("HOMEPATH"):
         return Path(env["HOMEDRIVE"] + env["HOMEPATH"])
     return Path.home()
+
+
+PATH_VARIABLES: tuple[str, ...] = ("CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR")
+PATH_VARIABLES += ("TRAYBURN_CONFIG", "TRAYBURN_STATE_DIR", "TRAYBURN_LOG_DIR")
+
+
+def absolute_env(env: MutableMapping[str, str]) -> None:
+    """Relative folders in these variables made absolute against the folder trayburn was started in (as Cline
+    reads them, against its own): the tray's children run in the home folder and must find the same ones."""
+    for name in PATH_VARIABLES:
+        value = env.get(name, "").strip()
+        if value and not value.startswith("~") and not os.path.isabs(value):
+            env[name] = os.path.abspath(value)
 
 
 def _expand(value: str, env: Mapping[str, str]) -> Path:
