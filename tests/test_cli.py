@@ -460,3 +460,8 @@ def test_relative_folders_are_read_from_where_trayburn_started_and_given_on_abso
     code, doc, err = run_json(capsys, "today", "--date", DATE)
     assert code == 0 and doc["calls"] == expected()["totals"]["calls"], err
     assert os.environ["CLINE_DIR"] == str(cline)
+
+
+def test_prices_of_an_empty_model_id_is_a_usage_error(cline, capsys):
+    code, out, err = run(capsys, "prices", " ")
+    assert code == Exit.USAGE and "cannot be empty" in err and out == ""

@@ -257,6 +257,8 @@ def cmd_prices(args) -> int:
         engine = _engine(args)
         models = engine.models_seen()
         return _stale(args, engine, _emit(args, {"models": [m.to_json() for m in models]}, render.models_seen(models)))
+    if not all(m.strip() for m in args.models):
+        raise UsageError("a model id cannot be empty: give one as Cline writes it, e.g. `trayburn prices z-ai/glm-4.6`")
     items = [show.describe(_engine(args, refresh=False).book, m, args.provider) for m in args.models]
     return _emit(args, items, show.render(items))
 
