@@ -465,3 +465,11 @@ def test_relative_folders_are_read_from_where_trayburn_started_and_given_on_abso
 def test_prices_of_an_empty_model_id_is_a_usage_error(cline, capsys):
     code, out, err = run(capsys, "prices", " ")
     assert code == Exit.USAGE and "cannot be empty" in err and out == ""
+
+
+def test_prices_says_which_half_of_a_settings_price_is_missing(cline, capsys):
+    assert run(capsys, "config", "set", "prices.my-model.input", "1.0")[0] == 0
+    code, doc, _ = run_json(capsys, "prices", "my-model")
+    assert code == 0 and doc[0]["priced"] is False and doc[0]["missing"] == ["output"]
+    code, out, _ = run(capsys, "prices", "my-model")
+    assert "gives its input price but not its output price" in out

@@ -25,8 +25,11 @@ def describe(book: PriceBook, raw: str, provider: str | None = None) -> dict[str
         "source": None,
         "genai_prices": None,
         "periods": [],
+        "missing": [],  # the kinds a settings price lacks to be one (half a price is no price)
     }
     if price is None:
+        given = book.overrides.get(key, {})
+        out["missing"] = [k for k in ("input", "output") if given and k not in given]
         return out
     out["source"] = price.source
     if price.provider:
@@ -56,6 +59,12 @@ def _one(d: dict[str, Any]) -> str:
     if not d["priced"]:
         k = d["key"]
         lines.append("  no known price: its calls are shown as unpriced, never $0.")
+        if d.get("missing"):
+            given = " and ".join(x for x in ("input", "output") if x not in d["missing"])
+            lines.append(
+                f"  The settings file gives its {given} price but not its {' and '.join(d['missing'])} price:"
+                " a price needs both."
+            )
         lines += [f"  {line}" for line in how_to_price(k)[:3]]
         return "\n".join(lines)
     g = d["genai_prices"]
