@@ -81,12 +81,15 @@ class PeriodQueries:
                 cursor.close()
 
     def sessions_between(self, start_ms: int, end_ms: int) -> list[SessionRow]:
-        """Sessions with counted calls, or a start, in [start, end)."""
+        """Sessions with counted calls in [start, end), and this machine's sessions that started then. Another
+        machine's session that counts nothing there is left out: most are copies of sessions counted here
+        (a shared home folder, a copied session), which listed every session twice, once at "0 calls"."""
         with self._lock:
             rows = self.db.execute(
                 "SELECT id, started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, provider,"
                 " removed, folder, source, origin FROM sessions WHERE id IN (SELECT session_id FROM calls"
-                " WHERE counted = 1 AND ts_ms >= ?1 AND ts_ms < ?2) OR (started_ms >= ?1 AND started_ms < ?2)",
+                " WHERE counted = 1 AND ts_ms >= ?1 AND ts_ms < ?2)"
+                " OR (started_ms >= ?1 AND started_ms < ?2 AND origin IS NULL)",
                 (start_ms, end_ms),
             ).fetchall()
         return [
