@@ -147,3 +147,30 @@ def test_a_folder_moved_away_and_another_made_in_its_place_is_watched_anew(tray,
     add_call(sessions, LONG)
     assert tray.refresh(sessions).files_read == 1
     assert counted(tray)[0] == before + 1
+
+
+MOUNTS = """\
+22 27 0:21 / /proc rw,relatime - proc proc rw
+27 1 253:0 / / rw,relatime - ext4 /dev/vda rw
+90 27 0:50 / /home rw,relatime - nfs4 server:/home rw,vers=4.2
+91 90 0:51 / /home/me/local\\040disk rw,relatime - ext4 /dev/vdb rw
+92 27 0:52 / /mnt/box rw,nosuid - fuse.sshfs me@box:/ rw
+"""
+
+
+@pytest.mark.parametrize(
+    ("folder", "network"),
+    [
+        ("/home/me/.cline/data/sessions", True),  # on the NFS home
+        ("/home/me/local disk/sessions", False),  # a local disk mounted inside it (the longest mount wins)
+        ("/mnt/box/.cline", True),
+        ("/srv/cline", False),
+    ],
+)
+def test_a_network_file_system_gets_no_watcher(folder, network):
+    """Changes another machine makes there reach no inotify watch here: such folders are stat-ed every poll."""
+    assert watch._network(folder, MOUNTS) is network
+
+
+def test_this_machines_own_folders_are_watched(tmp_path):
+    assert not watch._network(str(tmp_path)) and watch.watcher(str(tmp_path)) is not None

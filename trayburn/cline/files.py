@@ -78,10 +78,10 @@ class ScanCache:
         self.watcher: Watcher | None = None  # from the second scan, where the platform has one (watch.py)
         self._watch_tried = False
 
-    def _watcher(self) -> Watcher | None:
+    def _watcher(self, sessions_dir: str) -> Watcher | None:
         if not self._watch_tried:
             self._watch_tried = True
-            self.watcher = watch.watcher()
+            self.watcher = watch.watcher(sessions_dir)
         return self.watcher
 
     def close(self) -> None:
@@ -132,7 +132,7 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     cache = ScanCache() if cache is None else cache
     now = time.time_ns()
     memo = cache._folders if cache.used else None  # a first scan lists every folder anyway: keeping them pays
-    watcher = cache._watcher() if memo is not None else None
+    watcher = cache._watcher(sessions_dir) if memo is not None else None
     changed = watcher.changed() if watcher is not None else None  # before any stat: what changes later is seen
     out.swept = sweep = cache._sweep_due(watching=watcher is not None)
     cache.used = True  # from the second (a process doing one refresh never does)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import struct
 import sys
 import weakref
@@ -97,9 +98,15 @@ class Watcher:
         self._finalizer()
 
 
-def watcher() -> Watcher | None:
-    """A new watcher, or None where the platform has none (then every scan stats as before)."""
-    if not sys.platform.startswith("linux"):
+# File systems whose changes made by another machine reach no inotify watch here: stat-ed at every poll.
+NETWORK = {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "lustre", "gpfs", "ncpfs"}
+NETWORK_PREFIXES = ("fuse.",)  # sshfs, rclone, s3fs…
+
+
+def watcher(folder: str) -> Watcher | None:
+    """A new watcher for the session folders under `folder`, or None where the platform has none or the
+    folder is on a network file system (then every scan stats as before)."""
+    if not sys.platform.startswith("linux") or _network(folder):
         return None
     try:
         import ctypes
@@ -114,6 +121,30 @@ def watcher() -> Watcher | None:
     if fd < 0:  # EMFILE: the user's instances are taken
         return None
     return Watcher(libc, fd, _limit())
+
+
+def _network(folder: str, mountinfo: str | None = None) -> bool:
+    """Whether `folder` is on a network (or FUSE) file system, from /proc/self/mountinfo (or the text given);
+    unknown: False."""
+    if mountinfo is None:
+        try:
+            with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
+                mountinfo = fh.read()
+        except OSError:
+            return False
+    target, best, kind = os.path.realpath(folder), -1, ""
+    for line in mountinfo.splitlines():
+        head, sep, tail = line.partition(" - ")
+        fields = head.split()
+        if not sep or len(fields) < 5 or not tail.split():
+            continue
+        point = _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), fields[4])  # (a space is written \040)
+        if (target == point or target.startswith(point.rstrip("/") + "/")) and len(point) > best:
+            best, kind = len(point), tail.split()[0]
+    return kind in NETWORK or kind.startswith(NETWORK_PREFIXES)
+
+
+_OCTAL = re.compile(r"\\([0-7]{3})")
 
 
 def _limit() -> int:
