@@ -10,14 +10,17 @@ import os
 import pickle
 from collections.abc import Callable, Container, Mapping
 from functools import cached_property
-from typing import NamedTuple, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from ..blake import blake2b
 from ..cline import files as cf
 from ..cline.parse import Manifest, Messages, ParseError, parse_manifest, parse_messages
-from . import prefetch
 from .base import Known, Seen, SessionRecord, Writer, changed, should_read
-from .prefetch import Prefetch
+
+if TYPE_CHECKING:  # (the prefetch module is imported where an ingest has files to read)
+    from . import prefetch
+    from .prefetch import Prefetch
 
 LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
 P = TypeVar("P")
@@ -175,9 +178,9 @@ class _Ingest:
                     self._note(folder)  # still there: its known files are not gone, its session not removed
                     left.append((newest, folder))
                     continue
-                if first and prefetch.wanted(len(changed) - n):  # (only now: a slice's first session is read
+                if first and _prefetch().wanted(len(changed) - n):  # (only now: a slice's first session is read
                     # whatever the fork costs, so no slice ends without progress)
-                    self.prefetch = Prefetch([f for _, f in changed[n:]], self._jobs, self.w.max_file_bytes)
+                    self.prefetch = _prefetch().Prefetch([f for _, f in changed[n:]], self._jobs, self.w.max_file_bytes)
                     self.first = n
                 first = False
                 self.n = n
@@ -295,6 +298,12 @@ class _Ingest:
             return None
         value: P = outcome.value
         return value, ckpt
+
+
+def _prefetch() -> ModuleType:
+    from . import prefetch
+
+    return prefetch
 
 
 def _as_read(
