@@ -33,7 +33,7 @@ from corpus import (
 from trayburn import cli, fsutil
 from trayburn.engine import Engine
 from trayburn.errors import Exit
-from trayburn.ledger import Ledger, LedgerError, faults
+from trayburn.ledger import Ledger, LedgerError, faults, verified
 
 REAL = sessions_of(CORPUS)
 T0 = "2026-11-30T08:00:00.000Z"
@@ -78,7 +78,9 @@ def damaged_ledger(path: Path, sessions: Path, keep_stat: bool = False) -> None:
     first = Ledger(path)
     first.refresh(sessions)
     removed_session(first, sessions)
-    first.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = verified.state(path)
+    first.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the calls into the file, where their pages are found
+    first._stamp(before)  # as the ledger stamps its own checkpoint (Ledger._refresh after a big ingest)
     leaves = [
         r[0] for r in first.query("SELECT pageno FROM dbstat WHERE name='calls' AND pagetype='leaf' ORDER BY pageno")
     ]

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from corpus import age_all, copy_corpus, make_session, sessions_of, write_json
+from corpus import age, age_all, copy_corpus, make_session, sessions_of, write_json
 
 from trayburn.cline import files as cf
 from trayburn.cline.parse import parse_messages
@@ -237,3 +237,13 @@ def test_an_ingest_in_many_slices_ends_as_one_in_one(tmp_path, monkeypatch):
         assert sliced.query(sql) == whole.query(sql)
     whole.close()
     sliced.close()
+
+
+def test_a_file_written_in_the_last_tick_is_left_to_this_process(tmp_path):
+    """The racy-timestamp rule judges the time of the read: the child may read a file seconds before the
+    ledger records it, so a file it would read within 2 s of its mtime is left to this process to read."""
+    path = tmp_path / "fresh.messages.json"
+    path.write_bytes(b'{"messages": []}')  # written just now
+    assert prefetch._read(str(path), bytes, 1 << 20) == ("raised",)  # "read it here"
+    age(path)
+    assert prefetch._read(str(path), bytes, 1 << 20)[0] == "ok"

@@ -76,6 +76,8 @@ class ScanCache:
         self._swept_at: float | None = None
         self.used = False  # set by the first scan
         self.watcher: Watcher | None = None  # from the second scan, where the platform has one (watch.py)
+        # the sessions folder's entries at its last listing: name -> (inode, a link's target)
+        self._inodes: dict[str, tuple[int, str]] = {}
         self._watch_tried = False
 
     def _watcher(self, sessions_dir: str) -> Watcher | None:
@@ -134,7 +136,10 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     memo = cache._folders if cache.used else None  # a first scan lists every folder anyway: keeping them pays
     watcher = cache._watcher(sessions_dir) if memo is not None else None
     changed = watcher.changed() if watcher is not None else None  # before any stat: what changes later is seen
-    out.swept = sweep = cache._sweep_due(watching=watcher is not None)
+    lost = watcher is not None and changed is None  # events were dropped (a full queue): what changed is unknown
+    if lost and watcher is not None:
+        watcher.reset()  # every folder listed again, each watched afresh
+    out.swept = sweep = cache._sweep_due(watching=watcher is not None) or lost
     cache.used = True  # from the second (a process doing one refresh never does)
     if cache._dir != sessions_dir:
         cache._folders.clear()
@@ -214,14 +219,22 @@ def _folder_names(
     except OSError as exc:
         problems[sessions_dir] = _why(exc)
         return None, False
-    names, clean = [], True
+    names, clean, inodes = [], True, dict[str, tuple[int, str]]()
     for entry in entries:
         try:
             if entry.is_dir():
                 names.append(entry.name)
+                # the entry's own inode (a link's, not its target's), and a link's target: a link re-pointed
+                # in place often gets the inode its old self just freed
+                inodes[entry.name] = (entry.inode(), os.readlink(entry.path) if entry.is_symlink() else "")
         except OSError as exc:
             problems[entry.path] = _why(exc)
             clean = False
+    if cache.watcher is not None:  # an entry now another folder or link (replaced, re-pointed): not vouched for
+        gone = [n for n, ino in cache._inodes.items() if inodes.get(n, ino) != ino]
+        for name in gone:
+            cache.watcher.unwatch(os.path.join(sessions_dir, name))
+        cache._inodes = inodes
     if clean:
         cache.remember(sessions_dir, stamp, names, now)
     return names, clean
@@ -237,8 +250,10 @@ def _list_folder(
         return _scan_folder(sid, path, problems, None)[0]
     if watcher is not None:
         watcher.watch(path)
-    before = len(problems)
-    folder, files = _scan_folder(sid, path, problems, [])
+    before, linked = len(problems), list[str]()
+    folder, files = _scan_folder(sid, path, problems, [], linked)
+    if linked and watcher is not None:  # a file with another name elsewhere: changed through that one, no event here
+        watcher.unwatch(path)
     if (
         folder is None
         or len(problems) != before
@@ -252,7 +267,7 @@ def _list_folder(
 
 
 def _scan_folder(
-    sid: str, path: str, problems: dict[str, str], files: list | None
+    sid: str, path: str, problems: dict[str, str], files: list | None, linked: list[str] | None = None
 ) -> tuple[Folder | None, list | None]:
     """The folder, and its files as ("<id>/<file name>", checkpoint) pairs added to `files` (if given).
     Written for speed (it runs for every folder of a new process's scan): one pass over the listing."""
@@ -275,6 +290,8 @@ def _scan_folder(
                     continue
                 ckpt = new(Checkpoint, (st.st_size, st.st_mtime_ns, st.st_ino))
                 stat = FileStat(file_path, ckpt)
+                if linked is not None and st.st_nlink > 1:
+                    linked.append(file_path)
                 if files is not None:
                     files.append((inside + name, ckpt))
                 if name == manifest_name:

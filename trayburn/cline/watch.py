@@ -53,6 +53,16 @@ class Watcher:
             return
         self._paths[wd], self._watched[path] = path, (wd, inode)
 
+    def unwatch(self, path: str) -> None:
+        """No longer vouched for (a file in it has another name elsewhere, changed through that one)."""
+        if path in self._watched:
+            self._forget(self._watched[path][0], drop=True)
+
+    def reset(self) -> None:
+        """Every watch dropped (events were lost): folders are watched again as they are listed."""
+        for wd in list(self._paths):
+            self._forget(wd, drop=True)
+
     def _forget(self, wd: int, drop: bool) -> None:
         path = self._paths.pop(wd, None)
         if path is not None:

@@ -71,15 +71,17 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
 
     def close(self) -> None:
         with self._lock:
+            before = verified.state(self.path)
             self.db.close()  # (the last connection to close checkpoints the write-ahead log into the file)
-            self._stamp()
+            self._stamp(before)
             for source in self._sources.values():
                 source.listings.close()  # (its folder watches)
 
-    def _stamp(self) -> None:
-        """The file as trayburn's own writes left it: the next open needs no integrity check (verified.py)."""
+    def _stamp(self, before: list[int] | None) -> None:
+        """The file as trayburn's own writes left it (it was `before` them): the next open needs no integrity
+        check (verified.py)."""
         if self._writable and not self._damaged and self._checked_at is not None and self._identity != IN_MEMORY:
-            verified.record(self.path, self._checked_at)
+            verified.record(self.path, self._checked_at, before)
 
     @property
     def read_only(self) -> bool:
@@ -223,7 +225,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
                 return self._refreshed(stats, seen, started)
         known = self._known_unless_unchanged()
         faults: dict[str, str] = {}  # sessions that raised in this refresh: skipped in its later slices
-        wrote = False
+        wrote, before = False, verified.state(self.path)
         while seen.listed and source.needs_work(known):
             now = time.perf_counter()
             until = now + self.slice_s if ends is None else min(now + self.slice_s, ends)
@@ -237,7 +239,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         if stats.bytes_read >= CHECKPOINT_AFTER_BYTES:  # a big ingest: give the write-ahead log back
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         if wrote:
-            self._stamp()
+            self._stamp(before)
         if seen.listed and (wrote or digest is not None) and not stats.pending:
             self._store_digest(source, digest, stored, known)
         return self._refreshed(stats, seen, started)

@@ -31,6 +31,11 @@ def stamp_path(ledger: Path) -> Path:
     return ledger.with_name(ledger.name + SUFFIX)
 
 
+def state(ledger: Path) -> list[int] | None:
+    """The file's (size, mtime_ns, inode), as a stamp holds it; None when it cannot be stat-ed."""
+    return _state(ledger)
+
+
 def _state(ledger: Path) -> list[int] | None:
     try:
         st = os.stat(ledger)
@@ -60,14 +65,19 @@ def trusted(ledger: Path, now: float | None = None) -> float | None:
     return checked_at
 
 
-def record(ledger: Path, checked_at: float) -> None:
-    """Stamp the file as it is now (trayburn just checked it or wrote it), with the latest check any process
-    made (a tray open for days must not undo the check a newer process made). Best effort: without a
-    stamp the next open checks, which is only slower."""
+def record(ledger: Path, checked_at: float, before: list[int] | None = None) -> None:
+    """Stamp the file as it is now, with the latest check any process made (a tray open for days must not
+    undo the check a newer process made). `before`: the file as it was just before trayburn's own write
+    (a commit, a close); the stamp follows that write only if it still named that state, so a change made
+    from outside meanwhile is never stamped as checked (the next open checks instead). Without `before`:
+    trayburn just checked the file itself. Best effort: without a stamp the next open checks, which is
+    only slower."""
     state = _state(ledger)
     if state is None:
         return
     stamped = _stamped(ledger)
+    if before is not None and (stamped is None or stamped[0] != before):
+        return
     if stamped is not None and checked_at < stamped[1] <= time.time():
         checked_at = stamped[1]
     if stamped == (state, checked_at):  # (most closes: nothing written)

@@ -63,8 +63,9 @@ class ClineCliSource:
 
     def trusts_digest(self, known: Mapping[str, Known]) -> bool:
         """No file outside the scan matters: no session reads its calls from a `messages_path` elsewhere
-        (whose changes only `_externals_changed` stats). Sessions without their lead file give no digest."""
-        return not any(k.kind == EXTERNAL and k.feed == self.feed and not k.gone for k in known.values())
+        (whose changes only `_externals_changed` stats; one marked gone too: it may come back). Sessions
+        without their lead file give no digest."""
+        return not any(k.kind == EXTERNAL and k.feed == self.feed for k in known.values())
 
     def needs_work(self, known: Mapping[str, Known]) -> bool:
         """Whether some file changed (or came, or went) since the ledger last read it. A folder the scan
