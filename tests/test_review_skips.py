@@ -16,41 +16,22 @@ from corpus import (
     age,
     age_all,
     assistant,
-    copy_corpus,
     counted,
     dumps,
     make_session,
     messages_doc,
     ms,
-    sessions_of,
     user,
     write_in_place,
     write_json,
 )
+from test_watch import sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
 
 from trayburn.ledger import Ledger, verified
 
 LONG = "1796026909249_y8q37"  # a completed session of the real recording
 T0 = "2026-11-30T08:00:00.000Z"
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
-
-
-@pytest.fixture
-def sessions(tmp_path):
-    folder = sessions_of(copy_corpus(tmp_path / "cline"))
-    age_all(folder)
-    return folder
-
-
-@pytest.fixture
-def tray(tmp_path, sessions):
-    """A ledger polled as the tray polls it: refreshed until its scans are served from the watches."""
-    ledger = Ledger(tmp_path / "state" / "ledger.db", wall_ns=a_minute_later)
-    for _ in range(3):
-        ledger.refresh(sessions)
-    assert ledger.cline_source(sessions).listings.watcher is not None, "inotify_init1 failed on this machine"
-    yield ledger
-    ledger.close()
 
 
 def with_call(path: Path) -> bytes:
