@@ -25,7 +25,7 @@ from corpus import (
     write_in_place,
     write_json,
 )
-from test_watch import sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
+from test_watch import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
 
 from trayburn.ledger import Ledger, verified
 
@@ -151,17 +151,6 @@ def test_a_messages_path_file_that_comes_back_is_read_by_a_new_process(tmp_path)
     age(elsewhere)
     assert new_process_count(tmp_path / "fresh" / "ledger.db", sessions)[:2] == (2, 300)  # what it holds
     assert new_process_count(path, sessions)[:2] == (2, 300)
-
-
-def overflow(folder: Path) -> None:
-    """More events than the kernel keeps (two files in turn: it merges an event only into the same one)."""
-    with open("/proc/sys/fs/inotify/max_queued_events", encoding="ascii") as fh:
-        queue = int(fh.read())
-    files = sorted(folder.iterdir())[:2]
-    times = [(f, f.stat()) for f in files]
-    for i in range(queue + 10):
-        f, st = times[i % 2]
-        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 @linux
