@@ -33,10 +33,6 @@ def stamp_path(ledger: Path) -> Path:
 
 def state(ledger: Path) -> list[int] | None:
     """The file's (size, mtime_ns, inode), as a stamp holds it; None when it cannot be stat-ed."""
-    return _state(ledger)
-
-
-def _state(ledger: Path) -> list[int] | None:
     try:
         st = os.stat(ledger)
     except OSError:
@@ -60,7 +56,7 @@ def trusted(ledger: Path, now: float | None = None) -> float | None:
         return None
     file, checked_at = stamped
     now = time.time() if now is None else now
-    if file != _state(ledger) or not 0 <= now - checked_at < RECHECK_S:
+    if file != state(ledger) or not 0 <= now - checked_at < RECHECK_S:
         return None
     return checked_at
 
@@ -72,17 +68,17 @@ def record(ledger: Path, checked_at: float, before: list[int] | None = None) -> 
     from outside meanwhile is never stamped as checked (the next open checks instead). Without `before`:
     trayburn just checked the file itself. Best effort: without a stamp the next open checks, which is
     only slower."""
-    state = _state(ledger)
-    if state is None:
+    now = state(ledger)
+    if now is None:
         return
     stamped = _stamped(ledger)
     if before is not None and (stamped is None or stamped[0] != before):
         return
     if stamped is not None and checked_at < stamped[1] <= time.time():
         checked_at = stamped[1]
-    if stamped == (state, checked_at):  # (most closes: nothing written)
+    if stamped == (now, checked_at):  # (most closes: nothing written)
         return
-    data = json.dumps({"file": state, "checked_at": checked_at}).encode()
+    data = json.dumps({"file": now, "checked_at": checked_at}).encode()
     try:
         fsutil.atomic_write(stamp_path(ledger), data, durable=False)
     except OSError as exc:
