@@ -26,6 +26,22 @@ LEDGER_SUMS = "COUNT(*), TOTAL(input), TOTAL(output), TOTAL(cache_read), TOTAL(c
 _OMIT = object()
 
 
+# ---- Cline's cost formula, written independently of trayburn's ------------------------------------
+
+
+def cline_estimate(book: Any, model: str, i: int, o: int, cr: int, cw: int, at_ms: int) -> float:
+    """Cline's formula with the unit prices the PriceBook gives for `model` at the call's own time
+    `at_ms` (never "now": DeepSeek's off-peak window would make a test pass or fail by the hour); 0 for
+    a model without a price."""
+    p = book.prices(model)
+    if p is None:
+        return 0.0
+    r = p.rates_at(at_ms)
+    cache_read = (r.cache_read or r.input).base
+    cache_write = (r.cache_write or r.input).base
+    return ((i - cr - cw) * r.input.base + o * r.output.base + cr * cache_read + cw * cache_write) / 1e6
+
+
 # ---- the recorded corpus ------------------------------------------------------------------------
 
 

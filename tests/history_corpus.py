@@ -26,6 +26,7 @@ class Expect:
     cache_read: int
     cache_write: int
     cost: float | None
+    at_ms: int = 0  # when the call was made
 
 
 def build(sessions: Path) -> list[Expect]:
@@ -37,7 +38,7 @@ def build(sessions: Path) -> list[Expect]:
 
     def call(sid, mid, when, project, source, model, tokens, cost=None, agent="lead"):
         i, o, cr, cw = tokens
-        calls.append(Expect(sid, when[:10], project, source, model, agent, i, o, cr, cw, cost))
+        calls.append(Expect(sid, when[:10], project, source, model, agent, i, o, cr, cw, cost, ms(when)))
         extra = {} if cost is None else {"cost": cost}
         return assistant(mid, ms(when), i, o, cr, cw, model=model, **extra)
 

@@ -15,7 +15,7 @@ from datetime import date
 
 import history_corpus as hc
 import pytest
-from corpus import CORPUS, assistant, expected, isolated_env, make_session, ms, sessions_of, set_tz  # noqa: F401
+from corpus import CORPUS, assistant, cline_estimate, expected, isolated_env, make_session, ms, sessions_of, set_tz  # noqa: F401
 
 from trayburn import cli, export, history, session_list
 from trayburn import period as pd
@@ -30,14 +30,8 @@ REAL_DAY = date(2026, 11, 30)
 
 
 def estimate(book: PriceBook, c: hc.Expect) -> float:
-    """Cline's formula with the PriceBook's unit prices, call by call (0 for an unknown price)."""
-    p = book.prices(c.model)
-    if p is None:
-        return 0.0
-    uncached = c.input - c.cache_read - c.cache_write
-    return (
-        uncached * p.input + c.output * p.output + c.cache_read * p.cache_read + c.cache_write * p.cache_write
-    ) / 1e6
+    """Cline's formula with the PriceBook's unit prices at the call's time (0 for an unknown price)."""
+    return cline_estimate(book, c.model, c.input, c.output, c.cache_read, c.cache_write, c.at_ms)
 
 
 def group_sums(g: history.Group) -> tuple:

@@ -11,6 +11,7 @@ from corpus import (
     CORPUS,
     TOKEN_FIELDS,
     assistant,
+    cline_estimate,
     copy_corpus,
     expected,
     expected_sessions,
@@ -42,10 +43,12 @@ def one_session(sessions, ledger, calls, sid="1796020000000_rprt1", start=None, 
     ledger.refresh(sessions)
 
 
-def estimate(model: str, i: int, o: int, cr: int, cw: int, book: PriceBook | None = None) -> float:
-    """Cline's formula, with the unit prices the PriceBook holds (USD per million tokens)."""
-    p = (book or PriceBook()).prices(model)
-    return ((i - cr - cw) * p.input + o * p.output + cr * p.cache_read + cw * p.cache_write) / 1e6
+NOON = ms("2026-11-29T12:00:00Z")  # when the hand-made calls below are made, unless they say otherwise
+
+
+def estimate(model: str, i: int, o: int, cr: int, cw: int, book: PriceBook | None = None, at_ms: int = NOON) -> float:
+    """Cline's formula, with the unit prices the PriceBook holds at the call's time (USD per million)."""
+    return cline_estimate(book or PriceBook(), model, i, o, cr, cw, at_ms)
 
 
 # ---- days and time zones --------------------------------------------------------------------------------
@@ -220,7 +223,9 @@ def test_session_detail_marks_estimates(ledger):
     assert all(c.estimated for c in d.calls)
     raw = [m for m in json.loads((REAL / sid / f"{sid}.messages.json").read_text())["messages"] if m.get("metrics")]
     for call, m in zip(d.calls, raw, strict=False):
-        assert call.cost_usd == pytest.approx(estimate("gpt-4o", *(m["metrics"][k] for k in TOKEN_FIELDS)))
+        assert call.cost_usd == pytest.approx(
+            estimate("gpt-4o", *(m["metrics"][k] for k in TOKEN_FIELDS), at_ms=m["ts"])
+        )
     assert d.summary.estimated_cost_usd == pytest.approx(sum(c.cost_usd for c in d.calls))
     assert d.calls[0].tools == ["read", "shell"]
     priced = report.session_detail(ledger, PriceBook(), "1796026745477_z1cga")
@@ -362,7 +367,9 @@ def test_settings_aliases_and_prices_apply(tmp_path, set_tz):
     r = engine.day(DAY)
     rows = {m.name: m for m in r.models}
     assert rows[PriceBook().display("gpt-4o")].calls == 2
-    assert rows[PriceBook().display("gpt-4o")].cost_usd == pytest.approx(2 * estimate("gpt-4o", 10_000, 100, 2_000, 0))
+    assert rows[PriceBook().display("gpt-4o")].cost_usd == pytest.approx(
+        2 * estimate("gpt-4o", 10_000, 100, 2_000, 0, at_ms=t)
+    )
     assert rows["acme-1"].calls == 2 and rows["acme-1"].cost_usd == pytest.approx(1.0 + 2.0 + 1.0)
     assert r.unpriced_calls == 1 and rows["half-known"].unpriced_calls == 1
     shipped = PriceBook().prices("gpt-4o")
@@ -371,7 +378,7 @@ def test_settings_aliases_and_prices_apply(tmp_path, set_tz):
     mine = engine.book.prices("gpt-4o")
     assert (mine.input, mine.output, mine.cache_read) == (100.0, shipped.output, shipped.cache_read)
     after = {m.name: m for m in engine.day(DAY).models}[PriceBook().display("gpt-4o")]
-    assert after.cost_usd == pytest.approx(2 * estimate("gpt-4o", 10_000, 100, 2_000, 0, engine.book))
+    assert after.cost_usd == pytest.approx(2 * estimate("gpt-4o", 10_000, 100, 2_000, 0, engine.book, t))
     assert after.cost_usd > rows[PriceBook().display("gpt-4o")].cost_usd
     engine.close()
 
