@@ -49,7 +49,7 @@ import json, sys, time
 t0 = time.perf_counter()
 from datetime import date
 from trayburn.engine import Engine
-from trayburn import period
+from trayburn.figures import periods as period
 t1 = time.perf_counter()
 engine = Engine()
 t2 = time.perf_counter()

@@ -32,8 +32,9 @@ sys.path.insert(0, str(HERE.parent))
 
 import gen_corpus  # noqa: E402
 
-from trayburn.cline import files, parse  # noqa: E402
 from trayburn.ledger import Ledger  # noqa: E402
+from trayburn.sources.cline_cli import layout as files  # noqa: E402
+from trayburn.sources.cline_cli import parse  # noqa: E402
 
 RACY_S = getattr(files, "RACY_NS", 0) / 1e9 + 0.5
 DIRTY = "GROWING"  # present while a session is grown; a corpus left with it is regenerated

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trayburn.autostart import (
+from trayburn.platform import (
     AutostartStatus,
     FreedesktopAutostart,
     LaunchdAutostart,

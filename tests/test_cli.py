@@ -25,7 +25,7 @@ from corpus import (  # noqa: F401
 )
 
 from trayburn import __version__, cli
-from trayburn.cli_args import build_parser, command_of
+from trayburn.cli import build_parser, command_of
 from trayburn.errors import Exit
 from trayburn.ledger import SCHEMA_VERSION
 

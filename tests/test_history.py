@@ -17,13 +17,15 @@ import history_corpus as hc
 import pytest
 from corpus import CORPUS, assistant, cline_estimate, expected, isolated_env, make_session, ms, sessions_of, set_tz  # noqa: F401
 
-from trayburn import cli, export, history, session_list
-from trayburn import period as pd
+from trayburn import cli
 from trayburn.engine import Engine
 from trayburn.errors import Exit
-from trayburn.money import Money
+from trayburn.figures import export, history
+from trayburn.figures import periods as pd
+from trayburn.figures import sessions as session_list
+from trayburn.figures.day import totals_between
+from trayburn.figures.money import Money
 from trayburn.pricing import PriceBook
-from trayburn.report import totals_between
 
 NOVEMBER = pd.Period(date(2026, 11, 1), date(2026, 11, 30))
 REAL_DAY = date(2026, 11, 30)
@@ -380,7 +382,7 @@ def test_an_export_that_cannot_be_written_names_the_path_given_and_what_to_do(cl
 @pytest.mark.parametrize("span", [(None, None), (date(2026, 11, 3), date(2026, 11, 10)), (date(2026, 11, 30), None)])
 def test_grouped_sessions_equal_their_calls_one_by_one(made, real, span):
     """The sessions list (two grouped queries) against each session's calls as its detail prices them."""
-    from trayburn import report
+    from trayburn.figures import day as report
 
     for engine in (made[0], real):
         since, until = span

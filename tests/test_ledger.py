@@ -39,12 +39,13 @@ from corpus import (
     write_json,
 )
 
-from trayburn import report
-from trayburn.cline.files import FULL_SWEEP_S
+from trayburn import files as trayburn_files
 from trayburn.engine import Engine
+from trayburn.figures import day as report
 from trayburn.ledger import SCHEMA_VERSION, Ledger, LedgerBusy, LedgerError
 from trayburn.ledger.schema import CALLS_INDEXES, V2_FILES_AND_CALLS
 from trayburn.pricing import PriceBook
+from trayburn.sources.cline_cli.layout import FULL_SWEEP_S
 
 REAL = sessions_of(CORPUS)
 LONG = "1796026909249_y8q37"  # i_long: 51 calls
@@ -335,26 +336,24 @@ def test_raising_the_size_limit_reads_a_file_that_was_too_large(tmp_path, empty)
 
 @pytest.mark.parametrize("size_at_fstat", [0, 4, 10, 64])
 def test_a_file_that_changed_size_since_fstat_is_read_to_its_end(size_at_fstat):
-    from trayburn.cline import files
 
     r, w = os.pipe()  # what the reader finds after fstat: 10 bytes, whatever fstat said
     os.write(w, b"0123456789")
     os.close(w)
     try:
-        assert files._read_all(r, size_at_fstat, 100) == b"0123456789"
+        assert trayburn_files._read_all(r, size_at_fstat, 100) == b"0123456789"
     finally:
         os.close(r)
 
 
 def test_a_file_that_grew_past_the_limit_since_fstat_is_refused():
-    from trayburn.cline import files
 
     r, w = os.pipe()
     os.write(w, b"x" * 5000)
     os.close(w)
     try:
-        with pytest.raises(files.FileProblem, match="too large"):
-            files._read_all(r, 10, 1000)
+        with pytest.raises(trayburn_files.FileProblem, match="too large"):
+            trayburn_files._read_all(r, 10, 1000)
     finally:
         os.close(r)
 
@@ -950,7 +949,7 @@ def test_missing_time_without_a_start_or_a_time_in_the_id_is_the_manifests_mtime
 
 def test_quirk_files_in_sessions(ledger, empty):
     """The hand-made messages files, as the lead files of sessions: parsed and counted like the parser says."""
-    from trayburn.cline.parse import parse_messages
+    from trayburn.sources.cline_cli.parse import parse_messages
 
     want = 0
     for i, path in enumerate(sorted((QUIRKS / "messages").glob("*.json"))):
@@ -1140,8 +1139,7 @@ class ExportFile:
         )
 
     def ingest(self, writer):
-        from trayburn.cline.parse import Call
-        from trayburn.sources.base import SessionRecord, qualified_id
+        from trayburn.sources.base import Call, SessionRecord, qualified_id
 
         if self.stat is None:
             return
@@ -1184,7 +1182,7 @@ class ExportFile:
 
 
 def files_stat(path: str):
-    from trayburn.cline.files import stat_file
+    from trayburn.files import stat_file
 
     return stat_file(path)
 

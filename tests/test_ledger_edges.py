@@ -30,10 +30,12 @@ from corpus import (
     set_tz,  # noqa: F401
 )
 
-from trayburn import cli, fsutil
+from trayburn import cli
+from trayburn import files as fsutil
 from trayburn.engine import Engine
 from trayburn.errors import Exit
-from trayburn.ledger import Ledger, LedgerError, faults, verified
+from trayburn.ledger import Ledger, LedgerError, verified
+from trayburn.ledger import schema as faults
 
 REAL = sessions_of(CORPUS)
 T0 = "2026-11-30T08:00:00.000Z"

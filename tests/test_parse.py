@@ -13,7 +13,7 @@ from corpus import CORPUS, QUIRKS, TOKEN_FIELDS, assistant, dumps, expected_sess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trayburn.cline.parse import IDLESS, ParseError, parse_manifest, parse_messages, to_ms
+from trayburn.sources.cline_cli.parse import IDLESS, ParseError, parse_manifest, parse_messages, to_ms
 
 T = 1796026733527  # the timestamp the quirk files are built around
 
@@ -491,7 +491,7 @@ def test_manifest_times_local_time_cannot_show_are_missing(field, value):
 def test_the_edges_of_the_displayable_range():
     from datetime import datetime
 
-    from trayburn.cline.parse import MAX_MS, MIN_MS
+    from trayburn.sources.cline_cli.parse import MAX_MS, MIN_MS
 
     assert to_ms(MIN_MS // 1000) == MIN_MS and to_ms(MIN_MS // 1000 - 1) is None  # seconds below 1e12
     assert to_ms(MAX_MS) == MAX_MS and to_ms(MAX_MS + 1) is None
@@ -540,7 +540,7 @@ def _depth(node) -> int:
 @given(json_values, st.integers(min_value=0, max_value=6))
 def test_shallow_agrees_with_json(doc, depth):
     """`shallow` accepts exactly what json.loads accepts and cuts only below `depth`."""
-    from trayburn.cline.parse import shallow
+    from trayburn.sources.cline_cli.parse import shallow
 
     data = json.dumps(doc).encode()
     got = json.loads(shallow(data, depth))
@@ -577,7 +577,7 @@ def test_absurd_costs_count_as_calls_even_without_tokens():
 
 
 def test_a_cost_at_the_cap_is_used():
-    from trayburn.cline.parse import MAX_COST
+    from trayburn.sources.base import MAX_COST
 
     calls = by_key(dumps(messages_doc("S", [assistant("big", T, cost=MAX_COST), CONTROL])))
     assert calls["big"].cost == MAX_COST and calls["big"].note is None
@@ -609,7 +609,8 @@ odd_time = odd_number | st.sampled_from(["0001-01-01T00:00:00+14:00", "9999-12-3
     odd_text,
 )
 def test_whatever_a_file_holds_calls_are_storable_displayable_and_finite(rows, sid):
-    from trayburn.cline.parse import MAX_COST, MAX_MS, MIN_MS
+    from trayburn.sources.base import MAX_COST
+    from trayburn.sources.cline_cli.parse import MAX_MS, MIN_MS
 
     msgs = [
         assistant(r["id"], r["ts"], r["n"], r["n"], cost=r["cost"], model=r["model"], tools=(r["tool"],)) for r in rows

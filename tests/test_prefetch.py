@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from corpus import age, age_all, copy_corpus, make_session, sessions_of, write_json
 
-from trayburn.cline import files as cf
-from trayburn.cline.parse import parse_messages
+from trayburn import files
 from trayburn.ledger import Ledger
 from trayburn.sources import prefetch
+from trayburn.sources.cline_cli.parse import parse_messages
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = {
@@ -123,9 +123,9 @@ def test_a_child_that_dies_leaves_the_rest_to_this_process(tmp_path, forking):
     ahead = prefetch.Prefetch(paths, jobs, 10**8)
     _until(lambda: ahead.at[0] >= 5, "the child never began its sixth item")  # five outcomes in the pipe
     first = ahead.take(0, paths[0])
-    assert first is not None and not isinstance(first, cf.FileProblem)
+    assert first is not None and not isinstance(first, files.FileProblem)
     fetched, ckpt = first
-    data, really = cf.read(paths[0], 10**8)
+    data, really = files.read(paths[0], 10**8)
     want = parse_messages(data, Path(paths[0]).parent.name).rows
     assert (len(fetched), ckpt, fetched.value.rows) == (len(data), really, want)
     assert ahead.take(0, paths[1]) is None  # not the first item's: read here

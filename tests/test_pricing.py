@@ -11,7 +11,8 @@ import pytest
 from corpus import CORPUS, ms, sessions_of
 from genai_prices import Usage, calc_price
 
-from trayburn.pricing import Price, PriceBook, routes
+from trayburn.pricing import Price, PriceBook
+from trayburn.pricing import price as routes
 
 NOON = ms("2026-11-30T12:00:00Z")
 NIGHT = ms("2026-11-30T02:00:00Z")  # inside DeepSeek's 01:00-04:00 UTC window

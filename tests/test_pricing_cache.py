@@ -111,7 +111,7 @@ def test_a_cache_that_cannot_be_written_is_said_once_not_at_every_price(tmp_path
     memory, and each problem is said once."""
     path = tmp_path / "prices.json"
     path.mkdir()
-    caplog.set_level("WARNING", logger="trayburn.pricing.cache")
+    caplog.set_level("WARNING", logger="trayburn.pricing.book")
     book = PriceBook(cache=path)
     ids = [("gpt-4o", "openai"), ("claude-sonnet-4-5", "anthropic"), ("glm-5", None), ("z-ai/glm-4.6", "openrouter")]
     providers = [book.prices(model, route).provider for model, route in ids]

@@ -16,11 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_pricing import NIGHT, NOON, ROUTED, USAGES, list_cost
 
-from trayburn import cli, export, history, period, render, report, session_list
-from trayburn.cline.parse import MAX_COST
+from trayburn import cli, render
 from trayburn.engine import Engine
+from trayburn.figures import day as report
+from trayburn.figures import export, history
+from trayburn.figures import periods as period
+from trayburn.figures import sessions as session_list
 from trayburn.ledger import Ledger
 from trayburn.pricing import PriceBook
+from trayburn.sources.base import MAX_COST
 
 DAY = date(2026, 11, 30)
 START = "2026-11-30T00:00:00.000Z"

@@ -18,9 +18,12 @@ from pathlib import Path
 import pytest
 from corpus import copy_corpus, expected, set_tz  # noqa: F401
 
-from trayburn import autostart, cli, demo, fsutil, logs
+from trayburn import cli, demo
+from trayburn import files as fsutil
+from trayburn import platform as autostart
+from trayburn import platform as logs
 from trayburn import settings as st
-from trayburn.singleton import InstanceLock
+from trayburn.platform import InstanceLock
 from trayburn.tray import backend
 from trayburn.tray.app import TrayApp
 
@@ -240,9 +243,9 @@ NOBODY_SCRIPT = textwrap.dedent(
     """
     import json, os, sys
     from pathlib import Path
-    from trayburn import fsutil, logs
+    from trayburn import files as fsutil, platform as logs
     from trayburn import settings as st
-    from trayburn.singleton import InstanceLock
+    from trayburn.platform import InstanceLock
 
     base = Path(sys.argv[1])
     out = {"uid": os.geteuid()}

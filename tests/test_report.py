@@ -22,9 +22,10 @@ from corpus import (
     set_tz,  # noqa: F401 (fixture)
 )
 
-from trayburn import cli, render, report
+from trayburn import cli, render
 from trayburn import settings as st
 from trayburn.engine import Engine
+from trayburn.figures import day as report
 from trayburn.pricing import PriceBook
 
 REAL = sessions_of(CORPUS)

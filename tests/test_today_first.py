@@ -31,8 +31,8 @@ from corpus import (
     write_in_place,
 )
 
-from trayburn import days
 from trayburn.engine import Engine
+from trayburn.figures import periods as days
 from trayburn.ledger import Ledger
 
 DAY_MS = 86_400_000

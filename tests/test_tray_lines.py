@@ -13,8 +13,9 @@ from corpus import age_all, assistant, iso, make_session
 from sync_machines import boxes
 from test_tray_menu import Spawned, find, texts
 
-from trayburn import days, settings
+from trayburn import settings
 from trayburn.engine import Engine
+from trayburn.figures import periods as days
 from trayburn.tray import backend
 from trayburn.tray.app import TrayApp
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import desktop
 import pytest
 
-from trayburn import demo, launch, settings
+from trayburn import demo, settings
+from trayburn import platform as launch
 from trayburn.engine import Engine
-from trayburn.singleton import AlreadyRunning, InstanceLock
+from trayburn.platform import AlreadyRunning, InstanceLock
 from trayburn.tray import backend, label
 from trayburn.tray.app import TrayApp
 from trayburn.tray.label import IconState, format_cost
@@ -391,7 +392,7 @@ def test_a_day_without_calls_says_yesterday(env):
     line = next(t for t in texts(app.icon.menu) if t.startswith("Yesterday: "))
     from datetime import timedelta
 
-    from trayburn import report
+    from trayburn.figures import day as report
 
     before = app.engine.day(report.now_date() - timedelta(days=1))
     assert before.calls > 0 and line == f"Yesterday: ${before.cost_usd:,.2f}"

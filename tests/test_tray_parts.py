@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from desktop import wait_for
 
-from trayburn import launch, paths
+from trayburn import paths
+from trayburn import platform as launch
 from trayburn.engine import Engine
 from trayburn.tray import folders, host, model, status
 from trayburn.tray.children import Children

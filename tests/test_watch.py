@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from corpus import a_minute_later, age_all, assistant, copy_corpus, counted, dumps, sessions_of, user, write_in_place
 
-from trayburn.cline import watch
+from trayburn import watch
 from trayburn.ledger import Ledger
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")

@@ -304,7 +304,7 @@ def test_a_ledger_that_cannot_be_opened_is_a_message(open_window, tmp_path):
 
 
 def test_titles_are_shortened_and_shown_as_text(open_window, engine):
-    from trayburn.report import SessionSummary, Tokens
+    from trayburn.figures.day import SessionSummary, Tokens
 
     title = "[exec rm -rf ~] {unbalanced $HOME \\ <b>bold</b>\n" + "x" * 500
     fake = SessionSummary(
@@ -461,7 +461,7 @@ def test_the_trays_period_request_shows_that_period_in_the_open_window(display, 
     """The tray keeps one summary window: its week and month lines write `period KIND` to the open one."""
     if not shutil.which("xdotool"):
         pytest.skip("this test needs xdotool: apt-get install xdotool")
-    from trayburn import period as pd
+    from trayburn.figures import periods as pd
 
     run_env = {k: v for k, v in os.environ.items() if k != "GTK_THEME"} | env | {"DISPLAY": display}
     proc = subprocess.Popen(

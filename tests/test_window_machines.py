@@ -10,7 +10,7 @@ from sync_machines import boxes
 from test_tray_lines import now_ms, routed
 from window_harness import DAY, display, engine, env, open_window  # noqa: F401  (fixtures)
 
-from trayburn import days
+from trayburn.figures import periods as days
 from trayburn.render import plan_text
 
 

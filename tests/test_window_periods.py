@@ -24,9 +24,9 @@ from window_harness import (  # noqa: F401  (fixtures)
     wait_for,
 )
 
-from trayburn import period as pd
 from trayburn import render
 from trayburn.engine import Engine
+from trayburn.figures import periods as pd
 from trayburn.window import model, period_model
 
 WEEK = pd.week_of(DAY)  # Monday 30 November to Sunday 6 December 2026

@@ -15,13 +15,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from . import days, paths, report, report_machines, session_list
+from . import paths
 from . import settings as st
-from .cline.files import Checkpoint, stat_file
+from .figures import day as report
+from .figures import machines as report_machines
+from .figures import periods as days
+from .figures import sessions as session_list
+from .files import Checkpoint, stat_file
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
 from .ledger.storable import storable_id
 from .pricing import PriceBook
-from .pricing.seen import SeenModel, seen
+from .pricing.show import SeenModel, seen
 from .sources.base import Source
 
 if TYPE_CHECKING:
@@ -240,19 +244,19 @@ class Engine:
 
     def history(self, period, by: str = "day"):
         """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
-        from . import history
+        from .figures import history
 
         return history.report(self.ledger, self.book, period, by, self.machine_name())
 
     def overview(self, period):
         """A period by day, project, model and source from one read (the window's period view)."""
-        from . import history
+        from .figures import history
 
         return history.overview(self.ledger, self.book, period)
 
     def money(self):
         """How amounts are shown: the settings' currency and rate, the locale's format (money.Money)."""
-        from . import money
+        from .figures import money
 
         return money.from_settings(self.settings, self.env)
 

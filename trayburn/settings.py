@@ -15,7 +15,7 @@ from typing import Any
 
 import tomli_w
 
-from .fsutil import Refused, atomic_write, read_file
+from .files import Refused, atomic_write, read_file
 
 THEMES = ("auto", "light", "dark")
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")

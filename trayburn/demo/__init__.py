@@ -10,8 +10,10 @@ from datetime import UTC, date
 from pathlib import Path
 from typing import Any
 
-from .. import days, fsutil, paths, render
+from .. import files as fsutil
+from .. import paths, render
 from .. import settings as st
+from ..figures import periods as days
 
 SOURCE = Path(__file__).parent / "sessions"
 MARKER = "trayburn-demo"  # written beside the replayed Cline folder's data: the window says it shows a demo

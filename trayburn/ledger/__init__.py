@@ -11,7 +11,6 @@ periods.py   reads over periods: the sessions' keys, a period's calls for an exp
 machines.py  reads for sharing between machines: this machine's calls and sessions, the other machines' files
 """
 
-from .faults import LedgerBusy, LedgerError, LedgerFull, LedgerReadOnly, LedgerUnavailable
 from .queries import (
     ALL_TIME,
     BUCKETS_PER_QUERY,
@@ -27,9 +26,9 @@ from .queries import (
     Sums,
     Usage,
 )
-from .schema import SCHEMA_VERSION
-from .stats import RefreshStats
+from .schema import SCHEMA_VERSION, LedgerBusy, LedgerError, LedgerFull, LedgerReadOnly, LedgerUnavailable
 from .store import Ledger
+from .writer import RefreshStats
 
 __all__ = [
     "ALL_TIME",

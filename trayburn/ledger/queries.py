@@ -1,10 +1,22 @@
 """The ledger's reads: typed query methods returning named rows. Only the ledger speaks SQL;
-`report.py` builds figures from these rows."""
+`report.py` builds figures from these rows.
+
+The ledger's reads for history (mixed into `Ledger` like `Queries`): the sessions' keys a report
+groups by, the calls one by one for an export, the sessions of a period for the sessions list.
+
+Their figures come from `Queries.cost_groups` (by time bucket, session, file, agent), priced in
+`costs.py`: a report or the sessions list is a few grouped queries whatever the number of sessions.
+
+The ledger's reads for sharing between machines (`trayburn/sync`), mixed into `Ledger` like `Queries`:
+this machine's sessions and calls as they leave for its machine file, the other machines' files held.
+"""
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from ..sources.base import RETRY_RECENT_NS
@@ -361,3 +373,163 @@ class Queries:
         )
         recent = time.time_ns() - RETRY_RECENT_NS
         return [Problem(text(p) or "", r, mtime is not None and mtime >= recent) for p, r, mtime in rows]
+
+
+FETCH_ROWS = 2000  # calls fetched at a time by `export_calls()`: memory stays flat whatever the period
+
+
+class SessionKeys(NamedTuple):
+    """What a session's calls are grouped by, besides their time and model."""
+
+    id: str
+    workspace_root: str | None
+    cwd: str | None
+    source: str | None
+    title: str | None
+    prompt: str | None
+    origin: str | None = None  # the machine it came from (None: this one)
+
+
+class ExportCall(NamedTuple):
+    ts_ms: int
+    session_id: str
+    title: str | None
+    prompt: str | None
+    workspace_root: str | None
+    cwd: str | None
+    source: str | None
+    agent: str | None
+    model: str | None
+    provider: str | None  # the call's own (calls.provider)
+    session_provider: str | None  # its session's: the route when the call names none
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost: float | None
+
+
+class PeriodQueries:
+    """Mixed into `Ledger`: reads under its lock, on its shared connection (one statement at a time)."""
+
+    db: sqlite3.Connection
+    _lock: threading.RLock
+
+    def session_keys(self) -> list[SessionKeys]:
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT id, workspace_root, cwd, source, title, prompt, origin FROM sessions"
+            ).fetchall()
+        return [SessionKeys(*r) for r in rows]
+
+    def export_calls(self, start_ms: int, end_ms: int) -> Iterator[ExportCall]:
+        """The counted calls in [start, end), oldest first, fetched a few thousand at a time: memory stays
+        flat whatever the period. A generator holding the ledger's lock while it is iterated (on its own
+        cursor), so run nothing else on this ledger from the loop that consumes it."""
+        with self._lock:
+            cursor = self.db.execute(
+                "SELECT c.ts_ms, c.session_id, s.title, s.prompt, s.workspace_root, s.cwd, s.source, c.agent,"
+                " c.model, c.provider, s.provider, c.input, c.output, c.cache_read, c.cache_write, c.cost"
+                " FROM calls c LEFT JOIN sessions s ON s.id = c.session_id"
+                " WHERE c.counted = 1 AND c.ts_ms >= ? AND c.ts_ms < ? ORDER BY c.ts_ms, c.id",
+                (start_ms, end_ms),
+            )
+            try:
+                while rows := cursor.fetchmany(FETCH_ROWS):
+                    yield from (ExportCall(*r) for r in rows)
+            finally:
+                cursor.close()
+
+    def sessions_between(self, start_ms: int, end_ms: int) -> list[SessionRow]:
+        """Sessions with counted calls in [start, end), and this machine's sessions that started then. Another
+        machine's session that counts nothing there is left out: most are copies of sessions counted here
+        (a shared home folder, a copied session), which listed every session twice, once at "0 calls"."""
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT id, started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, provider,"
+                " removed, folder, source, origin FROM sessions WHERE id IN (SELECT session_id FROM calls"
+                " WHERE counted = 1 AND ts_ms >= ?1 AND ts_ms < ?2)"
+                " OR (started_ms >= ?1 AND started_ms < ?2 AND origin IS NULL)",
+                (start_ms, end_ms),
+            ).fetchall()
+        return [
+            SessionRow(
+                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), text(r[11]), r[12], r[13]
+            )
+            for r in rows
+        ]
+
+
+class SharedCall(NamedTuple):
+    """One of this machine's calls as it leaves for the machine file."""
+
+    key: str
+    ts_ms: int
+    model: str | None
+    provider: str | None
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost: float | None
+    session_id: str
+    agent: str | None
+
+
+class MachineFile(NamedTuple):
+    """Another machine's file as the ledger last saw it (kept when the file is gone)."""
+
+    origin: str
+    path: str
+    name: str | None  # the machine's name in its file (stored as the files row's `agent`)
+    gone: bool
+    error: str | None
+    mtime_ns: int | None
+
+
+def _earlier(a: tuple, b: tuple) -> bool:
+    """Row a's session started before b's (unknown starts last), then by session id, then by row id."""
+    return (a[11] is None, a[11] or 0, a[9], a[12]) < (b[11] is None, b[11] or 0, b[9], b[12])
+
+
+class MachineQueries:
+    """Mixed into `Ledger` beside `Queries`."""
+
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        raise NotImplementedError
+
+    def local_sessions(self) -> list[SessionRow]:
+        """This machine's sessions (removed ones included: their calls still count)."""
+        rows = self._rows(
+            "SELECT id, started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, provider,"
+            " removed, folder, source, origin FROM sessions WHERE origin IS NULL ORDER BY id"
+        )
+        return [
+            SessionRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), r[11], r[12], r[13])
+            for r in rows
+        ]
+
+    def local_calls(self) -> list[SharedCall]:
+        """This machine's calls, one per key: the copy in its earliest-started session (as `counted` would
+        choose among this machine's rows alone), whether or not another machine's copy is counted here."""
+        rows = self._rows(
+            "SELECT c.key, c.ts_ms, c.model, c.provider, c.input, c.output, c.cache_read, c.cache_write, c.cost,"
+            " c.session_id, c.agent, s.started_ms, c.id FROM calls c JOIN files f ON f.id = c.file_id"
+            " LEFT JOIN sessions s ON s.id = c.session_id WHERE f.origin IS NULL"
+        )  # ordered here, not by SQL: a sort of every call by key costs twice the query
+        best: dict[str, tuple] = {}
+        for r in rows:
+            held = best.get(r[0])
+            if held is None or _earlier(r, held):
+                best[r[0]] = r
+        return [SharedCall(*r[:11]) for r in best.values()]
+
+    def feed_sessions(self, feed: str) -> list[str]:
+        return [r[0] for r in self._rows("SELECT id FROM sessions WHERE feed=? AND removed=0", (feed,))]
+
+    def machine_files(self) -> list[MachineFile]:
+        rows = self._rows(
+            "SELECT origin, path, agent, gone, error, mtime_ns FROM files WHERE kind='machine' AND origin IS NOT NULL"
+            " ORDER BY origin, path"
+        )
+        return [MachineFile(r[0], r[1], r[2], bool(r[3]), r[4], r[5]) for r in rows]

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from .refresh import SETTLE
+from .writer import SETTLE
 
 log = logging.getLogger(__name__)
 

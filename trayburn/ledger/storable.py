@@ -16,8 +16,8 @@ import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..cline.parse import _key
 from ..sources.base import Call, Checkpoint, FileStat, Known, Reader, Row, SessionRecord, T, Writer
+from ..sources.cline_cli.parse import _key
 
 
 def text(value: str | bytes | None) -> str | None:

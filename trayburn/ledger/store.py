@@ -18,17 +18,24 @@ from dataclasses import replace
 from pathlib import Path
 from sys import intern
 
-from ..cline.files import Checkpoint
+from ..files import Checkpoint
 from ..sources.base import Digested, Known, Plan, Seen, Source
-from ..sources.cline_cli import ClineCliSource
+from ..sources.cline_cli.source import ClineCliSource
 from . import verified
-from .faults import LedgerError, LedgerUnavailable, busy_error, is_busy, unavailable, verdict
-from .machines import MachineQueries
-from .periods import PeriodQueries
-from .queries import Queries
-from .schema import connect, open_ledger, rollback
-from .stats import RefreshStats
+from .queries import MachineQueries, PeriodQueries, Queries
+from .schema import (
+    LedgerError,
+    LedgerUnavailable,
+    busy_error,
+    connect,
+    is_busy,
+    open_ledger,
+    rollback,
+    unavailable,
+    verdict,
+)
 from .storable import StorableIds, text
+from .writer import RefreshStats
 
 log = logging.getLogger(__name__)
 
@@ -285,7 +292,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
     def _write(self, source: Source, plan: Plan, stats: RefreshStats) -> dict[str, Known]:
         """One write transaction of a refresh (done again without a session that raised: `Refresh.guard`);
         what the ledger knows of its files after it."""
-        from .refresh import Refresh, SessionFault  # (a refresh that finds nothing changed never writes)
+        from .writer import Refresh, SessionFault  # (a refresh that finds nothing changed never writes)
 
         while True:
             before = replace(stats, errors=dict(stats.errors))

@@ -19,7 +19,7 @@ import os
 import time
 from pathlib import Path
 
-from .. import fsutil
+from .. import files as fsutil
 
 log = logging.getLogger(__name__)
 

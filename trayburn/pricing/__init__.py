@@ -12,7 +12,6 @@ without a reported cost is estimated from its tokens at the price its route char
 """
 
 from .book import PriceBook
-from .keys import model_key
-from .price import Price, Rate, Rates
+from .price import Price, Rate, Rates, model_key
 
 __all__ = ["PriceBook", "Price", "Rate", "Rates", "model_key"]

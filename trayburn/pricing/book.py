@@ -1,4 +1,21 @@
-"""The price book: a model id as Cline writes it (and its route) → canonical key, display name, price.
+"""The resolved-prices cache: one small JSON file in trayburn's state folder.
+
+    {"format": 1,
+     "stamp": {"data": "<size>:<mtime_ns> of genai-prices' data module", "settings": {prices, aliases},
+               "trayburn": "<its version>"},
+     "models": {"<route>\\t<model id, lower case>": {"key": "glm-4-6", "price": {Price.to_json()} | null}},
+     "names": {"glm-4-6": "GLM-4.6" | null}}
+
+A different stamp (genai-prices or trayburn upgraded, the settings' prices or aliases edited) means the whole file
+is ignored and rebuilt. Written atomically (a temp file in the same folder, then replace; mode 0600);
+entries another process wrote meanwhile are kept. Reading it never imports genai-prices.
+
+The only module that imports genai-prices (its bundled data snapshot; never its network updater).
+
+It is imported when a (model, route) pair is not in the cache yet: `resolve()` finds the price a call
+on that route pays and turns it into a plain `Price`; `name()` finds the vendor's spelling of a model.
+
+The price book: a model id as Cline writes it (and its route) → canonical key, display name, price.
 
 Settings win: an alias renames a model before anything else, and a `[prices."model"]` table replaces
 the shipped rates it names (the others stay). Half a price for a model genai-prices does not know is
@@ -8,14 +25,205 @@ a warm process prices known models without importing it.
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import sys
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
 from os import PathLike
+from pathlib import Path
+from typing import Any
 
-from . import routes
-from .cache import Entry, PriceCache
-from .keys import model_key, same_model, spelled
-from .price import Period, Price, Rate, Rates
+from . import price as routes
+from .price import Period, Price, Rate, Rates, model_key, same_model, spelled
+
+log = logging.getLogger(__name__)
+FORMAT = 2
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A model id on a route: its canonical key, and the genai-prices price (None: unknown to it)."""
+
+    key: str
+    price: Price | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "price": None if self.price is None else self.price.to_json()}
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Entry:
+        price = value.get("price")
+        return cls(str(value["key"]), None if price is None else Price.from_json(price))
+
+
+def data_stamp() -> str:
+    """What identifies genai-prices' bundled data, found without importing it (nor importlib.util)."""
+    for folder in sys.path:
+        try:
+            st = os.stat(os.path.join(folder or ".", "genai_prices", "data.py"))
+        except OSError:
+            continue
+        return f"{st.st_size}:{st.st_mtime_ns}"
+    try:  # a frozen app: its data changes only with the app itself
+        st = os.stat(sys.executable)
+    except OSError:
+        return "unknown"
+    return f"frozen:{st.st_size}:{st.st_mtime_ns}"
+
+
+class PriceCache:
+    """Entries and names in memory, backed by the file at `path` (None: memory only)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, settings: dict[str, Any]):
+        self.path = None if path is None else Path(path)
+        from .. import __version__  # (how ids are routed to prices changes with trayburn: a new one resolves anew)
+
+        self.stamp = {"data": data_stamp(), "settings": settings, "trayburn": __version__}
+        self.models: dict[str, Entry] = {}
+        self.names: dict[str, str | None] = {}
+        self.unwritable = False  # a write failed: memory only from then on (said once, not at every price)
+        self._load()
+
+    def _load(self) -> None:
+        data = self._read()
+        if data is None:
+            return
+        try:
+            self.models = {k: Entry.from_json(v) for k, v in data["models"].items()}
+            self.names = {str(k): (None if v is None else str(v)) for k, v in data["names"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            log.warning("ignoring the prices cache %s: %s", self.path, exc)
+            self.models, self.names = {}, {}
+
+    def _read(self, quiet: bool = False) -> dict[str, Any] | None:
+        if self.path is None:
+            return None
+        try:
+            data = json.loads(self.path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            if not quiet:  # (said when loading; `save` reads it again)
+                log.warning("ignoring the prices cache %s: %s", self.path, exc)
+            return None
+        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("stamp") != self.stamp:
+            return None
+        return data
+
+    def save(self) -> None:
+        """Write the file, keeping what another process added since it was read. Once a write failed, the
+        cache stays in memory for this process: each newly resolved price would fail (and say so) again."""
+        if self.path is None or self.unwritable:
+            return
+        theirs = self._read(quiet=True) or {}
+        models = {**(theirs.get("models") or {}), **{k: e.to_json() for k, e in self.models.items()}}
+        names = {**(theirs.get("names") or {}), **self.names}
+        text = json.dumps({"format": FORMAT, "stamp": self.stamp, "models": models, "names": names}, sort_keys=True)
+        from ..files import atomic_write  # only when a new price was resolved: never on a warm run
+
+        try:
+            atomic_write(self.path, text.encode("utf-8"))
+        except OSError as exc:  # an unwritable state folder costs speed, never figures
+            self.unwritable = True
+            log.warning("could not write the prices cache %s (kept in memory for now): %s", self.path, exc)
+
+
+def version() -> str:
+    import genai_prices
+
+    return str(genai_prices.__version__)
+
+
+def resolve(ref: str, route: str) -> tuple[Price, str] | None:
+    """The price of `ref` on `route`, with the genai-prices model id it matched; None when unknown."""
+    for provider_id, candidate in routes.lookups(ref, route):
+        found = _find(provider_id, candidate)
+        if found is None:
+            continue
+        provider, model = found
+        price = _price(model, provider.id)
+        if price is not None:
+            return price, str(model.id)
+    return None
+
+
+def name(key: str) -> str | None:
+    """The vendor's spelling of the model `key` ("GLM-4.6", "Claude Sonnet 4.5"), trying the vendor first."""
+    for provider_id, candidate in routes.lookups(key):
+        found = _find(provider_id, candidate)
+        spelled = found and same_model(key, str(found[1].id)) and found[1].name
+        if spelled and spelled[0].isupper():
+            return str(spelled)
+    return None
+
+
+def _find(provider_id: str | None, ref: str) -> tuple[Any, Any] | None:
+    from genai_prices import data_snapshot
+
+    try:
+        return data_snapshot.get_snapshot().find_provider_model(ref, None, provider_id, None)
+    except LookupError:
+        return None
+    except Exception as exc:  # broken data must not break the figures: that model stays unpriced
+        log.warning("genai-prices failed on %r (%s): %s", ref, provider_id, exc)
+        return None
+
+
+def _price(model: Any, provider_id: str) -> Price | None:
+    from genai_prices.types import ModelPrice
+
+    listed = (
+        [(None, model.prices)]
+        if isinstance(model.prices, ModelPrice)
+        else [(c.constraint, c.prices) for c in model.prices]
+    )
+    periods = []
+    for constraint, prices in listed:
+        rates = _rates(prices)
+        if rates is None:
+            return None  # no input or no output price: not a price for a chat call
+        periods.append(_period(constraint, rates))
+    if not periods:
+        return None
+    return Price(tuple(periods), "genai-prices", provider_id, str(model.id), version())
+
+
+def _rates(prices: Any) -> Rates | None:
+    got = {
+        kind: _rate(getattr(prices, f"{kind}_mtok", None)) for kind in ("input", "output", "cache_read", "cache_write")
+    }
+    if got["input"] is None or got["output"] is None:
+        return None
+    per_k = getattr(prices, "requests_kcount", None)
+    request = float(per_k) / 1000 if per_k is not None and not hasattr(per_k, "tiers") else 0.0
+    return Rates(got["input"], got["output"], got["cache_read"], got["cache_write"], request)
+
+
+def _rate(value: Any) -> Rate | None:
+    if value is None:
+        return None
+    if hasattr(value, "tiers"):
+        return Rate(float(value.base), tuple((int(t.start), float(t.price)) for t in value.tiers))
+    return Rate(float(value))
+
+
+def _period(constraint: Any, rates: Rates) -> Period:
+    if constraint is None:
+        return Period(rates)
+    start_date = getattr(constraint, "start_date", None)
+    if isinstance(start_date, date):
+        return Period(rates, since=start_date.isoformat())
+    return Period(rates, daily=(_utc_seconds(constraint.start_time), _utc_seconds(constraint.end_time)))
+
+
+def _utc_seconds(value: time) -> int:
+    if value.tzinfo is not None:
+        value = datetime.combine(date(1970, 1, 1), value).astimezone(UTC).timetz()
+    return value.hour * 3600 + value.minute * 60 + value.second
 
 
 class PriceBook:
@@ -51,10 +259,10 @@ class PriceBook:
         return found
 
     def _resolve(self, slot: str, ref: str, route: str) -> Entry:
-        from . import genai
+        pass
 
         with self._lock:
-            hit = genai.resolve(ref, route)
+            hit = resolve(ref, route)
             own = model_key(ref)
             entry = Entry(model_key(hit[1]) if hit and same_model(own, hit[1]) else own, hit[0] if hit else None)
             self._cache.models[slot] = entry
@@ -74,10 +282,10 @@ class PriceBook:
         if key == "unknown":
             return "unknown model"
         if key not in self._cache.names:
-            from . import genai
+            pass
 
             with self._lock:
-                self._cache.names[key] = genai.name(key)
+                self._cache.names[key] = name(key)
                 self._cache.save()
         return self._cache.names[key] or spelled(key)
 

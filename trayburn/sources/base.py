@@ -14,8 +14,7 @@ from collections.abc import Callable, Container, Mapping, Sized
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, runtime_checkable
 
-from ..cline.files import Checkpoint, FileStat
-from ..cline.parse import Call, Row
+from ..files import Checkpoint, FileStat
 
 __all__ = [
     "Call",
@@ -39,6 +38,36 @@ T = TypeVar("T", bound=Sized)
 Reader = Callable[[str, int], tuple[T, Checkpoint]]  # (path, size limit) -> (its bytes, or what stands for them)
 
 RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retried even if its stat looks the same
+
+
+MAX_TOKENS = 2**53  # above this a token count is garbage (and would not fit SQLite's INTEGER)
+MAX_COST = 10_000.0  # USD: above this a reported cost for one call is garbage (1e308 twice is Infinity)
+
+
+# One call as a plain tuple, in `Call`'s field order (what a cold ingest builds: no object per call).
+Row = tuple[str, int, int | None, str | None, int, int, int, int, float | None, tuple[str, ...], str | None, str | None]
+
+
+@dataclass(slots=True)
+class Call:
+    key: str  # identity across sessions: the message id (or session:index when it has none)
+    index: int
+    ts_ms: int | None  # None: use the session's start
+    model: str | None  # modelInfo.id; None: use the manifest's model
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost: float | None  # as reported; None when absent or unusable
+    tools: tuple[str, ...]
+    note: str | None = None  # why a reported value was set aside (the call still counts, its cost estimated)
+    provider: str | None = None  # modelInfo.provider; None: use the session's provider
+
+    def row(self) -> Row:
+        return (
+            self.key, self.index, self.ts_ms, self.model, self.input, self.output, self.cache_read,
+            self.cache_write, self.cost, self.tools, self.note, self.provider,
+        )  # fmt: skip
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ import stat
 from collections.abc import Callable, Container, Mapping
 from pathlib import Path
 
-from ..cline.files import checkpoint
+from ..files import checkpoint
 from ..sync import fileformat as ff
 from .base import Call, Checkpoint, FileStat, Known, Seen, SessionRecord, Writer, changed, qualified_id
 

@@ -33,8 +33,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from ..cline import files as cf
-from ..cline.parse import ParseError
+from .. import files
+from .cline_cli import layout as cf
+from .cline_cli.parse import ParseError
 
 MIN_FOLDERS = 64  # fewer changed folders than this: not worth a fork (a few ms)
 ENV = "TRAYBURN_PARSE_PROCESS"  # "0": never (a test compares both ways); "1": whenever possible
@@ -60,7 +61,7 @@ class Fetched:
         return self.size
 
 
-Outcome = tuple[Fetched, cf.Checkpoint] | cf.FileProblem
+Outcome = tuple[Fetched, files.Checkpoint] | files.FileProblem
 
 
 def wanted(items: int) -> bool:
@@ -163,11 +164,11 @@ _NOT_YET = object()
 def _outcome(outcome: tuple) -> Outcome | None:
     kind = outcome[0]
     if kind == "ok":
-        return Fetched(outcome[2], outcome[3], None), cf.Checkpoint(*outcome[1])
+        return Fetched(outcome[2], outcome[3], None), files.Checkpoint(*outcome[1])
     if kind == "bad":
-        return Fetched(outcome[2], None, outcome[3]), cf.Checkpoint(*outcome[1])
+        return Fetched(outcome[2], None, outcome[3]), files.Checkpoint(*outcome[1])
     if kind == "problem":
-        return cf.FileProblem(outcome[1])
+        return files.FileProblem(outcome[1])
     return None  # it raised: read and parse here
 
 
@@ -195,8 +196,8 @@ def _child(items: Sequence[Item], jobs: Callable[[Item], list[Job]], limit_bytes
 
 def _read(path: str, parse: Callable[[bytes], Any], limit_bytes: int) -> tuple:
     try:
-        data, ckpt = cf.read(path, limit_bytes)
-    except cf.FileProblem as exc:
+        data, ckpt = files.read(path, limit_bytes)
+    except files.FileProblem as exc:
         return ("problem", str(exc))
     except Exception:
         return ("raised",)

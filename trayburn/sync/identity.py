@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
-from ..fsutil import Refused, atomic_write, read_file
+from ..files import Refused, atomic_write, read_file
 from . import host_name, machine_name
 
 ID_PATTERN = re.compile(r"[0-9a-f]{16}")

@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .. import __version__, paths
-from ..fsutil import Refused, atomic_write, private_dir, read_file
+from ..figures.day import display_title, project_name
+from ..files import Refused, atomic_write, private_dir, read_file
 from ..ledger import Ledger
-from ..report import display_title, project_name
 from ..sources.machine import MachineSource
 from . import fileformat as ff
 from . import machine_name

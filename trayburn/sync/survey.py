@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import paths
-from ..fsutil import read_file
+from ..files import read_file
 from . import fileformat as ff
 from .share import Sharing, _listed
 

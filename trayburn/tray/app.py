@@ -19,10 +19,13 @@ from datetime import date, datetime
 from types import ModuleType
 from typing import Any
 
-from .. import appearance, fsutil, launch, paths, report
+from .. import appearance, paths
+from .. import files as fsutil
+from .. import platform as launch
 from .. import settings as st
 from ..engine import Engine
-from ..opener import open_path
+from ..figures import day as report
+from ..platform import open_path
 from . import backend as backends
 from . import icons, lines, model, status
 from .children import Children, Popen

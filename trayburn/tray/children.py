@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import IO, Any, Protocol
 
-from .. import launch
+from .. import platform as launch
 
 log = logging.getLogger(__name__)
 STDERR_TAIL = 600  # characters of a failed child's stderr kept for the log

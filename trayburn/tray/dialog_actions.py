@@ -10,7 +10,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import launch, paths
+from .. import paths
+from .. import platform as launch
 from .. import settings as st
 from . import folders, status
 

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..money import Money
-from ..render import USD
-from ..text import plural, shorten
+from ..figures.money import Money
+from ..render import USD, plural, shorten
 
 MODELS_SHOWN = 3  # unpriced models named in the line; the rest are counted
 

@@ -10,12 +10,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .. import demo, report
-from ..money import Money
-from ..render import USD, cost_cell, plan_text, progress_text, usd
-from ..report import DayReport, SessionSummary
+from .. import demo
+from ..figures import day as report
+from ..figures.day import DayReport, SessionSummary
+from ..figures.money import Money
+from ..render import USD, cost_cell, plan_text, plural, progress_text, shorten, usd
 from ..settings import REFRESH_CHOICES
-from ..text import plural, shorten
 from . import lines
 from .label import IconState, format_cost, format_money
 from .status import problem_line, tilde

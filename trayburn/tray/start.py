@@ -23,9 +23,9 @@ EXIT_CANNOT_SHOW = int(Exit.CANNOT_SHOW)  # no graphical session or no session b
 
 
 def main(args: Any) -> int:
-    from .. import logs
+    from .. import platform as logs
     from ..ledger import LedgerError
-    from ..singleton import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock
+    from ..platform import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock
     from .app import TrayApp
 
     log_path = logs.setup()
@@ -79,7 +79,7 @@ def _set_program_name(backend: str) -> None:
 
 def _autostart() -> Any:
     try:
-        from ..autostart import autostart_for
+        from ..platform import autostart_for
 
         return autostart_for()
     except Exception:

@@ -16,11 +16,11 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from tkinter import ttk
 
-from .. import period as pd
-from .. import report
 from ..demo import is_demo
 from ..engine import Engine
-from ..opener import open_path
+from ..figures import day as report
+from ..figures import periods as pd
+from ..platform import open_path
 from ..render import progress_text
 from . import exporting, keys, model, period_model, theme
 from .day import DayView

@@ -9,7 +9,7 @@ import tkinter.font as tkfont
 from collections.abc import Callable, Sequence
 from datetime import date
 
-from ..money import Money
+from ..figures.money import Money
 from . import model
 from .model import USD
 from .period_model import Bar, bar_label

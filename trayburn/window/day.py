@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from tkinter import ttk
 
-from .. import period as pd
-from ..money import Money
-from ..report import DayReport, SessionSummary
+from ..figures import periods as pd
+from ..figures.day import DayReport, SessionSummary
+from ..figures.money import Money
 from . import model
 from .charts import HourChart
 from .model import USD

@@ -1,5 +1,5 @@
 """*Export…* in the summary window: a save dialog, then the period's calls as CSV or JSON (by the name's
-ending), streamed by `trayburn.export` as `trayburn export` writes them."""
+ending), streamed by `trayburn.figures.export` as `trayburn export` writes them."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import tkinter as tk
 from collections.abc import Callable
 from tkinter import filedialog
 
-from .. import export
-from .. import period as pd
 from ..engine import Engine
 from ..errors import TrayburnError
+from ..figures import export
+from ..figures import periods as pd
 from . import model
 
 log = logging.getLogger(__name__)

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from ..money import Money
+from ..figures.day import DayReport, ModelCost, SessionSummary
+from ..figures.money import Money
 from ..render import UNPRICED_MARK, plan_text, tokens
-from ..report import DayReport, ModelCost, SessionSummary
 
 USD = Money()
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from tkinter import ttk
 
-from .. import period as pd
+from ..figures import periods as pd
 from .period_model import entry_text
 from .theme import Metrics
 from .widgets import FitLabel

@@ -14,14 +14,15 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from .. import days, report
-from .. import period as pd
-from ..costs import Totals
-from ..history import Group, HistoryReport
-from ..money import Money
+from ..figures import day as report
+from ..figures import periods as days
+from ..figures import periods as pd
+from ..figures.costs import Totals
+from ..figures.day import SessionSummary
+from ..figures.history import Group, HistoryReport
+from ..figures.machines import MachineCost, MachinesReport
+from ..figures.money import Money
 from ..render import tokens
-from ..report import SessionSummary
-from ..report_machines import MachineCost, MachinesReport
 from .model import USD, Column, Row, budget_share, budget_text, clean, cost_text, with_plan
 
 GROUP_TABLES = (("project", "BY PROJECT", "Project"), ("model", "BY MODEL", "Model"), ("source", "BY SOURCE", "Source"))

@@ -8,12 +8,12 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from tkinter import ttk
 
-from .. import period as pd
-from ..costs import Totals
-from ..history import HistoryReport
-from ..money import Money
-from ..report import SessionSummary
-from ..report_machines import MachinesReport
+from ..figures import periods as pd
+from ..figures.costs import Totals
+from ..figures.day import SessionSummary
+from ..figures.history import HistoryReport
+from ..figures.machines import MachinesReport
+from ..figures.money import Money
 from . import model, period_model
 from .charts import DayChart
 from .model import USD

@@ -6,8 +6,8 @@ import tkinter as tk
 from collections.abc import Callable
 from tkinter import ttk
 
-from ..money import Money
-from ..report import SessionDetail
+from ..figures.day import SessionDetail
+from ..figures.money import Money
 from . import model, session_model
 from .model import USD
 from .theme import Metrics, Palette

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..money import Money
+from ..figures.day import CallRow, SessionDetail, SessionSummary, Subagent
+from ..figures.money import Money
 from ..render import tokens
-from ..report import CallRow, SessionDetail, SessionSummary, Subagent
 from .model import PATH_CHARS, USD, Column, Row, clean, clock, duration, short_path, when, with_plan
 
 CALL_COLUMNS = (

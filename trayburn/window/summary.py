@@ -12,9 +12,9 @@ import sqlite3
 import sys
 import tkinter as tk
 
-from .. import period as pd
 from ..engine import Engine
 from ..errors import Exit
+from ..figures import periods as pd
 from .app import APP_TITLE, SummaryWindow
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ def open_engine(config: str | None, state_dir: str | None) -> tuple[Engine | Non
 
 def main(args) -> int:
     """`trayburn summary`: open the window and run until it is closed."""
-    from .. import logs
+    from .. import platform as logs
 
     logs.setup()
     try:

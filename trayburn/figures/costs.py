@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .cline.parse import MAX_COST
-from .ledger import Bucket, CostGroup, Ledger, Route, Usage
-from .pricing import Price, PriceBook, routes
+from ..ledger import Bucket, CostGroup, Ledger, Route, Usage
+from ..pricing import Price, PriceBook
+from ..pricing import price as routes
+from ..sources.base import MAX_COST
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import DecodeError, ValidationError
 
-from .parse import MAX_COST, MAX_TOKENS
+from ..base import MAX_COST, MAX_TOKENS
 
 __all__ = ["Assistant", "Block", "DecodeError", "MessagesDoc", "ValidationError", "manifest", "messages"]
 

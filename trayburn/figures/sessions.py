@@ -10,10 +10,10 @@ import time
 from collections.abc import Sequence
 from datetime import date
 
+from ..ledger import ALL_TIME, CostGroup, Ledger, Route, SessionRow
+from ..pricing import PriceBook
 from .costs import Pricer, Totals
-from .ledger import ALL_TIME, CostGroup, Ledger, Route, SessionRow
-from .pricing import PriceBook
-from .report import (
+from .day import (
     SessionSummary,
     Subagent,
     _agent_name,

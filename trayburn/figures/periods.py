@@ -1,4 +1,6 @@
-"""Periods of local days: what `--since`/`--until` mean, how a period steps back and forth, and how
+"""Days and instants: local midnights (TZ and DST respected), ISO text, the time zone's name.
+
+Periods of local days: what `--since`/`--until` mean, how a period steps back and forth, and how
 it is cut into days, weeks (Monday to Sunday) or months.
 
 A period is a first and a last day, both included. Its bounds in epoch ms are local midnights
@@ -7,11 +9,47 @@ A period is a first and a last day, both included. Its bounds in epoch ms are lo
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
-from .days import day_bounds, local_midnight_ms
+
+def local_midnight_ms(day: date) -> int:
+    """Epoch ms of local midnight (TZ respected, DST included)."""
+    return int(datetime(day.year, day.month, day.day).timestamp() * 1000)
+
+
+def day_bounds(day: date) -> tuple[int, int]:
+    return local_midnight_ms(day), local_midnight_ms(day + timedelta(days=1))
+
+
+def timezone_name() -> str:
+    tz = os.environ.get("TZ", "").strip().lstrip(":")
+    if tz:
+        return tz
+    try:
+        link = os.readlink("/etc/localtime")
+        if "zoneinfo/" in link:
+            return link.split("zoneinfo/", 1)[1]
+    except OSError:
+        pass
+    return datetime.now().astimezone().tzname() or "local"
+
+
+def iso_local(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000).astimezone().isoformat(timespec="seconds")
+
+
+def now_date() -> date:
+    return datetime.now().date()
+
+
+def utc_now_ms() -> int:
+    return int(datetime.now(UTC).timestamp() * 1000)
+
 
 KINDS = ("day", "week", "month", "range")
 WORDS = ("today", "yesterday", "week", "last-week", "month", "last-month", "Nd (7d, 30d…)")

@@ -21,16 +21,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
+from ..errors import CantWrite, TrayburnError
+from ..ledger import Ledger
+from ..ledger import queries as hq
+from ..pricing import PriceBook
+from ..render import clean
 from .costs import Pricer
-from .errors import CantWrite, TrayburnError
+from .day import _USER_INPUT
 from .history import project_name
-from .ledger import Ledger
-from .ledger import periods as hq
 from .money import Money
-from .period import Period
-from .pricing import PriceBook
-from .report import _USER_INPUT
-from .text import clean
+from .periods import Period
 
 FORMATS = ("csv", "json")
 FORMULA_STARTS = frozenset("=+-@\t\r")

@@ -1,4 +1,6 @@
-"""One refresh inside the ledger's write transaction: the `Writer` a source writes through.
+"""What one refresh did, in figures.
+
+One refresh inside the ledger's write transaction: the `Writer` a source writes through.
 
 Each call is counted by exactly one of the rows holding its key: the row of the session that started
 first. A row inserted with a key no other row has is its own owner, so it is counted as it is inserted;
@@ -14,11 +16,44 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ..cline import files as cf
-from ..cline.parse import Row, id_ms
-from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, Reader, SessionRecord, T, should_read
-from .stats import RefreshStats
+from .. import files
+from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, Reader, Row, SessionRecord, T, should_read
+from ..sources.cline_cli import layout as cf
+from ..sources.cline_cli.parse import id_ms
 from .storable import text
+
+
+@dataclass
+class RefreshStats:
+    folders: int = 0
+    files_stat: int = 0
+    files_read: int = 0
+    bytes_read: int = 0
+    calls_upserted: int = 0
+    errors: dict[str, str] = field(default_factory=dict)  # files that failed in this refresh
+    removed_sessions: int = 0
+    seconds: float = 0.0
+    pending: int = 0  # changed sessions left unread for a later refresh (see `Ledger.refresh`'s budget)
+
+    def add(self, other: RefreshStats) -> None:
+        """Another source's refresh, counted in with this one."""
+        for name in (
+            "folders",
+            "files_stat",
+            "files_read",
+            "bytes_read",
+            "calls_upserted",
+            "removed_sessions",
+            "pending",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.errors.update(other.errors)
+        self.seconds += other.seconds
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.files_read or self.removed_sessions)
+
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +136,7 @@ class Refresh:
 
     def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None:
         """The file's bytes if it changed (or came back) since the last read; None otherwise."""
-        return self.read_with(f, sid, kind, cf.read)
+        return self.read_with(f, sid, kind, files.read)
 
     def read_with(self, f: FileStat, sid: str, kind: str, reader: Reader[T]) -> tuple[T, Checkpoint] | None:
         """`read`, by `reader` (another process may have read and parsed the file: then its outcome, whose
@@ -113,7 +148,7 @@ class Refresh:
             data, ckpt = reader(f.path, self.max_file_bytes)
             if ckpt == f.checkpoint:
                 ckpt = f.checkpoint  # one object for the scan's and the ledger's memo (a cold ingest holds both)
-        except cf.FileProblem as exc:  # not remembered as bad: retried at every refresh (no bytes read)
+        except files.FileProblem as exc:  # not remembered as bad: retried at every refresh (no bytes read)
             self._file_id(f.path, sid, kind)
             self._failed(f, str(exc), remember=False)
             return None

@@ -11,15 +11,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
+from ..ledger import ALL_TIME, Ledger, Route
+from ..pricing import PriceBook
 from .costs import Pricer, Tokens, Totals, priced_cost
-from .days import day_bounds as day_bounds
-from .days import iso_local as iso_local
-from .days import local_midnight_ms as local_midnight_ms
-from .days import now_date as now_date
-from .days import timezone_name as timezone_name
-from .days import utc_now_ms as utc_now_ms
-from .ledger import ALL_TIME, Ledger, Route
-from .pricing import PriceBook
+from .periods import day_bounds as day_bounds
+from .periods import iso_local as iso_local
+from .periods import local_midnight_ms as local_midnight_ms
+from .periods import now_date as now_date
+from .periods import timezone_name as timezone_name
+from .periods import utc_now_ms as utc_now_ms
 
 __all__ = ["Tokens", "Totals", "priced_cost"]  # re-exported: the figures' callers import them from here
 
@@ -230,13 +230,13 @@ def sessions_report(
 ) -> list[SessionSummary]:
     """Sessions with calls (or a start) in [since, until]; figures for that range. None, None: all time.
     Two queries whatever the number of sessions (`session_list.sessions`)."""
-    from .session_list import sessions
+    from .sessions import sessions
 
     return sessions(ledger, book, since, until, now_ms)
 
 
 def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None = None) -> SessionDetail | None:
-    from .session_list import summaries
+    from .sessions import summaries
 
     meta = ledger.session(sid)
     if meta is None:

@@ -3,31 +3,18 @@
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
-from . import watch
-from .watch import Watcher
+from ... import watch
+from ...files import Checkpoint, FileStat, _why
+from ...watch import Watcher
 
 MESSAGES_SUFFIX = ".messages.json"
 RACY_NS = 2 * 10**9  # the sessions folder changed this recently is listed again at the next scan
 FULL_SWEEP_S = 300.0  # every session folder is listed again at least this often (a running process's scans)
 WATCHED_SWEEPS = 6  # while folders are watched (watch.py), a full sweep every 6 x FULL_SWEEP_S: 30 minutes
-
-
-class Checkpoint(NamedTuple):
-    size: int
-    mtime_ns: int
-    inode: int
-
-
-@dataclass(slots=True)
-class FileStat:
-    path: str
-    checkpoint: Checkpoint
 
 
 @dataclass(slots=True)
@@ -43,18 +30,6 @@ class Scan:
     folders: list[Folder] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)  # path -> what is wrong
     swept: bool = True  # every session folder was listed (not taken from a cache)
-
-
-class FileProblem(Exception):
-    """A file could not be read; the message says why in plain words."""
-
-
-def checkpoint(st: os.stat_result) -> Checkpoint:
-    return Checkpoint(st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-def stat_file(path: str) -> Checkpoint:
-    return checkpoint(os.stat(path))
 
 
 class ScanCache:
@@ -308,60 +283,3 @@ def _scan_folder(
     if others:
         others.sort(key=lambda f: f.path)
     return Folder(sid, path, manifest, ([lead] if lead else []) + others), files
-
-
-def read(path: str, limit_bytes: int) -> tuple[bytes, Checkpoint]:
-    """The whole file and its checkpoint as read (fstat on the open handle). Opened without
-    blocking, so a FIFO cannot hang us; only regular files are read, and never past the limit."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise FileProblem(_why(exc)) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise FileProblem("is a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file")
-        _check_size(st.st_size, limit_bytes)
-        data = _read_all(fd, st.st_size, limit_bytes)
-    except OSError as exc:
-        raise FileProblem(_why(exc)) from None
-    finally:
-        os.close(fd)
-    return data, checkpoint(st)
-
-
-def _read_all(fd: int, size: int, limit_bytes: int) -> bytes:
-    """Usually one read of the size fstat gave; read on to the end when the file changed size
-    since (or the read came back short), never past the limit."""
-    data = os.read(fd, size + 1)
-    if len(data) == size:
-        return data
-    parts, total = [data], len(data)
-    while chunk := os.read(fd, 1 << 20):
-        parts.append(chunk)
-        total += len(chunk)
-        _check_size(total, limit_bytes)  # it may have grown since fstat
-    _check_size(total, limit_bytes)
-    return b"".join(parts)
-
-
-def _check_size(size: int, limit_bytes: int) -> None:
-    if size > limit_bytes:
-        raise FileProblem(f"too large: {_amount(size)} is over the {_amount(limit_bytes)} limit (setting max_file_mb)")
-
-
-def _amount(size: int) -> str:
-    return f"{size / 1e6:.0f} MB" if size >= 10**6 else f"{size:,} bytes"
-
-
-def _why(exc: OSError) -> str:
-    import errno
-
-    reasons = {
-        errno.EACCES: "permission denied",
-        errno.ELOOP: "symbolic link loop",
-        errno.ENOENT: "vanished while reading",
-        errno.EISDIR: "is a folder",
-    }
-    why = reasons.get(exc.errno) if exc.errno is not None else None
-    return why or exc.strerror or str(exc)

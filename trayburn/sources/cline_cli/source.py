@@ -13,14 +13,15 @@ from functools import cached_property
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from ..blake import blake2b
-from ..cline import files as cf
-from ..cline.parse import Manifest, Messages, ParseError, parse_manifest, parse_messages
-from .base import Known, Seen, SessionRecord, Writer, changed, should_read
+from ... import files as trayburn_files
+from ...files import blake2b
+from ..base import Known, Seen, SessionRecord, Writer, changed, should_read
+from . import layout as cf
+from .parse import Manifest, Messages, ParseError, parse_manifest, parse_messages
 
 if TYPE_CHECKING:  # (the prefetch module is imported where an ingest has files to read)
-    from . import prefetch
-    from .prefetch import Prefetch
+    from .. import prefetch
+    from ..prefetch import Prefetch
 
 LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
 P = TypeVar("P")
@@ -240,7 +241,7 @@ class _Ingest:
     def scanned(self) -> set[str]:  # built on first use: only a session without its lead file needs it
         return {os.path.abspath(f.path) for d in self.scan.folders for f in [d.manifest, *d.messages]}
 
-    def _external(self, folder: cf.Folder, manifest: Manifest | None) -> cf.FileStat | None:
+    def _external(self, folder: cf.Folder, manifest: Manifest | None) -> trayburn_files.FileStat | None:
         """`messages_path`, used only when the co-located lead file is missing or has never parsed."""
         lead = _lead_path(folder)
         if any(f.path == lead for f in folder.messages) and self.w.good_checkpoint(lead) is not None:
@@ -249,7 +250,7 @@ class _Ingest:
         if not path or os.path.abspath(path) in self.scanned:  # never another session's (or our own) file
             return None
         try:
-            return cf.FileStat(path, cf.stat_file(path))
+            return trayburn_files.FileStat(path, trayburn_files.stat_file(path))
         except OSError:
             return None
 
@@ -266,7 +267,7 @@ class _Ingest:
         self.w.session(_record(folder, parsed), rollup, file_id, fallback)
         return parsed
 
-    def _messages(self, sid: str, f: cf.FileStat, kind: str, fallback: int) -> None:
+    def _messages(self, sid: str, f: trayburn_files.FileStat, kind: str, fallback: int) -> None:
         got = self._parsed(f, sid, kind, _messages_parser(_scope(sid, f.path, kind)))
         if got is None:
             return
@@ -275,8 +276,8 @@ class _Ingest:
         self.w.rows(sid, file_id, parsed.agent, parsed.rows, fallback)
 
     def _parsed(
-        self, f: cf.FileStat, sid: str, kind: str, parse: Callable[[bytes], P]
-    ) -> tuple[P, cf.Checkpoint] | None:
+        self, f: trayburn_files.FileStat, sid: str, kind: str, parse: Callable[[bytes], P]
+    ) -> tuple[P, trayburn_files.Checkpoint] | None:
         """The file parsed, if it is to be read (it changed); None if not, or if it could not be read or
         parsed (then recorded). Read here, or taken from the child reading ahead (`prefetch`)."""
         ahead = self.prefetch.take(self.n - self.first, f.path) if self.prefetch is not None else None
@@ -302,16 +303,16 @@ class _Ingest:
 
 
 def _prefetch() -> ModuleType:
-    from . import prefetch
+    from .. import prefetch
 
     return prefetch
 
 
 def _as_read(
-    ahead: tuple[prefetch.Fetched, cf.Checkpoint] | cf.FileProblem, path: str, limit: int
-) -> tuple[prefetch.Fetched, cf.Checkpoint]:
+    ahead: tuple[prefetch.Fetched, trayburn_files.Checkpoint] | trayburn_files.FileProblem, path: str, limit: int
+) -> tuple[prefetch.Fetched, trayburn_files.Checkpoint]:
     """The child's outcome for `Writer.read_with`, as if read here."""
-    if isinstance(ahead, cf.FileProblem):
+    if isinstance(ahead, trayburn_files.FileProblem):
         raise ahead
     return ahead
 
@@ -385,7 +386,7 @@ def _lead_usable(folder: cf.Folder, known: Known | None) -> bool:
 
 def _external_changed(path: str, known: Known) -> bool:
     try:
-        current = cf.stat_file(path)
+        current = trayburn_files.stat_file(path)
     except OSError:
         return not known.gone
     return known.gone or should_read(current, known)

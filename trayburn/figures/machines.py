@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..ledger import Ledger
+from ..pricing import PriceBook
 from .costs import Pricer
-from .ledger import Ledger
-from .pricing import PriceBook
-from .report import Totals, _r, priced_cost
+from .day import Totals, _r, priced_cost
 
 
 @dataclass

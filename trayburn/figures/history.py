@@ -12,13 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
+from ..ledger import Bucket, CostGroup, Ledger, Route
+from ..ledger import queries as hq
+from ..pricing import PriceBook
 from .costs import Pricer, Totals, priced_cost
-from .ledger import Bucket, CostGroup, Ledger, Route
-from .ledger import periods as hq
+from .day import NO_PROJECT, display_title, project_name, timezone_name
 from .money import Money
-from .period import Period, cut, part_key
-from .pricing import PriceBook
-from .report import NO_PROJECT, display_title, project_name, timezone_name
+from .periods import Period, cut, part_key
 
 __all__ = ["NO_PROJECT", "project_name"]  # the one project rule lives in report.py
 

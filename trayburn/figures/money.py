@@ -60,7 +60,7 @@ class Money:
     def text(self, usd: float | None, estimated: bool = False, decimals: int | None = None) -> str:
         """E.g. "$1.50", "1,38 €", "€0.0042"; "unpriced" for None; "*" marks an estimate. `decimals`: a
         fixed precision (one per table column), else two, or four below one cent."""
-        from .render import usd as usd_text
+        from ..render import usd as usd_text
 
         mark = "*" if estimated else ""
         if usd is None or (not self.converts and decimals is None):

@@ -1,0 +1,1 @@
+"""The Cline CLI's sessions as a source: its folders (`layout`), its JSON (`parse`), the Source (`source`)."""
