@@ -394,7 +394,7 @@ def test_grouped_sessions_equal_their_calls_one_by_one(made, real, span):
         assert [s.id for s in grouped] == [s.id for s in engine.sessions(since, until)]  # the engine's list
         assert {s.id for s in grouped} == set(engine.ledger.session_ids(start, end))
         for s in grouped:
-            detail = report.session_detail(engine.ledger, engine.book, s.id, now)
+            detail = session_list.session_detail(engine.ledger, engine.book, s.id, now)
             calls = [c for c in detail.calls if start <= c.ts_ms < end]
             assert s.calls == len(calls) and s.tokens.input == sum(c.tokens.input for c in calls)
             assert s.cost_usd == pytest.approx(sum(c.cost_usd or 0 for c in calls), abs=1e-9)

@@ -42,6 +42,7 @@ from corpus import (
 from trayburn import files as trayburn_files
 from trayburn.engine import Engine
 from trayburn.figures import day as report
+from trayburn.figures import sessions as session_list
 from trayburn.ledger import SCHEMA_VERSION, Ledger, LedgerBusy, LedgerError
 from trayburn.ledger.schema import CALLS_INDEXES, V2_FILES_AND_CALLS
 from trayburn.pricing import PriceBook
@@ -382,7 +383,7 @@ def test_removed_session_keeps_counting_and_is_marked(ledger, sessions, tmp_path
     assert stats.removed_sessions == 1
     assert_sums(counted(ledger), total())
     assert ledger.query("SELECT id FROM sessions WHERE removed=1") == [(LONG,)]
-    (summary,) = [s for s in report.sessions_report(ledger, PriceBook(), None, None) if s.id == LONG]
+    (summary,) = [s for s in session_list.sessions_report(ledger, PriceBook(), None, None) if s.id == LONG]
     assert summary.removed and summary.calls == expected_sessions()[LONG]["totals"]["calls"]
     assert ledger.problems() == []
     assert_no_write_needed(ledger, sessions)
@@ -649,8 +650,8 @@ def test_report_queries_find_calls_by_index(ledger):
     statements = []
     ledger.db.set_trace_callback(statements.append)
     try:
-        report.sessions_report(ledger, PriceBook(), None, None)
-        report.session_detail(ledger, PriceBook(), LONG)
+        session_list.sessions_report(ledger, PriceBook(), None, None)
+        session_list.session_detail(ledger, PriceBook(), LONG)
         report.day_report(ledger, PriceBook(), date(2026, 11, 30))
         report.hourly_costs(ledger, PriceBook(), date(2026, 11, 30))
     finally:

@@ -521,7 +521,18 @@ def cmd_autostart(args) -> int:
 def cmd_demo(args) -> int:
     from . import demo
 
-    return demo.main(args)
+    with demo.prepared(args):
+        if args.json:
+            from .engine import Engine
+
+            engine = Engine(args.config, args.state_dir, env={})
+            engine.refresh()
+            print(render.as_json(engine.day().to_json()))
+            return 0
+        if getattr(args, "window", False):
+            args.session_id, args.date, args.period = None, None, None
+            return cmd_summary(args)
+        return cmd_tray(args)
 
 
 def cmd_tray(args) -> int:

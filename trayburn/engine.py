@@ -233,7 +233,7 @@ class Engine:
     def session(self, sid: str) -> report.SessionDetail | None:
         """One session by its id as listed, or by its folder's own name (a name that is not UTF-8, as a
         shell's tab completion gives it, is stored as its escaped text: `storable_id`)."""
-        return report.session_detail(self.ledger, self.book, storable_id(sid))
+        return session_list.session_detail(self.ledger, self.book, storable_id(sid))
 
     def period(self, month: bool = False) -> report.Totals:
         """This week (Monday on) or this month, to the end of today."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 from .figures.machines import MachinesReport
-from .figures.money import Money
+from .figures.money import Money, usd
 from .pricing.show import SeenModel, how_to_price
 from .sources.base import MAX_COST
 
@@ -179,13 +179,6 @@ def as_json(data: Any, indent: int | None = 2) -> str:
 
 
 USD = Money()  # the default: dollars, written by usd() below
-
-
-def usd(value: float | None, estimated: bool = False) -> str:
-    if value is None:
-        return "unpriced"
-    text = f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
-    return text + ("*" if estimated else "")
 
 
 def tokens(n: int) -> str:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, date
 from pathlib import Path
 from typing import Any
 
 from .. import files as fsutil
-from .. import paths, render
+from .. import paths
 from .. import settings as st
 from ..figures import periods as days
 
@@ -90,28 +92,19 @@ def _demo_home() -> Path:
     return fsutil.private_dir(paths.demo_dir())
 
 
-def main(args) -> int:
+@contextmanager
+def prepared(args) -> Iterator[None]:
+    """`args.config` and `args.state_dir` pointed at a fresh copy of the demo, shifted to end today: in a
+    temporary folder removed afterwards, or in `--state-dir` when given. `cli.cmd_demo` runs the rest."""
     if args.state_dir:
-        return _run(args, fsutil.private_dir(args.state_dir))
+        _point(args, fsutil.private_dir(args.state_dir))
+        yield
+        return
     with tempfile.TemporaryDirectory(prefix="demo-", dir=_demo_home()) as tmp:
-        return _run(args, Path(tmp))
+        _point(args, Path(tmp))
+        yield
 
 
-def _run(args, root: Path) -> int:
+def _point(args, root: Path) -> None:
     config = prepare(root)
     args.config, args.state_dir = str(config), str(config.parent / "state")
-    if args.json:
-        from ..engine import Engine
-
-        engine = Engine(args.config, args.state_dir, env={})
-        engine.refresh()
-        print(render.as_json(engine.day().to_json()))
-        return 0
-    if getattr(args, "window", False):
-        from ..window import summary
-
-        args.session_id, args.date, args.period = None, None, None
-        return summary.main(args)
-    from ..tray import app
-
-    return app.main(args)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
-from ..ledger import ALL_TIME, Ledger, Route
+from ..ledger import Ledger
 from ..pricing import PriceBook
 from .costs import Pricer, Tokens, Totals, priced_cost
 from .periods import day_bounds as day_bounds
@@ -223,48 +223,6 @@ def hourly_costs(ledger: Ledger, book: PriceBook, day: date) -> list[float]:
         one.add(g, pricer)
         hours[datetime.fromtimestamp(g.by[0] / 1000).hour] += one.cost_usd
     return hours
-
-
-def sessions_report(
-    ledger: Ledger, book: PriceBook, since: date | None, until: date | None, now_ms: int | None = None
-) -> list[SessionSummary]:
-    """Sessions with calls (or a start) in [since, until]; figures for that range. None, None: all time.
-    Two queries whatever the number of sessions (`session_list.sessions`)."""
-    from .sessions import sessions
-
-    return sessions(ledger, book, since, until, now_ms)
-
-
-def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None = None) -> SessionDetail | None:
-    from .sessions import summaries
-
-    meta = ledger.session(sid)
-    if meta is None:
-        return None
-    pricer = Pricer(ledger, book)
-    (summary,) = summaries(pricer, [meta], *ALL_TIME, now_ms, session_id=sid)
-    calls = []
-    for c in ledger.session_calls(sid):
-        cost = pricer.call(c, meta.provider)
-        calls.append(
-            CallRow(
-                iso_local(c.ts_ms) or "",
-                c.ts_ms,
-                pricer.name(Route(c.model, c.provider, meta.provider)),
-                c.agent or "lead",
-                Tokens(c.input, c.output, c.cache_read, c.cache_write),
-                cost.cost_usd,
-                cost.estimated,
-                tool_words(c.tools),
-                cost.capped,
-                cost.plan_api_value_usd,
-            )
-        )
-    s = summary
-    start_ms = _ms(s.started_at)
-    end_ms = _ms(s.ended_at) or s.last_activity_ms
-    duration = (end_ms - start_ms) / 1000 if start_ms and end_ms and end_ms >= start_ms else None
-    return SessionDetail(summary, calls, duration)
 
 
 def tool_words(tools: str | None) -> list[str]:

@@ -2,7 +2,7 @@
 `currency` per dollar; trayburn never fetches a rate), written the way their locale writes money.
 
 Every figure is kept in USD; only what is shown is converted. USD, the default, is written by trayburn's
-own `render.usd` and never loads Babel. Any other currency is formatted by Babel (CLDR data: the
+own `usd` and never loads Babel. Any other currency is formatted by Babel (CLDR data: the
 symbol, where it goes, the decimals a currency has, the locale's separators), imported on first use.
 Without a rate the amounts stay in USD and `note` says why.
 """
@@ -60,11 +60,9 @@ class Money:
     def text(self, usd: float | None, estimated: bool = False, decimals: int | None = None) -> str:
         """E.g. "$1.50", "1,38 €", "€0.0042"; "unpriced" for None; "*" marks an estimate. `decimals`: a
         fixed precision (one per table column), else two, or four below one cent."""
-        from ..render import usd as usd_text
-
         mark = "*" if estimated else ""
         if usd is None or (not self.converts and decimals is None):
-            return usd_text(usd, estimated)
+            return _usd(usd, estimated)
         value = self.amount(usd) or 0.0
         if not self.converts:
             return f"${value:,.{decimals}f}{mark}"
@@ -136,3 +134,13 @@ def _locale(name: str):
         return Locale.parse(name)
     except (ValueError, TypeError, UnknownLocaleError):
         return Locale.parse(FALLBACK_LOCALE)
+
+
+def usd(value: float | None, estimated: bool = False) -> str:
+    if value is None:
+        return "unpriced"
+    text = f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
+    return text + ("*" if estimated else "")
+
+
+_usd = usd  # `Money.text`'s parameter is called usd too

@@ -1,7 +1,7 @@
 """The sessions of a period (or of all time) with their figures, from two queries whatever their
 number: the sessions, then the period's calls in `costs.Pricer.groups` by (session, file, agent),
-priced exactly as their calls one by one would be. `report.sessions_report` (the CLI's and the
-window's sessions list) and `report.session_detail` (one session, its summary) are this module.
+priced exactly as their calls one by one would be. `sessions_report` (the CLI's and the
+window's sessions list) and `session_detail` (one session in full, its calls) are here.
 """
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ from ..ledger import ALL_TIME, CostGroup, Ledger, Route, SessionRow
 from ..pricing import PriceBook
 from .costs import Pricer, Totals
 from .day import (
+    CallRow,
+    SessionDetail,
     SessionSummary,
     Subagent,
+    Tokens,
     _agent_name,
     _ms,
     _state,
@@ -24,6 +27,7 @@ from .day import (
     iso_local,
     local_midnight_ms,
     project_name,
+    tool_words,
 )
 
 AGENTS = ("subagent", "teammate")  # the calls of a file of their own, shown as the session's subagents
@@ -104,3 +108,41 @@ def _summary(m: SessionRow, groups: list[CostGroup], pricer: Pricer, now_ms: int
         plan_api_value_usd=totals.plan_api_value_usd,
         capped_calls=totals.capped_calls,
     )
+
+
+def sessions_report(
+    ledger: Ledger, book: PriceBook, since: date | None, until: date | None, now_ms: int | None = None
+) -> list[SessionSummary]:
+    """Sessions with calls (or a start) in [since, until]; figures for that range. None, None: all time.
+    Two queries whatever the number of sessions (`sessions`)."""
+    return sessions(ledger, book, since, until, now_ms)
+
+
+def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None = None) -> SessionDetail | None:
+    meta = ledger.session(sid)
+    if meta is None:
+        return None
+    pricer = Pricer(ledger, book)
+    (summary,) = summaries(pricer, [meta], *ALL_TIME, now_ms, session_id=sid)
+    calls = []
+    for c in ledger.session_calls(sid):
+        cost = pricer.call(c, meta.provider)
+        calls.append(
+            CallRow(
+                iso_local(c.ts_ms) or "",
+                c.ts_ms,
+                pricer.name(Route(c.model, c.provider, meta.provider)),
+                c.agent or "lead",
+                Tokens(c.input, c.output, c.cache_read, c.cache_write),
+                cost.cost_usd,
+                cost.estimated,
+                tool_words(c.tools),
+                cost.capped,
+                cost.plan_api_value_usd,
+            )
+        )
+    s = summary
+    start_ms = _ms(s.started_at)
+    end_ms = _ms(s.ended_at) or s.last_activity_ms
+    duration = (end_ms - start_ms) / 1000 if start_ms and end_ms and end_ms >= start_ms else None
+    return SessionDetail(summary, calls, duration)

@@ -1,0 +1,130 @@
+"""The shape of the package: no import cycle (imports inside functions counted), and the GUI toolkits
+imported only by tray/ and window/."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "trayburn"
+GUI = {"pystray", "PIL", "tkinter", "gi"}
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, modules: set[str]) -> tuple[set[str], set[str]]:
+    """The trayburn modules a file imports (anywhere in it), and the top-level names of all it imports."""
+    name = _module(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    ours: set[str] = set()
+    roots: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                roots.add(alias.name.split(".")[0])
+                if alias.name in modules:
+                    ours.add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            roots.add(target.split(".")[0])
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                if sub in modules:
+                    ours.add(sub)
+                elif target in modules:
+                    ours.add(target)
+    ours.discard(name)
+    return ours, roots
+
+
+def _graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    files = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(files)
+    edges: dict[str, set[str]] = {}
+    roots: dict[str, set[str]] = {}
+    for name, path in files.items():
+        edges[name], roots[name] = _imports(path, modules)
+    # importing a.b.c runs a/__init__ and a/b/__init__ first
+    for name in list(edges):
+        for target in list(edges[name]):
+            parts = target.split(".")
+            for i in range(1, len(parts)):
+                parent = ".".join(parts[:i])
+                if parent in modules and parent != name and not name.startswith(parent + "."):
+                    edges[name].add(parent)
+    return edges, roots
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+# Inside tray/ and window/, whose own reshaping (issue 20, glance's part) merges these modules: the only
+# cycles allowed, and only until then. Any other cycle fails.
+PENDING = [["trayburn.tray.app", "trayburn.tray.start"], ["trayburn.window.app", "trayburn.window.keys"]]
+
+
+def test_no_import_cycle():
+    edges, _ = _graph()
+    assert [c for c in cycles(edges) if c not in PENDING] == []
+
+
+def test_only_tray_and_window_import_a_gui_toolkit():
+    _, roots = _graph()
+    gui = {
+        name: sorted(roots[name] & GUI)
+        for name in roots
+        if roots[name] & GUI and not name.startswith(("trayburn.tray", "trayburn.window"))
+    }
+    assert gui == {}
+
+
+def test_the_core_never_imports_tray_or_window():
+    edges, _ = _graph()
+    core = {
+        name: sorted(t for t in targets if t.startswith(("trayburn.tray", "trayburn.window")))
+        for name, targets in edges.items()
+        if not name.startswith(("trayburn.tray", "trayburn.window")) and name != "trayburn.cli"
+    }
+    assert {k: v for k, v in core.items() if v} == {}
