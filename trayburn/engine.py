@@ -232,6 +232,22 @@ class Engine:
             )
         return out
 
+    def task_places_json(self) -> list[dict]:
+        """`doctor`'s view of the editor apps: each app on or off, every place looked at, where it came from."""
+        from .sources import task_places as tp
+
+        out = []
+        for name, places in self.task_places().items():
+            app = tp.BY_NAME[name]
+            rows = []
+            for p in places:
+                exists = p.exists
+                tasks = sum(1 for e in os.scandir(p.tasks) if e.is_dir()) if exists else 0
+                rows.append({"path": str(p.tasks), "origin": p.origin, "exists": exists, "tasks": tasks})
+            on = bool(getattr(self.settings, app.enabled_key, True))
+            out.append({"app": name, "label": app.label, "enabled": on, "enabled_key": app.enabled_key, "places": rows})
+        return out
+
     def task_sources(self) -> list[Source]:
         """One source per editor app that is on (Cline's pre-4.0 tasks, Roo Code, Kilo Code), kept between
         refreshes while its places stay the same."""
