@@ -60,6 +60,7 @@ def test_cline_tasks_counted_per_request(led, tmp_path, atomic):
     assert_sums(counted(led), add(*(expected_calls("cline", ui_of(f)) for f in folders)))
     rows = led.query("SELECT key, model, provider FROM calls ORDER BY ts_ms LIMIT 1")
     assert rows == [(f"cline:{T0}:{T0 + 1200}", "claude-sonnet-4-5", "anthropic")]
+    assert led.query("SELECT count(*) FROM files") == [(3,)]  # never a *.tmp.<ms>.<rand>.json left over
     cwd = led.query("SELECT DISTINCT workspace_root, source FROM sessions")
     assert cwd == [("/work/proj", "cli")]  # (no environment history, not in a globalStorage folder)
 
