@@ -427,6 +427,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         for m in unpriced
     ]
     h.extra["sync"] = engine.sync_health().to_json()
+    h.extra["task_places"] = engine.task_places_json()
     _emit(args, h.to_json(), render.doctor(h, engine.loaded.exists, unpriced))
     return Exit.OK if h.kind == "ok" else Exit.PROBLEMS
 

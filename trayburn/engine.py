@@ -211,6 +211,7 @@ class Engine:
         one (else the verdict says why; it is not an unreadable file). New sources are added here."""
         sessions = self.levels.sessions.path
         own: list[Source] = [self.ledger.cline_source(sessions)] if sessions.is_dir() else []
+        own += self.task_sources()
         if not self.settings.sync_dir:  # other machines' history stays in the ledger; no file to read
             return own
         try:
@@ -218,6 +219,67 @@ class Engine:
         except OSError as exc:  # no machine id could be made: this machine's figures still refresh
             log.warning("other machines not read: %s", exc)
             return own
+
+    def task_places(self) -> dict[str, list]:
+        """Where each editor app's tasks are looked for (sources/task_places.py), for `doctor`: app → places
+        (empty when the app is turned off in the settings)."""
+        import sys
+
+        from .sources import task_places as tp
+
+        s, out = self.settings, {}
+        for app in tp.APPS:
+            on = getattr(s, app.enabled_key, True)
+            dirs = getattr(s, app.dirs_key, [])
+            out[app.name] = (
+                tp.places(app, dirs, self.env, paths.home(self.env), sys.platform, self.levels.data.path) if on else []
+            )
+        return out
+
+    def task_places_json(self) -> list[dict]:
+        """`doctor`'s view of the editor apps: each app on or off, every place looked at, where it came from."""
+        from .sources import task_places as tp
+
+        out = []
+        for name, places in self.task_places().items():
+            app = tp.BY_NAME[name]
+            rows = []
+            for p in places:
+                exists = p.exists
+                tasks = sum(1 for e in os.scandir(p.tasks) if e.is_dir()) if exists else 0
+                rows.append({"path": str(p.tasks), "origin": p.origin, "exists": exists, "tasks": tasks})
+            on = bool(getattr(self.settings, app.enabled_key, True))
+            out.append({"app": name, "label": app.label, "enabled": on, "enabled_key": app.enabled_key, "places": rows})
+        return out
+
+    def task_sources(self) -> list[Source]:
+        """One source per editor app that is on (Cline's pre-4.0 tasks, Roo Code, Kilo Code), kept between
+        refreshes while its places stay the same."""
+        from .sources import task_places as tp
+        from .sources.tasks import TaskSource
+
+        memo: dict = self.__dict__.setdefault("_task_sources", {})
+        out: list[Source] = []
+        for name, places in self.task_places().items():
+            if not places:
+                continue
+            key = (name, tuple(places))
+            if key not in memo:
+                memo[key] = TaskSource(tp.BY_NAME[name], places)
+            out.append(memo[key])
+        return out
+
+    def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
+        """(label, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the
+        menu's "CLI $1.20 · VS Code $3.40" line (`task_places.menu_line` writes it from this)."""
+        from .figures import history
+        from .figures.periods import Period
+        from .sources.task_places import source_label
+
+        first = since or days.now_date()
+        got = history.report(self.ledger, self.book, Period(first, until or first), "source", self.machine_name())
+        pairs = [(source_label(r.key), r.cost_usd) for r in got.rows]
+        return sorted(pairs, key=lambda pair: -(pair[1] or 0.0))
 
     # ---- figures --------------------------------------------------------------------------------
 

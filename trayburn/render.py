@@ -131,6 +131,7 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
     )
     lines += tray_lines(h.extra.get("tray"))
     lines += sync_lines(h.extra.get("sync") or {})
+    lines += task_place_lines(h.extra.get("task_places") or [])
     if h.problems:
         lines.append(f"Unreadable files ({len(h.problems)}):")
         lines += [f"  {p}: {r}" for p, r in h.problems]
@@ -147,6 +148,27 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
         lines.append("  `trayburn prices` says how to add a price in the settings file")
     lines += ["", h.verdict + (f". To fix: {HINTS[h.kind]}" if h.kind in HINTS else "")]
     return "\n".join(lines)
+
+
+def task_place_lines(apps: list[dict[str, Any]]) -> list[str]:
+    """doctor's part on the editor apps' task folders (`Engine.task_places_json`): found ones, then off ones."""
+    shown = any(not a["enabled"] or any(p["exists"] or p["origin"].startswith("settings") for p in a["places"])
+                for a in apps)  # fmt: skip
+    if not shown:  # none of the apps is used here: nothing to say
+        return []
+    lines = ["Editor task folders:"]
+    for app in apps:
+        if not app["enabled"]:
+            lines.append(f"  {app['label']:16} off  [settings ({app['enabled_key']})]")
+            continue
+        found = [p for p in app["places"] if p["exists"]]
+        if not found:
+            lines.append(f"  {app['label']:16} none found ({len(app['places'])} places looked at)")
+        for p in found:
+            lines.append(f"  {app['label']:16} {p['path']}  [{p['origin']}]  {plural(p['tasks'], 'task')}")
+        lines += [f"  {app['label']:16} {p['path']}  [{p['origin']}]  (missing)" for p in app["places"]
+                  if not p["exists"] and p["origin"].startswith("settings")]  # fmt: skip
+    return lines
 
 
 # Why the tray cannot start, in a few words (the whole reason is `tray.host.StartCheck.message`).

@@ -7,6 +7,7 @@ default with a warning; unknown keys are kept on save and reported.
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -20,6 +21,8 @@ from .files import Refused, atomic_write, read_file
 THEMES = ("auto", "light", "dark")
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
 REFRESH_CHOICES = (15, 30, 60, 300)
+TASK_APPS = ("cline_tasks", "roo_code", "kilo_code")  # on/off per editor app (sources/task_places.py)
+TASK_DIRS = ("cline_tasks_dirs", "roo_code_dirs", "kilo_code_dirs")  # folders holding tasks/, replacing the found ones
 MAX_BYTES = 1_000_000  # a settings file is a few hundred bytes; anything near this is not one
 
 
@@ -44,6 +47,13 @@ class Settings:
     sync_dir: str | None = None  # a folder the person syncs between machines
     machine_name: str | None = None  # this machine's name in shared figures (default: the host name)
     sync_titles: bool = False  # whether titles and folder paths leave this machine through sync_dir
+    # Editor task folders (sources/task_places.py): whether each app is read, and folders replacing the found ones
+    cline_tasks: bool = True  # the Cline extension's pre-4.0 task folders (and the old CLI's ~/.cline/data/tasks)
+    roo_code: bool = True
+    kilo_code: bool = True
+    cline_tasks_dirs: list[str] = field(default_factory=list)
+    roo_code_dirs: list[str] = field(default_factory=list)
+    kilo_code_dirs: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they were
     invalid: dict[str, Any] = field(default_factory=dict)  # known keys with bad values: defaults used, kept on save
 
@@ -51,7 +61,7 @@ class Settings:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in _KEPT or value is None or value == {} or value == f.default:
+            if f.name in _KEPT or value is None or value == {} or value == [] or value == f.default:
                 continue
             out[f.name] = value
         for key, value in self.invalid.items():
@@ -121,7 +131,13 @@ def _check(key: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError("must be a string")
         return value.strip() or None
-    if key == "sync_titles":
+    if key in TASK_DIRS:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("must be a list of folder paths (strings)")
+        return [v.strip() for v in value if v.strip()]
+    if key in ("sync_titles", *TASK_APPS):
         if not isinstance(value, bool):
             raise ValueError("must be true or false")
         return value
@@ -227,7 +243,9 @@ def parse_value(key: str, text: str) -> Any:
             return float(text.lstrip("$"))
         except ValueError:
             raise SettingsError(f"{key} must be a number, not '{text}'") from None
-    if key == "sync_titles":
+    if key in TASK_DIRS:
+        return [p for p in text.split(os.pathsep) if p.strip()]
+    if key in ("sync_titles", *TASK_APPS):
         if text.strip().lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
             raise SettingsError(f"{key} must be true or false, not '{text}'")
         return text.strip().lower() in ("true", "yes", "on", "1")

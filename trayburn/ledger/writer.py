@@ -217,6 +217,14 @@ class Refresh:
         row = self.db.execute("SELECT size, mtime_ns, inode FROM files WHERE path=?", (path,)).fetchone()
         return Checkpoint(*row) if row is not None and row[0] is not None else None
 
+    def held(self, sid: str) -> list[tuple[str, int | None, int, int, int, int, float | None]]:
+        """The calls the ledger holds of a session: (key, ts, input, output, cache read, cache write, cost) (a
+        task source compares a restore's sum with them: sources/tasks.py)."""
+        return self.db.execute(
+            "SELECT key, ts_ms, input, output, cache_read, cache_write, cost FROM calls WHERE session_id=? AND seq>=0",
+            (sid,),
+        ).fetchall()
+
     def path_of_kind(self, sid: str, kind: str) -> str | None:
         row = self.db.execute("SELECT path FROM files WHERE session_id=? AND kind=?", (sid, kind)).fetchone()
         return text(row[0]) if row else None

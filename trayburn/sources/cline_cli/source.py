@@ -322,7 +322,9 @@ def _messages_parser(scope: str) -> Callable[[bytes], Messages]:
 
 
 def _parse_messages(data: bytes, scope: str) -> Messages:
-    return parse_messages(data, scope)
+    from ..tasks import trim_legacy_copy  # (Cline 4.x's copy of a pre-4.0 task: counted from the task folder)
+
+    return trim_legacy_copy(parse_messages(data, scope), data)
 
 
 def _digest(scan: cf.Scan) -> str | None:

@@ -1,0 +1,180 @@
+"""Where the editor apps keep their task folders (cline-vscode-format.md, "Where"): the Cline extension before
+4.0, Roo Code and Kilo Code, in every editor flavour's global storage on Linux, macOS and Windows, plus the old
+Cline CLI's `~/.cline/data/tasks`. A place is a folder holding `tasks/<id>/`; each app's list can be replaced
+in the settings (`cline_tasks_dirs`, `roo_code_dirs`, `kilo_code_dirs`) and each app turned off.
+
+Pure functions of (settings, env, home, platform): testable for every OS from any OS.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
+
+
+@dataclass(frozen=True)
+class App:
+    name: str  # the feed's and the session ids' word: "cline", "roo", "kilo"
+    label: str  # for people: "Cline (VS Code)"
+    extension: str  # the globalStorage folder (VS Code lower-cases extension ids)
+    enabled_key: str  # the settings key turning it on or off
+    dirs_key: str  # the settings key replacing its places
+    storage_setting: str | None  # the VS Code setting moving its storage (Roo, Kilo: `<x>.customStoragePath`)
+    source: str  # the sessions' `source` ("by source"): what the menu line and `report --by source` show
+
+
+APPS: tuple[App, ...] = (
+    App("cline", "Cline (VS Code)", "saoudrizwan.claude-dev", "cline_tasks", "cline_tasks_dirs", None, "vscode"),
+    App("roo", "Roo Code", "rooveterinaryinc.roo-cline", "roo_code", "roo_code_dirs", "roo-cline.customStoragePath",
+        "roo-code"),
+    App("kilo", "Kilo Code", "kilocode.kilo-code", "kilo_code", "kilo_code_dirs", "kilo-code.customStoragePath",
+        "kilo-code"),
+)  # fmt: skip
+BY_NAME = {a.name: a for a in APPS}
+
+# Editor flavours: (label, the user-data folder's name under the OS's config folder)
+FLAVOURS: tuple[tuple[str, str], ...] = (
+    ("VS Code", "Code"),
+    ("VS Code Insiders", "Code - Insiders"),
+    ("VSCodium", "VSCodium"),
+    ("Cursor", "Cursor"),
+    ("Windsurf", "Windsurf"),
+)
+# Remote servers and code-server (Linux only: where they run), under the home folder
+SERVERS: tuple[tuple[str, str], ...] = (
+    ("VS Code Server (Remote-SSH, containers)", ".vscode-server/data"),
+    ("VS Code Insiders Server", ".vscode-server-insiders/data"),
+    ("VSCodium Server", ".vscodium-server/data"),
+    ("Cursor Server", ".cursor-server/data"),
+    ("Windsurf Server", ".windsurf-server/data"),
+    ("code-server", ".local/share/code-server"),
+)
+
+
+# Sessions' `source` values (the Cline CLI's manifests and these apps) → what people read
+SOURCE_LABELS = {"cli": "CLI", "vscode": "VS Code", "roo-code": "Roo Code", "kilo-code": "Kilo Code",
+                 "jetbrains": "JetBrains", "desktop": "Desktop", "unknown": "other"}  # fmt: skip
+
+
+def source_label(source: str) -> str:
+    return SOURCE_LABELS.get(source, source)
+
+
+def menu_line(spend: Sequence[tuple[str, float | None]], money: Callable[[float], str]) -> str | None:
+    """ "CLI $1.20 · VS Code $3.40" from `Engine.spend_by_source()` (None while there is only one source)."""
+    shown = [(label, usd) for label, usd in spend if usd]
+    if len(spend) < 2 or not shown:
+        return None
+    return " · ".join(f"{label} {money(usd or 0.0)}" for label, usd in shown)
+
+
+@dataclass(frozen=True)
+class Place:
+    """A folder that may hold `tasks/`: where it came from in words, and whether it is there."""
+
+    app: str
+    path: Path
+    origin: str  # "settings (roo_code_dirs)", "VS Code (default)", "Cursor: roo-cline.customStoragePath", …
+
+    @property
+    def tasks(self) -> Path:
+        """The task root: `<place>/tasks`, or the place itself when it is a `tasks` folder given in the settings."""
+        if self.path.name == "tasks" and not (self.path / "tasks").is_dir():
+            return self.path
+        return self.path / "tasks"
+
+    @property
+    def exists(self) -> bool:
+        return self.tasks.is_dir()
+
+
+def user_data_dirs(env: Mapping[str, str], home: PurePath, platform: str) -> list[tuple[str, PurePath]]:
+    """Every editor flavour's user-data folder for this OS (`platform` as `sys.platform`), existing or not."""
+    out: list[tuple[str, PurePath]] = []
+    if platform.startswith("win"):
+        appdata = env.get("APPDATA", "").strip()
+        base: PurePath = PureWindowsPath(appdata) if appdata else PureWindowsPath(home) / "AppData" / "Roaming"
+        out += [(label, base / folder) for label, folder in FLAVOURS]
+    elif platform == "darwin":
+        base = PurePosixPath(home) / "Library" / "Application Support"
+        out += [(label, base / folder) for label, folder in FLAVOURS]
+    else:
+        xdg = env.get("XDG_CONFIG_HOME", "").strip()
+        base = PurePosixPath(xdg) if xdg.startswith("/") else PurePosixPath(home) / ".config"
+        out += [(label, base / folder) for label, folder in FLAVOURS]
+        out += [(label, PurePosixPath(home) / sub) for label, sub in SERVERS]
+    portable = env.get("VSCODE_PORTABLE", "").strip()
+    if portable:  # portable VS Code: <install>/data, its user data in user-data
+        out.append(("VS Code (portable)", type(base)(portable) / "user-data"))
+    return out
+
+
+def default_places(
+    app: App, env: Mapping[str, str], home: PurePath, platform: str, cline_data: PurePath | None = None
+) -> list[tuple[str, PurePath]]:
+    """(origin, folder) of every place `app` may keep `tasks/` in, without the settings: each flavour's
+    `User/globalStorage/<extension>`, and for Cline the old CLI's data folder (`cline_data`: trayburn's
+    resolved CLINE_DATA_DIR level, `~/.cline/data` by default)."""
+    out: list[tuple[str, PurePath]] = []
+    for label, data in user_data_dirs(env, home, platform):
+        gs = data / "User" / "globalStorage"
+        out.append((f"{label} (default)", gs / app.extension))
+    if app.name == "cline" and cline_data is not None:
+        out.append(("Cline CLI data folder (before 3.0; default)", cline_data))
+    return out
+
+
+def custom_storage(app: App, user_data: Path) -> str | None:
+    """The app's `customStoragePath` from the flavour's `User/settings.json` (JSON with comments: the one
+    string key is looked for, not the whole file parsed); None when not set or unreadable."""
+    if app.storage_setting is None:
+        return None
+    try:
+        with open(user_data / "User" / "settings.json", "rb") as f:
+            text = f.read(2_000_000).decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = re.search(r'"' + re.escape(app.storage_setting) + r'"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
+    if not found:
+        return None
+    value = found.group(1).replace("\\\\", "\\").replace('\\"', '"').strip()
+    return value or None
+
+
+def places(
+    app: App,
+    configured: Sequence[str],
+    env: Mapping[str, str],
+    home: Path,
+    platform: str,
+    cline_data: Path | None = None,
+) -> list[Place]:
+    """Where `app`'s tasks are looked for: the settings' folders when given (they replace the found ones),
+    else every default place and every flavour's custom storage path; each once."""
+    if configured:
+        return _unique([Place(app.name, _expand(p, home), f"settings ({app.dirs_key})") for p in configured])
+    found = [Place(app.name, Path(p), origin) for origin, p in default_places(app, env, home, platform, cline_data)]
+    for label, data in user_data_dirs(env, home, platform):
+        custom = custom_storage(app, Path(data))
+        if custom:
+            found.append(Place(app.name, _expand(custom, home), f"{label}: {app.storage_setting}"))
+    return _unique(found)
+
+
+def _expand(value: str, home: Path) -> Path:
+    value = value.strip()
+    if value == "~" or value.startswith(("~/", "~\\")):
+        return home / value[2:]
+    return Path(value)
+
+
+def _unique(found: list[Place]) -> list[Place]:
+    seen: set[Path] = set()
+    out = []
+    for p in found:
+        if p.path not in seen:
+            seen.add(p.path)
+            out.append(p)
+    return out
