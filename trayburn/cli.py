@@ -243,7 +243,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         {"name": m.name, "key": m.key, "ids": m.ids, "calls": m.unpriced_calls, "input": m.input, "output": m.output}
         for m in unpriced
     ]
-    h.extra["sync"] = engine.sync_health().to_json()
+    sync = engine.sync_health()
+    h.extra["sync"] = sync.to_json()
+    if h.kind == "ok" and sync.problem_line:  # every sync problem is a problem (its figures may be short)
+        h.kind, h.ok, h.verdict = "sync_problems", False, f"Sharing has a problem: {sync.problem_line}"
     _emit(args, h.to_json(), render.doctor(h, engine.loaded.exists, unpriced))
     return Exit.OK if h.kind == "ok" else Exit.PROBLEMS
 

@@ -28,6 +28,7 @@ HINTS = {
     "ledger_read_only": "make the ledger and its folder writable by you (or use another --state-dir)",
     "ledger_io": "check the disk holding the ledger; trayburn left the file as it is",
     "file_problems": "each file above says why; it is read again when it changes",
+    "sync_problems": "the Sharing lines above say what is wrong; the other figures are counted as usual",
 }
 
 
@@ -320,6 +321,8 @@ def sync_lines(sync: dict) -> list[str]:
     ]
     if sync.get("problem"):
         lines.append(f"  not shared: {sync['problem']}")
+    if sync.get("renamed"):
+        lines.append(f"  new id: {sync['renamed']}")
     for m in sync.get("machines", []):
         who = f"{m.get('name') or '?'}{' (this one)' if m.get('this') else ''}"
         if m.get("gone"):
@@ -329,6 +332,7 @@ def sync_lines(sync: dict) -> list[str]:
             state = (f"written {_age(age)} ago" if age is not None else "") + (
                 f", format {m['version']} (trayburn {m.get('trayburn')})" if m.get("version") else ""
             )
+        state += f", {plural(m.get('calls') or 0, 'call')} counted"
         lines.append(f"  {who:24} {m['path']}  {state}")
         if m.get("problem"):
             lines.append(f"    problem: {m['problem']}")

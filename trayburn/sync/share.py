@@ -25,7 +25,7 @@ from ..report import display_title, project_name
 from ..sources.machine import MachineSource
 from . import fileformat as ff
 from . import machine_name
-from .identity import ID_PATTERN, Machine, this_machine
+from .identity import ID_PATTERN, Machine, new_id, this_machine
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,8 @@ class ShareState:
     calls: int = 0
     bytes: int = 0
     problem: str | None = None  # why the last write did not happen
-    problem_kind: str | None = None  # "missing" | "unwritable" | "same_id" | "refused"
+    problem_kind: str | None = None  # "missing" | "unwritable" | "refused"
+    renamed: str | None = None  # why this machine took a new id (another computer wrote under its old one)
     tried_ms: int | None = None  # when a write was last tried (after one failed: retried once a minute)
     tried_path: str | None = None  # where
 
@@ -124,6 +125,10 @@ class Sharing:
         now_ms = int(self.clock() * 1000)
         due = first or not _exists(target) or (state.pending and now_ms - (state.shared_ms or 0) >= EVERY_S * 1000)
         clash = self._clash(state, target, self.machine(name))
+        if clash:  # another computer writes under our id: this one takes a new id, and says so
+            self._renew(state, name, clash)
+            target = paths.machines_dir(Path(sync_dir).expanduser()) / f"{self.machine(name).id}{ff.EXT}"
+            due = True
         # after a failed write (a full or read-only sync_dir), the whole export is tried again once a minute,
         # not at every poll
         waiting = (
@@ -131,13 +136,22 @@ class Sharing:
             and state.tried_path == str(target)
             and now_ms - (state.tried_ms or 0) < EVERY_S * 1000
         )
-        if clash:
-            state.problem, state.problem_kind = clash, "same_id"
-        elif (due or state.problem) and not waiting:
+        if (due or state.problem) and not waiting:
             self._write(state, target, self.machine(name), titles, now_ms)
         if asdict(state) != before:
             state.save(state_path)
         return state
+
+    def _renew(self, state: ShareState, name: str | None, clash: str) -> None:
+        old = self.machine(name).id
+        self._machine = new_id(self.state_dir, name)
+        self._clash_memo = None
+        state.renamed = (
+            f"{clash}; this machine now shares as id {self._machine.id} (the other keeps {old}, and its calls"
+            " are counted here as another machine's)"
+        )
+        state.shared_ms = state.written = None
+        log.warning("%s", state.renamed)
 
     def _write(self, state: ShareState, target: Path, machine: Machine, titles: bool, now_ms: int) -> None:
         state.tried_ms, state.tried_path = now_ms, str(target)
@@ -160,9 +174,10 @@ class Sharing:
         state.problem = state.problem_kind = None
 
     def _clash(self, state: ShareState, target: Path, machine: Machine) -> str | None:
-        """Another computer writing under our id (a home or state folder cloned to a new laptop): the
-        file's host fingerprint is not ours. Checked whenever the file is not as we left it (its header
-        read once per version of it)."""
+        """Another computer writing under our id (a home, state folder or whole disk image cloned): our file
+        is not as we left it and its header is not our last write (by its time, whatever its host name). A
+        sync tool that only re-creates the file (new inode, same bytes) is no clash. Checked whenever the
+        file is not as we left it (its header read once per version of it)."""
         try:
             st = os.lstat(target)
         except OSError:
@@ -173,15 +188,14 @@ class Sharing:
         if self._clash_memo is not None and self._clash_memo[0] == stamp:
             return self._clash_memo[1]
         try:
-            header = ff.read_header(read_file(target, ff.MAX_JSON_BYTES, follow=False))
+            header = ff.read_header(read_file(target, ff.MAX_FILE_BYTES, follow=False))
         except (OSError, ff.FormatError):
             header = None  # a broken or foreign file under our name: ours to replace
         clash = None
-        if header is not None and header.host and header.host != machine.host:
+        if header is not None and header.written_ms != state.shared_ms:  # not our last write, whatever its host
+            other = "another computer" if header.host != machine.host else "another computer with this one's host"
             clash = (
-                f"another computer ({header.name or 'unnamed'}) writes this machine's id {machine.id} (a home or "
-                f"state folder copied to it?): on one of the two, delete {paths.machine_file(self.state_dir)}; "
-                "it gets a new id at its next refresh"
+                f"{other} ({header.name or 'unnamed'}) wrote this machine's id {machine.id} (a cloned disk or home?)"
             )
         self._clash_memo = (stamp, clash)
         return clash
