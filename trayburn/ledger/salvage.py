@@ -1,9 +1,11 @@
 """Copying a ledger's rows into another: what a damaged ledger still yields into its rebuilt
 successor, or a ledger deleted or replaced under a running trayburn into the file now at its place.
 
-Rows are read table by table in rowid ranges; a range SQLite cannot read is halved until only the
-unreadable rows are left out. Rows the target already has win (by session id, by path, by a call's
-key and file); files are matched by path. Then every call's owner is settled again, by the one rule.
+A damaged file is read page by page (pages.py), so a damaged root hides no intact leaf, and merged with
+the newest sound backup (backup.py). A readable ledger is read table by table in rowid ranges; a range
+SQLite cannot read is halved until only the unreadable rows are left out. Rows the target already has
+win (by session id, by path, by a call's key and file); files are matched by path. Then every call's
+owner is settled again, by the one rule.
 """
 
 from __future__ import annotations
@@ -30,20 +32,112 @@ class Salvaged(NamedTuple):
 
 
 def recover(broken: Path, db: sqlite3.Connection) -> Salvaged | None:
-    """The rows a damaged ledger file still yields, copied into `db` (a new, empty ledger). Files are
-    copied without their checkpoints, so every file still on disk is read again. None when nothing of
-    it can be read as a ledger."""
-    if not broken.is_file():
+    """What a damaged ledger file still holds, copied into `db` (a new, empty ledger), merged with the newest
+    sound backup beside the ledger (backup.py): the file's rows first, read page by page (pages.py: a damaged
+    root or interior page hides no intact leaf behind it), then the backup's rows the file no longer has.
+    Files are copied without their checkpoints, so every file still on disk is read again. The pages are
+    read into memory before `db`'s write lock is taken; each merge holds it for an in-memory copy only.
+    None when neither yields anything."""
+    from . import backup, pages
+
+    scratch, held = None, 0
+    if broken.is_file():
+        try:
+            scratch, held = _from_pages(pages.read(broken))
+        except (OSError, pages.NotSQLite) as exc:
+            log.warning("no page of %s could be read: %s", broken, exc)
+    got = []
+    if scratch is not None:
+        got.append(merge(scratch, db, keep_checkpoints=False))
+        scratch.close()
+    saved = backup.newest_sound(_ledger_path(db))
+    if saved is not None:
+        try:
+            got.append(merge(saved, db, keep_checkpoints=False))
+        finally:
+            saved.close()
+    found = [g for g in got if g is not None]
+    if not found:
         return None
+    _drop_shadowed_rollups(db)
+    calls = db.execute("SELECT count(*) FROM calls").fetchone()[0]
+    return Salvaged(calls, max([calls, held, *(g.of for g in found)]))
+
+
+def _ledger_path(db: sqlite3.Connection) -> Path:
+    return Path(next(r[2] for r in db.execute("PRAGMA database_list") if r[1] == "main"))
+
+
+# The current schema's columns in table order (migrations append, so an older row is a prefix of these).
+_TABLES = {
+    "sessions": ("id", "folder", "started_ms", "ended_ms", "status", "title", "prompt", "cwd", "workspace_root",
+                 "model", "provider", "source", "forked_from", "removed", "origin", "feed"),
+    "files": ("id", "path", "session_id", "kind", "agent", "size", "mtime_ns", "inode", "bad_size",
+              "bad_mtime_ns", "bad_inode", "error", "gone", "origin", "feed"),
+    "calls": ("id", "key", "session_id", "file_id", "agent", "seq", "ts_ms", "model", "input", "output",
+              "cache_read", "cache_write", "cost", "tools", "counted", "provider"),
+}  # fmt: skip
+_FEWEST = {"sessions": 13, "files": 13, "calls": 15}  # schema 2's rows, before the columns schema 3 added
+
+
+def _kind(v: list) -> str | None:
+    """Which of the ledger's tables a row of this shape belongs to (None: another table's, or an index's)."""
+    n = len(v)
+    if n >= 13 and v[0] is None and isinstance(v[1], str | bytes) and isinstance(v[2], str):
+        calls = _FEWEST["calls"] <= n <= 16 and all(isinstance(v[i], int) for i in (3, 6, 8, 9, 10, 11))
+        if calls:
+            return "calls"
+        return "files" if n <= 15 and isinstance(v[3], str) else None
+    master = ("table", "index", "trigger", "view")
+    if _FEWEST["sessions"] <= n <= 16 and isinstance(v[0], str) and v[0] not in master:
+        return "sessions"
+    return None
+
+
+def _from_pages(found) -> tuple[sqlite3.Connection | None, int]:
+    """An in-memory ledger holding every row the pages yield (a row's rowid kept as its id), and the most
+    calls rows the file held as far as its rowids tell."""
+    from .schema import CALLS_TABLE, FILES_TABLE, SESSIONS_TABLE
+
+    scratch = sqlite3.connect(":memory:", isolation_level=None)
+    for table in (SESSIONS_TABLE, FILES_TABLE, CALLS_TABLE):
+        scratch.execute(table)
+    rows: dict[str, list[tuple]] = {t: [] for t in _TABLES}
+    highest = 0
+    for _page, rowid, values in found.rows():
+        kind = _kind(values)
+        if kind is None:
+            continue
+        if kind != "sessions":
+            values[0] = rowid  # the INTEGER PRIMARY KEY is the rowid, stored as NULL in the record
+        if kind == "calls":
+            highest = max(highest, rowid)
+        rows[kind].append(tuple(values))
+    if not any(rows.values()):
+        scratch.close()
+        return None, 0
+    scratch.execute("BEGIN")
+    for table, items in rows.items():
+        for n in {len(r) for r in items}:
+            names = _TABLES[table][:n]
+            sql = f"INSERT OR IGNORE INTO {table}({','.join(names)}) VALUES({','.join('?' * n)})"
+            scratch.executemany(sql, [r for r in items if len(r) == n])
+    scratch.execute("COMMIT")
+    return scratch, highest
+
+
+def _drop_shadowed_rollups(db: sqlite3.Connection) -> None:
+    """A session's rollup row (seq < 0: its total, while no message of it had metrics) brought back from an
+    older page or backup beside its per-message rows would count twice: dropped, as a refresh drops it."""
+    db.execute("BEGIN IMMEDIATE")
     try:
-        src = sqlite3.connect(f"{broken.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None)
-    except sqlite3.Error as exc:
-        log.warning("nothing recovered from %s: %s", broken, exc)
-        return None
-    try:
-        return merge(src, db, keep_checkpoints=False)
-    finally:
-        src.close()
+        db.execute("DELETE FROM calls WHERE seq < 0 AND session_id IN (SELECT session_id FROM calls WHERE seq >= 0)")
+        db.execute(SETTLE)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
 
 
 def merge(src: sqlite3.Connection, dst: sqlite3.Connection, keep_checkpoints: bool) -> Salvaged | None:

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from .. import fsutil
 from ..errors import CantWrite
-from . import verified
+from . import backup, verified
 from .faults import LedgerBusy, LedgerError, LedgerUnavailable, busy_error, is_busy, unavailable, verdict
 from .storable import LedgerConnection
 
@@ -170,6 +170,7 @@ def open_ledger(path: Path, busy_timeout_s: float) -> Opened:
     try:
         _create_private(path)
         db, checked_at = _connect_checked(path, busy_timeout_s)
+        backup.daily(db, path)  # a checked copy beside it once a day, the last seven (one listing otherwise)
         return Opened(db, None, None, checked_at)
     except _Rebuild as exc:
         return _rebuild(path, busy_timeout_s, str(exc))
