@@ -159,7 +159,17 @@ def cmd_today(args) -> int:
     r, money = engine.day(args.date), engine.money()
     machines = engine.machines(args.date, args.date)
     text = render.day(r, money) + render.machines_line(machines, args.date is None, money)
-    return _stale(args, engine, _emit(args, _converted({**r.to_json(), "machines": machines.to_json()}, money), text))
+    data = {**r.to_json(), "machines": machines.to_json(), **_completeness(engine)}
+    text += render.incomplete_line(engine.progress)
+    return _stale(args, engine, _emit(args, _converted(data, money), text))
+
+
+def _completeness(engine: Any) -> dict:
+    """`complete`: every session's files were read (False while history is still being read: the figure
+    covers the sessions read so far; a session whose files carry an older time may still hold calls of the
+    day); `sessions_read`: [read, in all] meanwhile."""
+    progress = engine.progress
+    return {"complete": progress is None, "sessions_read": list(progress) if progress else None}
 
 
 def cmd_sessions(args) -> int:

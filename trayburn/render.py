@@ -310,6 +310,17 @@ def machines_table(m: MachinesReport, money: Money = USD) -> str:
     return table(["machine", "calls", "cost"], rows, right={1, 2})
 
 
+def incomplete_line(progress: tuple[int, int] | None) -> str:
+    """While history is still being read: what the figure covers (nothing once every session is read)."""
+    if progress is None:
+        return ""
+    read, total = progress
+    return (
+        f"\nStill reading history: {read:,} of {total:,} sessions so far; the figure covers those"
+        " (run again, or `trayburn sessions --all`, to finish)"
+    )
+
+
 def sync_lines(sync: dict) -> list[str]:
     """doctor's part on sharing (from `SyncHealth.to_json()`)."""
     if not sync.get("sync_dir"):
