@@ -94,8 +94,8 @@ def daily(db: sqlite3.Connection, ledger: Path, now: float | None = None) -> Pat
     return make(db, ledger, now)
 
 
-def newest_sound(ledger: Path) -> sqlite3.Connection | None:
-    """A read-only connection to the newest backup that opens and passes SQLite's quick check."""
+def newest_sound(ledger: Path) -> Path | None:
+    """The newest backup that opens and passes SQLite's quick check."""
     for b in backups(ledger):
         try:
             src = sqlite3.connect(f"{b.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None)
@@ -103,8 +103,9 @@ def newest_sound(ledger: Path) -> sqlite3.Connection | None:
             continue
         try:
             if src.execute("PRAGMA quick_check(1)").fetchone()[0] == "ok":
-                return src
+                return b
         except sqlite3.Error:
             pass
-        src.close()
+        finally:
+            src.close()
     return None

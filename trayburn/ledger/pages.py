@@ -145,32 +145,40 @@ def record(payload: bytes) -> list:
         raise ValueError("a record header past its payload")
     types = []
     while p < header:
-        t, p = varint(payload, p)
+        t = payload[p]
+        if t < 0x80:  # a one-byte serial type: all but long TEXT and BLOB
+            p += 1
+        else:
+            t, p = varint(payload, p)
         types.append(t)
     values: list = []
+    add = values.append
     at = header
     for t in types:
-        if t == 0:
-            values.append(None)
-        elif t in _INT:
+        if t >= 12:
+            n = (t - 12) >> 1
+            raw = payload[at : at + n]
+            add(raw.decode("utf-8") if t & 1 else bytes(raw))
+            at += n
+        elif t == 0:
+            add(None)
+        elif t < 7:
             n = _INT[t]
-            values.append(int.from_bytes(payload[at : at + n], "big", signed=True))
+            add(int.from_bytes(payload[at : at + n], "big", signed=True))
             at += n
         elif t == 7:
-            values.append(struct.unpack(">d", payload[at : at + 8])[0])
+            add(_DOUBLE(payload, at)[0])
             at += 8
-        elif t in (8, 9):
-            values.append(t - 8)
-        elif t >= 12:
-            n = (t - 12) // 2
-            raw = payload[at : at + n]
-            values.append(raw.decode("utf-8") if t % 2 else bytes(raw))
-            at += n
+        elif t < 10:
+            add(t - 8)
         else:
             raise ValueError("a reserved serial type")
-        if at > len(payload):
-            raise ValueError("a value past its record")
+    if at > len(payload):
+        raise ValueError("a value past its record")
     return values
+
+
+_DOUBLE = struct.Struct(">d").unpack_from
 
 
 def _committed(wal: bytes, size: int) -> dict[int, bytes]:

@@ -36,32 +36,46 @@ def recover(broken: Path, db: sqlite3.Connection) -> Salvaged | None:
     sound backup beside the ledger (backup.py): the file's rows first, read page by page (pages.py: a damaged
     root or interior page hides no intact leaf behind it), then the backup's rows the file no longer has.
     Files are copied without their checkpoints, so every file still on disk is read again. The pages are
-    read into memory before `db`'s write lock is taken; each merge holds it for an in-memory copy only.
-    None when neither yields anything."""
+    read before `db`'s write lock is taken, which is then held for the inserts and one settling of every
+    call's owner (about a second at 5,000 sessions). None when neither yields anything."""
     from . import backup, pages
 
-    scratch, held = None, 0
+    rows: dict[str, list[tuple]] = {}
+    held = 0
     if broken.is_file():
         try:
-            scratch, held = _from_pages(pages.read(broken))
+            rows, held = _page_rows(pages.read(broken))
         except (OSError, pages.NotSQLite) as exc:
             log.warning("no page of %s could be read: %s", broken, exc)
-    got = []
-    if scratch is not None:
-        got.append(merge(scratch, db, keep_checkpoints=False))
-        scratch.close()
     saved = backup.newest_sound(_ledger_path(db))
-    if saved is not None:
-        try:
-            got.append(merge(saved, db, keep_checkpoints=False))
-        finally:
-            saved.close()
-    found = [g for g in got if g is not None]
-    if not found:
+    if not any(rows.values()) and saved is None:
         return None
-    _drop_shadowed_rollups(db)
+    if saved is not None:
+        db.execute("ATTACH DATABASE ? AS saved", (str(saved),))
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            _insert_pages(db, rows)
+            if saved is not None:
+                _insert_saved(db)
+            db.execute(_SHADOWED_ROLLUPS)
+            db.execute(SETTLE)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        of = db.execute("SELECT count(*) FROM saved.calls").fetchone()[0] if saved is not None else 0
+    finally:
+        if saved is not None:
+            db.execute("DETACH DATABASE saved")
     calls = db.execute("SELECT count(*) FROM calls").fetchone()[0]
-    return Salvaged(calls, max([calls, held, *(g.of for g in found)]))
+    return Salvaged(calls, max(calls, held, of))
+
+
+# A session's rollup row (seq < 0: its total, while no message of it had metrics) brought back from an older
+# page or backup beside its per-message rows would count twice: dropped, as a refresh drops it.
+_SHADOWED_ROLLUPS = "DELETE FROM calls WHERE seq < 0 AND session_id IN (SELECT session_id FROM calls WHERE seq >= 0)"
 
 
 def _ledger_path(db: sqlite3.Connection) -> Path:
@@ -94,14 +108,9 @@ def _kind(v: list) -> str | None:
     return None
 
 
-def _from_pages(found) -> tuple[sqlite3.Connection | None, int]:
-    """An in-memory ledger holding every row the pages yield (a row's rowid kept as its id), and the most
-    calls rows the file held as far as its rowids tell."""
-    from .schema import CALLS_TABLE, FILES_TABLE, SESSIONS_TABLE
-
-    scratch = sqlite3.connect(":memory:", isolation_level=None)
-    for table in (SESSIONS_TABLE, FILES_TABLE, CALLS_TABLE):
-        scratch.execute(table)
+def _page_rows(found) -> tuple[dict[str, list[tuple]], int]:
+    """Every row the pages yield, by table (a row's rowid as its id), and the most calls rows the file held
+    as far as its rowids tell."""
     rows: dict[str, list[tuple]] = {t: [] for t in _TABLES}
     highest = 0
     for _page, rowid, values in found.rows():
@@ -112,36 +121,54 @@ def _from_pages(found) -> tuple[sqlite3.Connection | None, int]:
             values[0] = rowid  # the INTEGER PRIMARY KEY is the rowid, stored as NULL in the record
         if kind == "calls":
             highest = max(highest, rowid)
+            if len(values) > 14:
+                values[14] = 0  # counted: settled again at the end
+        elif kind == "files":
+            values[5:12] = [None] * len(values[5:12])  # no checkpoint: every file on disk is read again
         rows[kind].append(tuple(values))
-    if not any(rows.values()):
-        scratch.close()
-        return None, 0
-    scratch.execute("BEGIN")
-    for table, items in rows.items():
-        for n in {len(r) for r in items}:
+    return rows, highest
+
+
+def _insert_pages(db: sqlite3.Connection, rows: dict[str, list[tuple]]) -> None:
+    """The pages' rows into the new ledger, ids kept (it is empty); calls whose files row was on the damaged
+    page get a files row of their own, marked gone (its file, if still on disk, is read again under its path)."""
+    for table in ("sessions", "files", "calls"):
+        items = rows.get(table, [])
+        for n in sorted({len(r) for r in items}):
             names = _TABLES[table][:n]
             sql = f"INSERT OR IGNORE INTO {table}({','.join(names)}) VALUES({','.join('?' * n)})"
-            scratch.executemany(sql, [r for r in items if len(r) == n])
-    scratch.execute("COMMIT")
-    return scratch, highest
+            db.executemany(sql, [r for r in items if len(r) == n])
+    db.execute(
+        "INSERT OR IGNORE INTO files(id, path, session_id, kind, gone) SELECT c.file_id,"
+        " '(recovered: file ' || c.file_id || ' of a damaged ledger)', c.session_id, 'messages', 1"
+        " FROM calls c WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.id = c.file_id) GROUP BY c.file_id"
+    )
 
 
-def _drop_shadowed_rollups(db: sqlite3.Connection) -> None:
-    """A session's rollup row (seq < 0: its total, while no message of it had metrics) brought back from an
-    older page or backup beside its per-message rows would count twice: dropped, as a refresh drops it."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        db.execute("DELETE FROM calls WHERE seq < 0 AND session_id IN (SELECT session_id FROM calls WHERE seq >= 0)")
-        db.execute(SETTLE)
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
+def _insert_saved(db: sqlite3.Connection) -> None:
+    """The backup's rows the pages did not give (by session id, by path, by a call's key and file's path)."""
+    cols = {t: sorted(_columns(db, t) & _saved_columns(db, t)) for t in _TABLES}
+    names = ",".join(cols["sessions"])
+    db.execute(f"INSERT OR IGNORE INTO main.sessions({names}) SELECT {names} FROM saved.sessions")
+    names = ",".join(c for c in cols["files"] if c != "id" and c not in CHECKPOINT)
+    db.execute(f"INSERT OR IGNORE INTO main.files({names}) SELECT {names} FROM saved.files")
+    kept = [c for c in cols["calls"] if c not in ("id", "counted", "file_id")]
+    db.execute(
+        f"INSERT OR IGNORE INTO main.calls({','.join(kept)}, file_id, counted)"
+        f" SELECT {','.join('c.' + c for c in kept)}, m.id, 0 FROM saved.calls c"
+        " JOIN saved.files sf ON sf.id = c.file_id JOIN main.files m ON m.path = sf.path"
+    )
 
 
-def merge(src: sqlite3.Connection, dst: sqlite3.Connection, keep_checkpoints: bool) -> Salvaged | None:
-    """Copy what `src` holds (and can be read) into `dst`, in one transaction of `dst`'s."""
+def _saved_columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in db.execute(f"PRAGMA saved.table_info({table})")}
+
+
+def merge(
+    src: sqlite3.Connection, dst: sqlite3.Connection, keep_checkpoints: bool, settle: bool = True
+) -> Salvaged | None:
+    """Copy what `src` holds (and can be read) into `dst`, in one transaction of `dst`'s (`settle`: and settle
+    every call's owner again; False: the caller does, after its last merge)."""
     columns = {t: _columns(src, t) & _columns(dst, t) for t in ("sessions", "files", "calls")}
     if not columns["calls"] >= NEEDED or not {"id", "path", "session_id", "kind"} <= columns["files"]:
         return None
@@ -150,7 +177,8 @@ def merge(src: sqlite3.Connection, dst: sqlite3.Connection, keep_checkpoints: bo
         _copy_sessions(src, dst, columns["sessions"])
         file_ids = _copy_files(src, dst, columns["files"], keep_checkpoints)
         got = _copy_calls(src, dst, columns["calls"], file_ids)
-        dst.execute(SETTLE)
+        if settle:
+            dst.execute(SETTLE)
         dst.execute("COMMIT")
     except BaseException:
         if dst.in_transaction:
