@@ -170,3 +170,52 @@ def test_a_file_that_unpacks_past_the_limit_is_refused_quickly_and_costs_that_fi
         assert "unpacked" in (forger.problem or "")
     finally:
         engine.close()
+
+
+def _share_loop(state: str, config: str, ready, go, out) -> None:
+    """One process of this machine (the tray, a `today`) writing its file again and again."""
+    from pathlib import Path
+
+    from trayburn.engine import Engine
+    from trayburn.sync.share import Sharing
+
+    engine = Engine(config, state, env={"HOME": str(Path(state).parent)})
+    now = [time.time()]
+    sharing = Sharing(Path(state), engine.ledger, clock=lambda: now[0])
+    s = engine.settings
+    ready.set()
+    go.wait(60)
+    renamed = 0
+    for _ in range(25):
+        now[0] += 61  # due at every turn
+        got = sharing.after_refresh(s.sync_dir, s.machine_name, False, counted=True)
+        renamed += bool(got and got.renamed)
+    engine.close()
+    out.put(renamed)
+
+
+def test_processes_of_one_machine_sharing_at_once_never_take_it_for_a_clone(tmp_path):
+    """The tray and a CLI command write this machine's file at the same moment: each finds the file changed
+    by the other, which is this machine, not a clone (the check and the write are one step under a lock)."""
+    import multiprocessing
+
+    (a,) = boxes(tmp_path, "a")
+    a.copy_sessions(SESSION_IDS[:2])
+    engine = a.engine()
+    engine.refresh()
+    engine.close()
+    first = a.machine_id()
+    ctx = multiprocessing.get_context("spawn")
+    go, out = ctx.Event(), ctx.Queue()
+    readies = [ctx.Event() for _ in range(3)]
+    procs = [ctx.Process(target=_share_loop, args=(str(a.state), str(a.config), r, go, out)) for r in readies]
+    for p in procs:
+        p.start()
+    try:
+        assert all(r.wait(120) for r in readies), "a sharing process did not start"
+        go.set()
+        renamed = [out.get(timeout=120) for _ in procs]
+    finally:
+        for p in procs:
+            p.join(60)
+    assert renamed == [0, 0, 0] and a.machine_id() == first

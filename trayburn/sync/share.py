@@ -9,17 +9,18 @@ Nothing is written outside `sync_dir/trayburn/` and the state folder; a missing,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .. import __version__, paths
-from ..fsutil import Refused, atomic_write, private_dir, read_file
+from ..fsutil import Refused, atomic_write, open_private, private_dir, read_file
 from ..ledger import Ledger
 from ..report import display_title, project_name
 from ..sources.machine import MachineSource
@@ -105,9 +106,18 @@ class Sharing:
     # ---- writing ours -----------------------------------------------------------------------------
 
     def after_refresh(self, sync_dir: str | None, name: str | None, titles: bool, counted: bool) -> ShareState | None:
-        """Write this machine's file if it is due. `counted`: this refresh changed this machine's calls."""
+        """Write this machine's file if it is due. `counted`: this refresh changed this machine's calls. One
+        process of this machine at a time (the tray and a CLI command may refresh at once): each finds the
+        file as the last of them left it, so none takes the other for a clone."""
         if not sync_dir:
             return None
+        with _one_at_a_time(self.state_dir) as mine:
+            if not mine:
+                log.warning("not shared this time: another trayburn process of this machine is still sharing")
+                return self.state()
+            return self._after_refresh(sync_dir, name, titles, counted)
+
+    def _after_refresh(self, sync_dir: str, name: str | None, titles: bool, counted: bool) -> ShareState:
         state_path = paths.sync_state_file(self.state_dir)
         state = ShareState.load(state_path)
         before = asdict(state)
@@ -252,6 +262,35 @@ def _prepare(folder: Path) -> None:
         private_dir(folder)
     except Refused as exc:
         raise _NotShared(str(exc), "refused") from None
+
+
+LOCK_WAIT_S = 10.0  # another process of this machine sharing longer (a hung network sync_dir): skip this turn
+
+
+@contextlib.contextmanager
+def _one_at_a_time(state_dir: Path) -> Iterator[bool]:
+    """An exclusive lock on `sync.lock` in the state folder while this process shares (POSIX; elsewhere
+    none): True once held; False when another process of this machine held it for LOCK_WAIT_S."""
+    try:
+        import fcntl
+    except ImportError:
+        yield True
+        return
+    fd = open_private(private_dir(state_dir) / "sync.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    yield False
+                    return
+                time.sleep(0.02)
+        yield True
+    finally:
+        os.close(fd)
 
 
 def _exists(path: Path) -> bool:
