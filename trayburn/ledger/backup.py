@@ -55,7 +55,7 @@ def make(db: sqlite3.Connection, ledger: Path, now: float | None = None) -> Path
     now = time.time() if now is None else now
     name = f"{ledger.name}.backup-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}"
     target = ledger.parent / name
-    tmp = ledger.parent / f".{name}.tmp"
+    tmp = ledger.parent / f".{name}.{os.getpid()}.tmp"  # two processes due at once never share one
     try:
         fd = fsutil.open_private(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
         os.close(fd)
