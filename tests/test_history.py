@@ -351,14 +351,67 @@ def test_an_export_to_a_pipe_writes_into_it_and_leaves_it_a_pipe(cli_env, capsys
     assert len(list(csv.DictReader(io.StringIO(got[0].decode("utf-8"), newline="")))) == 11
 
 
-def test_an_export_through_a_link_writes_the_file_it_names_and_keeps_the_link(cli_env, capsys, tmp_path):
-    (tmp_path / "real.csv").write_text("old\n", encoding="utf-8")
-    link = tmp_path / "link.csv"
-    link.symlink_to(tmp_path / "real.csv")
-    code, err = export_to(capsys, link)
+def test_an_export_onto_a_link_replaces_the_link_never_its_target(cli_env, capsys, tmp_path):
+    """A link planted where the export goes (`-o /tmp/calls.csv` -> ~/.bashrc) must not make the export
+    overwrite the file it names: the link itself is replaced by the export, the target keeps its content and
+    mode; a dangling link creates nothing where it points. The control: a plain path is written as ever."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n", encoding="utf-8")
+    os.chmod(victim, 0o640)
+    link, dangling, nowhere = tmp_path / "link.csv", tmp_path / "dangling.csv", tmp_path / "nowhere"
+    link.symlink_to(victim)
+    dangling.symlink_to(nowhere)
+    for target in (link, dangling, tmp_path / "plain.csv"):
+        code, err = export_to(capsys, target)
+        assert code == 0, err
+        assert not target.is_symlink() and target.is_file()
+        assert len(list(csv.DictReader(target.open(newline="", encoding="utf-8")))) == 11
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    assert stat.S_IMODE(os.stat(victim).st_mode) == 0o640
+    assert not os.path.lexists(nowhere)
+
+
+def test_an_export_to_a_pipe_nobody_reads_is_an_error_not_a_hang(cli_env, capsys, tmp_path):
+    """Opened without waiting for a reader: a FIFO with no reader is refused at once, with what to do (the
+    control: /dev/null, a device, is written to and stays a device)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code, err = export_to(capsys, fifo)
+    assert code == Exit.CANT_WRITE, err
+    assert "nothing is reading from it" in err and "Traceback" not in err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    code, err = export_to(capsys, "/dev/null")
     assert code == 0, err
-    assert link.is_symlink() and os.readlink(link) == str(tmp_path / "real.csv")
-    assert len(list(csv.DictReader((tmp_path / "real.csv").open(newline="", encoding="utf-8")))) == 11
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+
+
+def test_every_text_column_is_safe_for_spreadsheets_and_terminals(tmp_path, monkeypatch, capsys, set_tz):
+    """The agent column comes from the messages file like the title: a formula (=HYPERLINK…) or ESC/BEL
+    there is neither run by a spreadsheet nor obeyed by a terminal, in CSV or in JSON (where it is kept
+    whole as an escape). The control: a plain session beside it exports as it is."""
+    set_tz("UTC")
+    sessions = tmp_path / "cline" / "data" / "sessions"
+    msgs = [assistant("msg_agent0001", ms("2026-11-30T10:00:00Z"), 1000, 10, cost=0.01)]
+    plain = [assistant("msg_plain0001", ms("2026-11-30T11:00:00Z"), 1000, 10, cost=0.02)]
+    bad_agent = '=HYPERLINK("http://x","y")\x1b]0;owned\x07\x9b2J'
+    make_session(sessions, "1796000000000_agnt1", "2026-11-30T09:59:00.000Z", None,
+                 agents={"a.messages.json": (bad_agent, msgs)}, metadata={"title": "-2+3"})  # fmt: skip
+    make_session(sessions, "1796000000000_plain", "2026-11-30T10:59:00.000Z", plain, metadata={"title": "plain"})
+    for k, v in isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline")).items():
+        monkeypatch.setenv(k, v)
+    assert cli.main(["export", "--since", "2026-11-30", "--until", "2026-11-30"]) == 0
+    out = capsys.readouterr().out
+    assert not {"\x1b", "\x07", "\x9b"} & set(out), repr(out)
+    rows = {r["session_id"]: r for r in csv.DictReader(io.StringIO(out, newline=""))}
+    bad, ok = rows["1796000000000_agnt1"], rows["1796000000000_plain"]
+    assert bad["agent"].startswith("'=HYPERLINK(") and bad["title"] == "'-2+3"
+    assert (ok["agent"], ok["title"], ok["cost_usd"]) == ("lead", "plain", "0.02")
+    assert cli.main(["export", "--since", "2026-11-30", "--until", "2026-11-30", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert not {"\x1b", "\x07", "\x9b"} & set(out), repr(out)
+    items = {i["session_id"]: i for i in json.loads(out)}
+    assert items["1796000000000_agnt1"]["agent"] == bad_agent  # the record, whole
+    assert items["1796000000000_plain"]["cost_usd"] == 0.02
 
 
 def test_an_export_that_cannot_be_written_names_the_path_given_and_what_to_do(cli_env, capsys, tmp_path):

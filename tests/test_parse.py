@@ -500,19 +500,11 @@ def test_the_edges_of_the_displayable_range():
             datetime.fromtimestamp(edge / 1000 + hours * 3600)
 
 
-def _nested(depth: int) -> dict:
-    node: object = "leaf"
-    for i in range(depth):
-        node = {"k": node} if i % 2 else [node]
-    return node  # type: ignore[return-value]
-
-
-@pytest.mark.parametrize("depth", [1200, 20_000])
+@pytest.mark.parametrize("depth", [1200, 20_000, 200_000])
 def test_a_valid_file_with_deeply_nested_tool_input_parses(depth):
-    odd = assistant("deep", T, tools=("editor",))
-    odd["content"][1]["input"] = _nested(depth)
-    with pytest.raises(RecursionError):
-        json.dumps(odd)  # the stdlib cannot even write it: build the bytes by hand
+    """What trayburn promises, whatever CPython's recursion limits (they moved in 3.12 and 3.13): a file whose
+    tool input nests thousands of levels deep parses, its calls counted. The bytes are built by hand (the
+    stdlib's json.dumps may or may not write them, by version)."""
     head = dumps(messages_doc("S", [CONTROL, assistant("deep", T, tools=("editor",)), CONTROL | {"id": "after"}]))
     deep = b"[" * depth + b'"leaf"' + b"]" * depth
     data = head.replace(b'"input": {}', b'"input": ' + deep, 1)

@@ -403,3 +403,53 @@ def test_a_settings_file_linked_from_elsewhere_is_still_read(conf, tmp_path):
     conf.symlink_to(real)
     loaded = st.load(conf)
     assert loaded.error is None and loaded.settings.theme == "dark"
+
+
+# ---- a settings file that is a symbolic link (stow, chezmoi, home-manager) ----------------------------
+
+
+def _dotfile(tmp_path, conf, text: str = GOOD, mode: int = 0o644):
+    repo = tmp_path / "dotfiles"
+    repo.mkdir()
+    real = repo / "trayburn.toml"
+    real.write_text(text, encoding="utf-8")
+    os.chmod(real, mode)
+    conf.symlink_to(real)
+    return real
+
+
+def test_config_set_through_a_link_writes_the_file_it_points_to(conf, tmp_path, capsys):
+    """The link stays a link and the dotfile it points to is changed (its other lines and its mode kept,
+    no temp file left beside it); the control: a plain settings file is changed in place as ever."""
+    real = _dotfile(tmp_path, conf)
+    code, _, err = run(capsys, "config", "set", "theme", "light")
+    assert code == 0, err
+    assert conf.is_symlink() and os.readlink(conf) == str(real)
+    got = tomllib.loads(real.read_text(encoding="utf-8"))
+    assert got["theme"] == "light" and got["refresh_seconds"] == 60 and got["aliases"] == {"my-proxy": "gpt-4o"}
+    assert (os.stat(real).st_mode & 0o777) == 0o644
+    assert sorted(os.listdir(real.parent)) == ["trayburn.toml"]
+    st.update(conf, "prices.acme-1.input", "2")  # a whole rewrite (tables) goes through the link too
+    assert conf.is_symlink() and tomllib.loads(real.read_text(encoding="utf-8"))["prices"]["acme-1"]["input"] == 2
+    plain = tmp_path / "plain.toml"
+    plain.write_text(GOOD, encoding="utf-8")
+    st.update(plain, "theme", "light")
+    assert tomllib.loads(plain.read_text(encoding="utf-8"))["theme"] == "light"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_config_set_through_a_link_to_another_user_s_file_refuses(conf, tmp_path, capsys):
+    real = _dotfile(tmp_path, conf)
+    os.chown(real, 65534, 65534)
+    before = real.read_bytes()
+    code, _, err = run(capsys, "config", "set", "theme", "light")
+    assert code != 0 and "belongs to another user; trayburn will not write to it" in err, err
+    assert "Traceback" not in err
+    assert conf.is_symlink() and real.read_bytes() == before
+
+
+def test_config_set_through_a_dangling_link_refuses_and_creates_nothing(conf, tmp_path, capsys):
+    conf.symlink_to(tmp_path / "gone.toml")
+    code, _, err = run(capsys, "config", "set", "theme", "light")
+    assert code != 0 and "which does not exist; create that file or remove the link" in err, err
+    assert conf.is_symlink() and not (tmp_path / "gone.toml").exists()

@@ -14,7 +14,6 @@ import pytest
 from corpus import counted
 from sync_machines import SESSION_IDS, boxes
 
-from trayburn import paths
 from trayburn.sync import fileformat as ff
 from trayburn.sync.share import Sharing
 
@@ -124,20 +123,25 @@ def test_a_gzip_bomb_is_refused_past_the_limit():
     assert ff.decode(bomb).calls  # under the real limit it is an ordinary file
 
 
-def test_a_cloned_id_is_detected_and_the_fix_named(here):
+def test_a_cloned_id_written_by_another_host_makes_this_machine_take_a_new_id_and_say_so(here):
+    """No ping-pong and no silence: the machine that finds its own file written by someone else takes a new
+    id, writes under it, says so in doctor, and counts the other's file as another machine's."""
     a, engine, folder = here
-    theirs = _gzip(_machine_body(a.machine_id()))  # another computer (another host) writing our id
+    old = a.machine_id()
+    theirs = _gzip(_machine_body(old))  # another computer (another host) writing our id
     a.file().write_bytes(theirs)
+    mine = counted(engine.ledger)
     a.copy_sessions(SESSION_IDS[3:5])
     engine.refresh()
-    assert a.file().read_bytes() == theirs  # not overwritten: no ping-pong between the two
-    assert engine.last_share is not None and engine.last_share.problem_kind == "same_id"
-    assert str(paths.machine_file(a.state)) in (engine.sync_health().problem or "")
-    paths.machine_file(a.state).unlink()  # the fix the message gives
-    engine.sharing = Sharing(a.state, engine.ledger)
-    engine.refresh()
-    assert engine.last_share.problem is None
-    assert a.file().read_bytes() != theirs and a.file().name.removesuffix(ff.EXT) != OTHER
+    new = a.machine_id()
+    assert new != old and (folder / f"{old}{ff.EXT}").read_bytes() == theirs  # theirs kept, not overwritten
+    assert engine.last_share is not None and engine.last_share.problem is None
+    assert ff.decode(a.file().read_bytes()).header.machine_id == new
+    health = engine.sync_health()
+    assert f"now shares as id {new}" in (health.renamed or "") and old in (health.renamed or "")
+    engine.refresh()  # the old id's file is now another machine's: its one call counts, as its own
+    assert counted(engine.ledger, "session_id LIKE ?", (f"{old}/%",)) == (1, 100, 10, 0, 0, 0.5)
+    assert counted(engine.ledger, "session_id NOT LIKE '%/%'")[0] > mine[0]
 
 
 def test_writes_at_once_then_at_most_once_a_minute(here):

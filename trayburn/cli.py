@@ -342,7 +342,17 @@ def cmd_today(args) -> int:
     r, money = engine.day(args.date), engine.money()
     machines = engine.machines(args.date, args.date)
     text = render.day(r, money) + render.machines_line(machines, args.date is None, money)
-    return _stale(args, engine, _emit(args, _converted({**r.to_json(), "machines": machines.to_json()}, money), text))
+    data = {**r.to_json(), "machines": machines.to_json(), **_completeness(engine)}
+    text += render.incomplete_line(engine.progress)
+    return _stale(args, engine, _emit(args, _converted(data, money), text))
+
+
+def _completeness(engine: Any) -> dict:
+    """`complete`: every session's files were read (False while history is still being read: the figure
+    covers the sessions read so far; a session whose files carry an older time may still hold calls of the
+    day); `sessions_read`: [read, in all] meanwhile."""
+    progress = engine.progress
+    return {"complete": progress is None, "sessions_read": list(progress) if progress else None}
 
 
 def cmd_sessions(args) -> int:
@@ -426,8 +436,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         {"name": m.name, "key": m.key, "ids": m.ids, "calls": m.unpriced_calls, "input": m.input, "output": m.output}
         for m in unpriced
     ]
-    h.extra["sync"] = engine.sync_health().to_json()
+    sync = engine.sync_health()
+    h.extra["sync"] = sync.to_json()
     h.extra["task_places"] = engine.task_places_json()
+    if h.kind == "ok" and sync.problem_line:  # every sync problem is a problem (its figures may be short)
+        h.kind, h.ok, h.verdict = "sync_problems", False, f"Sharing has a problem: {sync.problem_line}"
     _emit(args, h.to_json(), render.doctor(h, engine.loaded.exists, unpriced))
     return Exit.OK if h.kind == "ok" else Exit.PROBLEMS
 

@@ -47,6 +47,7 @@ HealthKind = Literal[
     "sessions_not_a_folder",  # the sessions path exists but is a file
     "no_sessions",  # the sessions folder exists and holds none
     "file_problems",  # some files could not be read (see problems: path and reason); the rest is counted
+    "sync_problems",  # sharing through sync_dir has a problem (doctor's, from `sync_health`); the rest is counted
 ]
 
 

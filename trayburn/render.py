@@ -108,6 +108,7 @@ HINTS = {
     "ledger_read_only": "make the ledger and its folder writable by you (or use another --state-dir)",
     "ledger_io": "check the disk holding the ledger; trayburn left the file as it is",
     "file_problems": "each file above says why; it is read again when it changes",
+    "sync_problems": "the Sharing lines above say what is wrong; the other figures are counted as usual",
 }
 
 
@@ -404,6 +405,17 @@ def machines_table(m: MachinesReport, money: Money = USD) -> str:
     return table(["machine", "calls", "cost"], rows, right={1, 2})
 
 
+def incomplete_line(progress: tuple[int, int] | None) -> str:
+    """While history is still being read: what the figure covers (nothing once every session is read)."""
+    if progress is None:
+        return ""
+    read, total = progress
+    return (
+        f"\nStill reading history: {read:,} of {total:,} sessions so far; the figure covers those"
+        " (run again, or `trayburn sessions --all`, to finish)"
+    )
+
+
 def sync_lines(sync: dict) -> list[str]:
     """doctor's part on sharing (from `SyncHealth.to_json()`)."""
     if not sync.get("sync_dir"):
@@ -415,6 +427,8 @@ def sync_lines(sync: dict) -> list[str]:
     ]
     if sync.get("problem"):
         lines.append(f"  not shared: {sync['problem']}")
+    if sync.get("renamed"):
+        lines.append(f"  new id: {sync['renamed']}")
     for m in sync.get("machines", []):
         who = f"{m.get('name') or '?'}{' (this one)' if m.get('this') else ''}"
         if m.get("gone"):
@@ -424,6 +438,7 @@ def sync_lines(sync: dict) -> list[str]:
             state = (f"written {_age(age)} ago" if age is not None else "") + (
                 f", format {m['version']} (trayburn {m.get('trayburn')})" if m.get("version") else ""
             )
+        state += f", {plural(m.get('calls') or 0, 'call')} counted"
         lines.append(f"  {who:24} {m['path']}  {state}")
         if m.get("problem"):
             lines.append(f"    problem: {m['problem']}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -221,7 +222,36 @@ def _read(path: Path) -> bytes | SettingsProblem:
 
 def save(path: Path, settings: Settings) -> None:
     """Write the whole file from `settings`, atomically (0600: it may hold budgets and folders)."""
-    atomic_write(path, tomli_w.dumps(settings.to_toml_dict()).encode("utf-8"))
+    _write(path, tomli_w.dumps(settings.to_toml_dict()).encode("utf-8"))
+
+
+def _write(path: Path, data: bytes) -> None:
+    """The settings file written atomically. A symbolic link (a dotfile kept by stow, chezmoi or
+    home-manager) stays a link: the file it points to is written (a temp file beside it, then replaced; its
+    mode kept) when it is the person's own regular file, else a SettingsError says why nothing was written."""
+    if not os.path.islink(path):
+        atomic_write(path, data)
+        return
+    real = Path(os.path.realpath(path))
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        missing = f"{path} is a link to {real}, which does not exist; create that file or remove the link"
+        raise SettingsError(missing) from None
+    except OSError as exc:
+        raise SettingsError(f"{path} is a link to {real}, which cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SettingsError(f"{path} is a link to {real}, which is not a regular file; trayburn will not write to it")
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        raise SettingsError(
+            f"{path} is a link to {real}, which belongs to another user; trayburn will not write to it"
+            " (change it by hand, or replace the link with a file of your own)"
+        )
+    try:
+        atomic_write(real, data)
+        os.chmod(real, stat.S_IMODE(st.st_mode))
+    except PermissionError:
+        raise SettingsError(f"cannot write {real} (where the link {path} points): permission denied") from None
 
 
 def _editable(path: Path) -> Settings:
@@ -266,7 +296,7 @@ def update(path: Path, key: str, text: str | None) -> Settings:
     if edited is None:
         save(path, settings)
     else:
-        atomic_write(path, edited.encode("utf-8"))
+        _write(path, edited.encode("utf-8"))
     return settings
 
 

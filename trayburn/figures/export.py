@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import json
 import os
 import stat
@@ -25,7 +26,7 @@ from ..errors import CantWrite, TrayburnError
 from ..ledger import Ledger
 from ..ledger import queries as hq
 from ..pricing import PriceBook
-from ..render import clean
+from ..render import _CONTROLS, clean
 from .costs import Pricer
 from .day import _USER_INPUT
 from .history import project_name
@@ -113,28 +114,64 @@ def write(items: Iterator[ExportRow], stream: TextIO, fmt: str, money: Money | N
 
 def to_file(items: Iterator[ExportRow], path: str | os.PathLike, fmt: str, money: Money | None = None) -> int:
     """Write to a temporary file beside `path`, then put it in place: a failed export leaves no half file
-    (and an existing file as it was). A link to a file replaces the file it names (the link stays); what is
-    not a regular file (a device such as /dev/stdout, a pipe) is written to as it is, never replaced.
-    The number of rows written; a path that cannot be written raises a TrayburnError naming it."""
+    (and an existing file as it was). A symbolic link at `path` is replaced itself, never followed to a
+    regular file (a link planted in /tmp must not turn an export into "overwrite any file of yours"); a
+    link to a device or pipe (/dev/stdout) is written through. What is not a regular file (a device, a
+    pipe) is opened without blocking and written to as it is, never replaced: a pipe nobody reads is an
+    error, not a hang. The number of rows written; a path that cannot be written raises a TrayburnError
+    naming it."""
     target = Path(path)
     try:
-        st = target.stat()
-    except FileNotFoundError:
-        st = None
+        st = _stat(target)
     except OSError as exc:
         raise _cannot_write(path, exc) from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise CantWrite(f"cannot write {path}: it is a folder; give a file name (e.g. {Path(path) / ('calls.' + fmt)})")
     try:
         if st is not None and not stat.S_ISREG(st.st_mode):
-            with open(target, "w", encoding="utf-8", newline="") as stream:
-                return write(items, stream, fmt, money)
-        return _replace(items, target.resolve() if target.is_symlink() else target, fmt, money)
+            fd = _open_special(target, path)
+            if fd is not None:
+                with open(fd, "w", encoding="utf-8", newline="") as stream:
+                    return write(items, stream, fmt, money)
+        return _replace(items, target, fmt, money)
     except OSError as exc:
         raise _cannot_write(path, exc) from None
 
 
+def _stat(target: Path) -> os.stat_result | None:
+    """What `target` is: followed only when it is a link to something that is not a regular file (a
+    device, a pipe); a link to a regular file, or a dangling one, is the link itself (None: nothing)."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISLNK(st.st_mode):
+        return st
+    try:
+        followed = os.stat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # dangling: the link itself is replaced, nothing is created where it points
+    return None if stat.S_ISREG(followed.st_mode) else followed
+
+
+def _open_special(target: Path, path: str | os.PathLike) -> int | None:
+    """A device or pipe opened for writing without waiting for a reader (then blocking again, so a slow
+    reader is waited for); None when it turned out a regular file (replaced as one)."""
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a pipe with no reader (or a device with nothing behind it)
+            raise CantWrite(f"cannot write {path}: nothing is reading from it; start the reader first") from None
+        raise
+    if stat.S_ISREG(os.fstat(fd).st_mode):  # replaced by a file since the check: replaced as a file
+        os.close(fd)
+        return None
+    os.set_blocking(fd, True)
+    return fd
+
+
 def _replace(items: Iterator[ExportRow], target: Path, fmt: str, money: Money | None) -> int:
+    """The temp file renamed over `target` itself: rename never follows a link at the new name."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as stream:
@@ -170,12 +207,12 @@ def write_csv(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
     safe = _safe
     for r in items:
         cells = [
-            r.time,  # trayburn's own text, like the agent and the numbers: never a formula
+            safe(r.time),
             safe(r.session_id),
             safe(r.title),
             safe(r.project),
             safe(r.source),
-            r.agent,
+            safe(r.agent),  # read from the messages file: anyone's text
             safe(r.model),
             safe(r.provider),
             r.input_tokens,
@@ -187,7 +224,7 @@ def write_csv(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
         ]
         if _extra(money):
             value = money.amount(r.cost_usd)
-            cells += ["" if value is None else repr(value), money.shown]
+            cells += ["" if value is None else repr(value), safe(money.shown)]
         out.writerow(cells)
         n += 1
     return n
@@ -201,6 +238,13 @@ def _safe(text: str) -> str:
     return "'" + text if text[:1] in FORMULA_STARTS else text
 
 
+def _json_line(obj: dict) -> str:
+    """One object as JSON, with what a terminal would obey escaped (json.dumps escapes C0 controls but
+    writes C1 controls, DEL and the bidirectional overrides as they are): the value is kept whole, as
+    `\\u009b`, and never reaches a terminal raw."""
+    return _CONTROLS.sub(lambda m: f"\\u{ord(m[0]):04x}", json.dumps(obj, ensure_ascii=False))
+
+
 def write_json(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
     """A JSON array, one object per line, written as the rows come."""
     n = 0
@@ -209,7 +253,7 @@ def write_json(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
         obj = r._asdict()
         if _extra(money):
             obj.update(money.to_json(r.cost_usd))
-        stream.write(("\n" if n == 0 else ",\n") + json.dumps(obj, ensure_ascii=False))
+        stream.write(("\n" if n == 0 else ",\n") + _json_line(obj))
         n += 1
     stream.write("\n]\n" if n else "]\n")
     return n

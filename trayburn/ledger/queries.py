@@ -524,6 +524,12 @@ class MachineQueries:
                 best[r[0]] = r
         return [SharedCall(*r[:11]) for r in best.values()]
 
+    def counted_by_origin(self) -> dict[str | None, int]:
+        """Counted calls, all time, by the machine whose session counts them (None: this one): each key once,
+        so a call both here and in another machine's file is this machine's alone."""
+        sql = "SELECT s.origin, COUNT(*) FROM calls c LEFT JOIN sessions s ON s.id = c.session_id WHERE c.counted=1"
+        return {r[0]: r[1] for r in self._rows(sql + " GROUP BY 1")}
+
     def feed_sessions(self, feed: str) -> list[str]:
         return [r[0] for r in self._rows("SELECT id FROM sessions WHERE feed=? AND removed=0", (feed,))]
 

@@ -20,7 +20,7 @@ from typing import Literal, NamedTuple
 
 from .. import files as fsutil
 from ..errors import CantWrite, Exit, TrayburnError
-from . import verified
+from . import backup, verified
 from .storable import LedgerConnection
 
 NEARLY_FULL = 1 << 20  # bytes free under which an I/O error is taken for a full disk
@@ -286,6 +286,7 @@ def open_ledger(path: Path, busy_timeout_s: float) -> Opened:
     try:
         _create_private(path)
         db, checked_at = _connect_checked(path, busy_timeout_s)
+        backup.daily(db, path)  # a checked copy beside it once a day, the last seven (one listing otherwise)
         return Opened(db, None, None, checked_at)
     except _Rebuild as exc:
         return _rebuild(path, busy_timeout_s, str(exc))

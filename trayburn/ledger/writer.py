@@ -60,10 +60,13 @@ log = logging.getLogger(__name__)
 NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkpoint
 LEGACY_ROWS = "DELETE FROM calls WHERE key >= 'v3:' AND key < 'v3;' AND file_id=?"  # see schema.MIGRATE_3_TO_4
 ANY_LEGACY = "SELECT 1 FROM calls WHERE key >= 'v3:' AND key < 'v3;' LIMIT 1"  # only a migration makes such rows
-# Who counts a call: the row of the session that started first among those holding its key (add a WHERE).
+# Who counts a call: a row of this machine's files before any other machine's (an imported file, which anyone
+# can write, never takes a key from this machine's own row), then the row of the session that started first
+# among those holding its key (add a WHERE).
 SETTLE = (
     "UPDATE calls SET counted = (id = (SELECT c2.id FROM calls c2 LEFT JOIN sessions s ON s.id = c2.session_id"
-    " WHERE c2.key = calls.key ORDER BY s.started_ms IS NULL, s.started_ms, c2.session_id, c2.id LIMIT 1))"
+    " WHERE c2.key = calls.key ORDER BY (SELECT f.origin FROM files f WHERE f.id = c2.file_id) IS NOT NULL,"
+    " s.started_ms IS NULL, s.started_ms, c2.session_id, c2.id LIMIT 1))"
 )
 # The racy-timestamp rule (as git's): a file read within RACY_NS of its mtime may be rewritten within the
 # same timestamp tick with the same size, which no stat shows. Its checkpoint is stored with this mtime,

@@ -44,6 +44,9 @@ class MachineSource:
         if not stat.S_ISREG(st.st_mode):
             what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
             return Seen(listed=False, problems={self.path: f"is {what}; trayburn reads only regular machine files"})
+        if st.st_size > ff.MAX_FILE_BYTES:  # real files are kilobytes to a few megabytes: not read at all
+            why = f"is {st.st_size:,} bytes, over the {ff.MAX_FILE_BYTES:,} a machine file can be; not read"
+            return Seen(listed=False, problems={self.path: why})
         self.stat = FileStat(self.path, checkpoint(st))
         return Seen(listed=True, sessions=1, files=1)
 

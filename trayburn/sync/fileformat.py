@@ -9,15 +9,21 @@ gzip's length and checksum make a half-synced or truncated file fail as a whole,
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import msgspec
+
+T = TypeVar("T")
 
 MAGIC = "trayburn-machine"
 VERSION = 1  # this trayburn writes version 1 and reads any file whose min_reader is <= 1
 EXT = ".json.gz"
-MAX_JSON_BYTES = 256 * 10**6  # decompressed: a gzip bomb stops here
+# Decompressed: a gzip bomb stops here. Real files are kilobytes to a few megabytes (a call is ~120 bytes:
+# 32 MB is ~250,000 calls, years of heavy use); the limit also bounds the time a file costs (~0.3 s to decode).
+MAX_JSON_BYTES = 32 * 10**6
+MAX_FILE_BYTES = MAX_JSON_BYTES  # packed: never more than it unpacks to (gzip of JSON packs 5-20x)
 
 SESSION_FIELDS = (
     "id", "started_ms", "ended_ms", "status", "project", "source", "model", "provider", "title", "cwd",
@@ -90,17 +96,31 @@ def encode(doc: MachineDoc, level: int = 6) -> bytes:
 def decode(data: bytes, limit: int = MAX_JSON_BYTES) -> MachineDoc:
     """Raises FormatError (kind says which fault) for anything but a whole file this trayburn can read;
     `limit`: the most bytes it may unpack to."""
-    body = _json(_gunzip(data, limit))
+    body = _guarded(lambda: _json(_gunzip(data, limit)))
     header = _header(body)
-    sessions = _rows(body, "session", SESSION_FIELDS, SessionRow)
-    calls = _rows(body, "call", CALL_FIELDS, CallRow)
+    sessions = _guarded(lambda: _rows(body, "session", SESSION_FIELDS, SessionRow))
+    calls = _guarded(lambda: _rows(body, "call", CALL_FIELDS, CallRow))
     if any(not 0 <= c[9] < len(sessions) for c in calls):
         raise FormatError("a call names a session the file does not hold")
     return MachineDoc(header, sessions, calls)
 
 
 def read_header(data: bytes) -> Header:
-    return _header(_json(_gunzip(data)))
+    """The header alone; raises FormatError only (as `decode`)."""
+    return _header(_guarded(lambda: _json(_gunzip(data))))
+
+
+def _guarded(work: Callable[[], T]) -> T:
+    """Nothing but a FormatError escapes the decoding of a file anyone can write: one nested past the
+    decoder's depth, or whatever a decoder raises on hostile bytes, costs that file only, never the refresh."""
+    try:
+        return work()
+    except FormatError:
+        raise
+    except (RecursionError, MemoryError) as exc:
+        raise FormatError(f"nested or sized past what a machine file can be ({type(exc).__name__})") from None
+    except Exception as exc:
+        raise FormatError(f"unreadable ({type(exc).__name__}: {exc})") from None
 
 
 def _gunzip(data: bytes, limit: int = MAX_JSON_BYTES) -> bytes:
@@ -123,6 +143,8 @@ def _json(raw: bytes) -> dict[str, Any]:
         body = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise FormatError(f"not JSON ({exc})") from None
+    except RecursionError:  # msgspec's own depth limit (a few hundred levels; a real file has four)
+        raise FormatError("nested too deeply to be a machine file") from None
     if not isinstance(body, dict) or body.get("format") != MAGIC:
         raise FormatError("not a trayburn machine file (another program's?)", "foreign")
     return body

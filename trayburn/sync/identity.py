@@ -48,6 +48,13 @@ def this_machine(state: Path, name: str | None = None) -> Machine:
     return Machine(machine_id, machine_name(name), host_fingerprint())
 
 
+def new_id(state: Path, name: str | None = None) -> Machine:
+    """A new id for this machine (its old one was found in use by another computer)."""
+    machine_id = secrets.token_hex(8)
+    atomic_write(paths.machine_file(state), json.dumps({"id": machine_id}).encode() + b"\n")
+    return Machine(machine_id, machine_name(name), host_fingerprint())
+
+
 def _read_id(path: Path) -> str | None:
     try:
         doc = json.loads(read_file(path, 4096, follow=False))

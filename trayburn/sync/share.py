@@ -9,23 +9,24 @@ Nothing is written outside `sync_dir/trayburn/` and the state folder; a missing,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .. import __version__, paths
 from ..figures.day import display_title, project_name
-from ..files import Refused, atomic_write, private_dir, read_file
+from ..files import Refused, atomic_write, open_private, private_dir, read_file
 from ..ledger import Ledger
 from ..sources.machine import MachineSource
 from . import fileformat as ff
 from . import machine_name
-from .identity import ID_PATTERN, Machine, this_machine
+from .identity import ID_PATTERN, Machine, new_id, this_machine
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,8 @@ class ShareState:
     calls: int = 0
     bytes: int = 0
     problem: str | None = None  # why the last write did not happen
-    problem_kind: str | None = None  # "missing" | "unwritable" | "same_id" | "refused"
+    problem_kind: str | None = None  # "missing" | "unwritable" | "refused"
+    renamed: str | None = None  # why this machine took a new id (another computer wrote under its old one)
     tried_ms: int | None = None  # when a write was last tried (after one failed: retried once a minute)
     tried_path: str | None = None  # where
 
@@ -104,9 +106,18 @@ class Sharing:
     # ---- writing ours -----------------------------------------------------------------------------
 
     def after_refresh(self, sync_dir: str | None, name: str | None, titles: bool, counted: bool) -> ShareState | None:
-        """Write this machine's file if it is due. `counted`: this refresh changed this machine's calls."""
+        """Write this machine's file if it is due. `counted`: this refresh changed this machine's calls. One
+        process of this machine at a time (the tray and a CLI command may refresh at once): each finds the
+        file as the last of them left it, so none takes the other for a clone."""
         if not sync_dir:
             return None
+        with _one_at_a_time(self.state_dir) as mine:
+            if not mine:
+                log.warning("not shared this time: another trayburn process of this machine is still sharing")
+                return self.state()
+            return self._after_refresh(sync_dir, name, titles, counted)
+
+    def _after_refresh(self, sync_dir: str, name: str | None, titles: bool, counted: bool) -> ShareState:
         state_path = paths.sync_state_file(self.state_dir)
         state = ShareState.load(state_path)
         before = asdict(state)
@@ -124,6 +135,10 @@ class Sharing:
         now_ms = int(self.clock() * 1000)
         due = first or not _exists(target) or (state.pending and now_ms - (state.shared_ms or 0) >= EVERY_S * 1000)
         clash = self._clash(state, target, self.machine(name))
+        if clash:  # another computer writes under our id: this one takes a new id, and says so
+            self._renew(state, name, clash)
+            target = paths.machines_dir(Path(sync_dir).expanduser()) / f"{self.machine(name).id}{ff.EXT}"
+            due = True
         # after a failed write (a full or read-only sync_dir), the whole export is tried again once a minute,
         # not at every poll
         waiting = (
@@ -131,13 +146,22 @@ class Sharing:
             and state.tried_path == str(target)
             and now_ms - (state.tried_ms or 0) < EVERY_S * 1000
         )
-        if clash:
-            state.problem, state.problem_kind = clash, "same_id"
-        elif (due or state.problem) and not waiting:
+        if (due or state.problem) and not waiting:
             self._write(state, target, self.machine(name), titles, now_ms)
         if asdict(state) != before:
             state.save(state_path)
         return state
+
+    def _renew(self, state: ShareState, name: str | None, clash: str) -> None:
+        old = self.machine(name).id
+        self._machine = new_id(self.state_dir, name)
+        self._clash_memo = None
+        state.renamed = (
+            f"{clash}; this machine now shares as id {self._machine.id} (the other keeps {old}, and its calls"
+            " are counted here as another machine's)"
+        )
+        state.shared_ms = state.written = None
+        log.warning("%s", state.renamed)
 
     def _write(self, state: ShareState, target: Path, machine: Machine, titles: bool, now_ms: int) -> None:
         state.tried_ms, state.tried_path = now_ms, str(target)
@@ -160,9 +184,10 @@ class Sharing:
         state.problem = state.problem_kind = None
 
     def _clash(self, state: ShareState, target: Path, machine: Machine) -> str | None:
-        """Another computer writing under our id (a home or state folder cloned to a new laptop): the
-        file's host fingerprint is not ours. Checked whenever the file is not as we left it (its header
-        read once per version of it)."""
+        """Another computer writing under our id (a home, state folder or whole disk image cloned): our file
+        is not as we left it and its header is not our last write (by its time, whatever its host name). A
+        sync tool that only re-creates the file (new inode, same bytes) is no clash. Checked whenever the
+        file is not as we left it (its header read once per version of it)."""
         try:
             st = os.lstat(target)
         except OSError:
@@ -173,15 +198,14 @@ class Sharing:
         if self._clash_memo is not None and self._clash_memo[0] == stamp:
             return self._clash_memo[1]
         try:
-            header = ff.read_header(read_file(target, ff.MAX_JSON_BYTES, follow=False))
+            header = ff.read_header(read_file(target, ff.MAX_FILE_BYTES, follow=False))
         except (OSError, ff.FormatError):
             header = None  # a broken or foreign file under our name: ours to replace
         clash = None
-        if header is not None and header.host and header.host != machine.host:
+        if header is not None and header.written_ms != state.shared_ms:  # not our last write, whatever its host
+            other = "another computer" if header.host != machine.host else "another computer with this one's host"
             clash = (
-                f"another computer ({header.name or 'unnamed'}) writes this machine's id {machine.id} (a home or "
-                f"state folder copied to it?): on one of the two, delete {paths.machine_file(self.state_dir)}; "
-                "it gets a new id at its next refresh"
+                f"{other} ({header.name or 'unnamed'}) wrote this machine's id {machine.id} (a cloned disk or home?)"
             )
         self._clash_memo = (stamp, clash)
         return clash
@@ -238,6 +262,35 @@ def _prepare(folder: Path) -> None:
         private_dir(folder)
     except Refused as exc:
         raise _NotShared(str(exc), "refused") from None
+
+
+LOCK_WAIT_S = 10.0  # another process of this machine sharing longer (a hung network sync_dir): skip this turn
+
+
+@contextlib.contextmanager
+def _one_at_a_time(state_dir: Path) -> Iterator[bool]:
+    """An exclusive lock on `sync.lock` in the state folder while this process shares (POSIX; elsewhere
+    none): True once held; False when another process of this machine held it for LOCK_WAIT_S."""
+    try:
+        import fcntl
+    except ImportError:
+        yield True
+        return
+    fd = open_private(private_dir(state_dir) / "sync.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    yield False
+                    return
+                time.sleep(0.02)
+        yield True
+    finally:
+        os.close(fd)
 
 
 def _exists(path: Path) -> bool:

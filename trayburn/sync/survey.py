@@ -26,6 +26,7 @@ class MachineStatus:
     trayburn: str | None = None  # the trayburn that wrote it
     problem: str | None = None
     gone: bool = False  # the file left the folder: its history is kept
+    calls: int = 0  # calls counted as this machine's, all time (a call also held here counts for this one)
 
 
 @dataclass
@@ -37,6 +38,7 @@ class SyncHealth:
     shared_ms: int | None = None
     problem: str | None = None  # why this machine's file was not written
     problem_kind: str | None = None
+    renamed: str | None = None  # why this machine took a new id (another computer wrote under its old one)
     machines: list[MachineStatus] = field(default_factory=list)
 
     @property
@@ -57,6 +59,8 @@ def survey(sharing: Sharing, sync_dir: str | None, name: str | None, titles: boo
     machine = sharing.machine(name)
     state = sharing.state()
     out = SyncHealth(sync_dir, machine.id, machine.name, titles, state.shared_ms, state.problem, state.problem_kind)
+    out.renamed = state.renamed
+    counted = sharing.ledger.counted_by_origin()
     folder = paths.machines_dir(Path(sync_dir).expanduser())
     held = {f.origin: f for f in sharing.ledger.machine_files()}
     for mid in sorted(set(_listed(folder)) | set(held) | {machine.id}):
@@ -64,6 +68,7 @@ def survey(sharing: Sharing, sync_dir: str | None, name: str | None, titles: boo
         status = _status(folder / f"{mid}{ff.EXT}", mid, mid == machine.id)
         if status.this and not status.name:  # its file not written yet (or unreadable): it is still this one
             status.name = machine.name
+        status.calls = counted.get(None if status.this else mid, 0)
         if row is not None:
             status.name = status.name or row.name
             status.problem = status.problem or row.error
@@ -87,7 +92,7 @@ def _status(path: Path, mid: str, this: bool) -> MachineStatus:
         status.problem = "is a symbolic link" if stat.S_ISLNK(st.st_mode) else "is not a regular file"
         return status
     try:
-        header = ff.read_header(read_file(path, 256 * 10**6, follow=False))
+        header = ff.read_header(read_file(path, ff.MAX_FILE_BYTES, follow=False))
     except ff.FormatError as exc:
         status.problem = str(exc)
         return status
