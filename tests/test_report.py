@@ -410,6 +410,8 @@ def test_today_json_contract(tmp_path, monkeypatch, capsys, set_tz):
         "capped_calls",
         "unpriced_models",
         "machines",  # issue 13: the day by machine; this one alone while nothing is shared
+        "complete",  # issue 19: false while history is still being read
+        "sessions_read",  # [read, all] sessions while incomplete
     }
     assert [(m["this"], m["id"], m["calls"]) for m in out["machines"]] == [(True, None, out["calls"])]
     assert set(out["tokens"]) == {"input", "output", "cache_read", "cache_write"}
