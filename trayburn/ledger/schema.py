@@ -20,7 +20,6 @@ from typing import Literal, NamedTuple
 
 from .. import files as fsutil
 from ..errors import CantWrite, Exit, TrayburnError
-from . import verified
 from .storable import LedgerConnection
 
 NEARLY_FULL = 1 << 20  # bytes free under which an I/O error is taken for a full disk
@@ -266,15 +265,15 @@ class Opened(NamedTuple):
     db: sqlite3.Connection
     notice: str | None  # set when it had to be rebuilt (and what was recovered)
     fault: LedgerUnavailable | None  # set when it could be opened only for reading
-    checked_at: float | None = None  # the time of its last integrity check (see verified.py); None: read-only
 
 
-def open_ledger(path: Path, busy_timeout_s: float) -> Opened:
+def open_ledger(path: Path, busy_timeout_s: float, check: bool = False) -> Opened:
     """A connection to the ledger at `path`, created or migrated as needed. Only a file SQLite says is
     corrupt is moved aside and rebuilt, keeping the rows it still yields (the notice says so). A full
     disk, an I/O error or a file that cannot be written leaves it as it is: opened read-only with the
     fault set, else the fault raised. Raises LedgerBusy, LedgerUnavailable, or LedgerError (a newer
-    schema, a planted link)."""
+    schema, a planted link). `check`: run `PRAGMA integrity_check` first (a ledger a query found damaged,
+    `doctor`); an ordinary open never does: SQLite's own errors on a damaged page lead to the same rebuild."""
     try:
         fsutil.private_dir(path.parent)
     except fsutil.Refused as exc:
@@ -285,8 +284,7 @@ def open_ledger(path: Path, busy_timeout_s: float) -> Opened:
         raise CantWrite(f"the ledger's folder {path.parent} cannot be created or written ({exc})") from None
     try:
         _create_private(path)
-        db, checked_at = _connect_checked(path, busy_timeout_s)
-        return Opened(db, None, None, checked_at)
+        return Opened(_connect_checked(path, busy_timeout_s, check), None, None)
     except _Rebuild as exc:
         return _rebuild(path, busy_timeout_s, str(exc))
     except fsutil.Refused as exc:
@@ -351,8 +349,8 @@ def _read_only(path: Path, busy_timeout_s: float) -> sqlite3.Connection | None:
     return None
 
 
-def _connect_checked(path: Path, busy_timeout_s: float) -> tuple[sqlite3.Connection, float]:
-    """A connection to a ledger it checked (or whose stamp says it needs no check: verified.py)."""
+def _connect_checked(path: Path, busy_timeout_s: float, check: bool = False) -> sqlite3.Connection:
+    """A connection to the ledger, created or migrated; `check`: its integrity checked first."""
     db = connect(path, busy_timeout_s)
     try:
         db.execute("PRAGMA journal_mode=WAL")
@@ -371,16 +369,21 @@ def _connect_checked(path: Path, busy_timeout_s: float) -> tuple[sqlite3.Connect
             _migrate(db, path)
         if db.execute(f"SELECT count(*) FROM sqlite_master WHERE name IN {SCANS_NAMES}").fetchone()[0] < len(SCANS):
             _add_scans(db)
-        checked_at = verified.trusted(path)
-        if checked_at is None:
-            if db.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
-                raise _Rebuild(f"the ledger {path} failed SQLite's integrity check")
-            checked_at = time.time()
-            verified.record(path, checked_at)
-        return db, checked_at
+        if check:
+            problem = integrity_problem(db)
+            if problem is not None:
+                raise _Rebuild(f"the ledger {path} failed SQLite's integrity check ({problem})")
+        return db
     except BaseException:
         db.close()
         raise
+
+
+def integrity_problem(db: sqlite3.Connection) -> str | None:
+    """SQLite's full `PRAGMA integrity_check` (every page, index and constraint): None when it says "ok", else
+    its first complaint. Seconds on a large ledger: run by `doctor` and once a day by the tray, never at open."""
+    first = db.execute("PRAGMA integrity_check(1)").fetchone()[0]
+    return None if first == "ok" else str(first)
 
 
 class _Rebuild(sqlite3.DatabaseError):
@@ -438,7 +441,7 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
         if src.exists():
             os.replace(src, Path(str(aside) + suffix))
     _create_private(path)
-    db, checked_at = _connect_checked(path, busy_timeout_s)
+    db = _connect_checked(path, busy_timeout_s)
     notice = f"{why}; moved it to {aside.name} and rebuilt it from Cline's files"
     try:
         from . import salvage  # (only a rebuild needs it)
@@ -449,6 +452,5 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
         got = None
     if got is not None:
         notice += f"; recovered {got.calls} of {got.of} calls from it"
-        verified.record(path, checked_at)
     log.warning(notice)
-    return Opened(db, notice, None, checked_at)
+    return Opened(db, notice, None)

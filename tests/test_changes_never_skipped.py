@@ -1,6 +1,6 @@
-"""Review of the "skip work when nothing changed" mechanisms (inotify watches, the scan digest, the
-ledger's integrity stamp): sequences on real files, the real kernel and a real SQLite ledger where a skip
-gives a wrong figure. Each is a strict xfail until its fix lands."""
+"""What changed is never skipped by the paths that skip work when nothing changed (inotify watches, the scan
+digest) nor hidden by an open that runs no integrity check: sequences on real files, the real kernel and a real
+SQLite ledger, each counted again by a fresh process."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from corpus import (
 )
 from test_watch import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
 
-from trayburn.ledger import Ledger, verified
+from trayburn.ledger import Ledger
 
 LONG = "1796026909249_y8q37"  # a completed session of the real recording
 T0 = "2026-11-30T08:00:00.000Z"
@@ -88,7 +88,7 @@ def test_a_file_changed_through_another_hard_link_is_seen(tmp_path, sessions):
         tray.close()
 
 
-# ---- the ledger's integrity stamp (ledger/verified.py) ---------------------------------------------------
+# ---- damage to the ledger made from outside SQLite -------------------------------------------------------
 
 
 def garbage_over_a_calls_page(ledger: Ledger) -> None:
@@ -104,16 +104,16 @@ def garbage_over_a_calls_page(ledger: Ledger) -> None:
     os.utime(ledger.path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # (a tick on, whatever the grain)
 
 
-def test_damage_made_while_a_process_has_the_ledger_open_is_checked_at_the_next_open(tmp_path, sessions):
+def test_damage_made_while_a_process_has_the_ledger_open_is_found_by_the_integrity_check(tmp_path, sessions):
     path = tmp_path / "state" / "ledger.db"
     tray = Ledger(path, wall_ns=a_minute_later)
     tray.refresh(sessions)
     garbage_over_a_calls_page(tray)  # (a stat shows it: size as before, another mtime)
-    assert verified.trusted(path) is None  # the stamp no longer matches: the next open would check
     tray.close()  # the tray quits (or commits its next refresh)
     again = Ledger(path, wall_ns=a_minute_later)
     try:
-        assert again.notice and "recovered" in again.notice  # checked at open, rebuilt before any query
+        assert again.check_integrity() is not None  # doctor's check, and the tray's once a day
+        assert again.notice and "recovered" in again.notice  # moved aside and rebuilt before any figure
     finally:
         again.close()
 
