@@ -187,3 +187,49 @@ def test_a_session_folder_link_pointed_elsewhere_is_stat_ed_again(tmp_path, sess
         assert counted(ledger)[0] == before + 1 == fresh_count(tmp_path, sessions)
     finally:
         ledger.close()
+
+
+# ---- a rewrite that keeps size, mtime and inode (issue 19) -----------------------------------------------
+
+
+def same_size_other_cost(path: Path) -> bytes:
+    """The file with its last reported cost changed, keeping its length (one digit for another)."""
+    data = path.read_bytes()
+    at = data.rindex(b'"cost": ') + len(b'"cost": ')
+    digit = next(i for i in range(at, at + 20) if data[i : i + 1].isdigit())
+    other = b"7" if data[digit : digit + 1] != b"7" else b"3"
+    return data[:digit] + other + data[digit + 1 :]
+
+
+@pytest.mark.parametrize("process", ["running", "new"])
+def test_a_rewrite_keeping_size_mtime_and_inode_is_read_again(tmp_path, sessions, process):
+    """A tool that restores a file's times after rewriting it in place (same length, same inode): only the
+    change time, which no program can set, says it changed; a running tray and a new process both see it."""
+    path = tmp_path / "state" / "ledger.db"
+    ledger = Ledger(path, wall_ns=a_minute_later)
+    ledger.refresh(sessions)
+    lead = sessions / LONG / f"{LONG}.messages.json"
+    before_cost = counted(ledger)[5]
+    st = lead.stat()
+    write_in_place(lead, same_size_other_cost(lead))
+    os.utime(lead, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = lead.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+    if process == "new":
+        ledger.close()
+        ledger = Ledger(path, wall_ns=a_minute_later)
+    try:
+        ledger.refresh(sessions)
+        assert counted(ledger)[5] != before_cost
+        assert counted(ledger) == counted_fresh(tmp_path, sessions)
+    finally:
+        ledger.close()
+
+
+def counted_fresh(tmp_path: Path, sessions: Path) -> tuple:
+    ledger = Ledger(tmp_path / "fresh2" / "ledger.db", wall_ns=a_minute_later)
+    try:
+        ledger.refresh(sessions)
+        return counted(ledger)
+    finally:
+        ledger.close()

@@ -134,7 +134,7 @@ def is_busy(exc: sqlite3.Error) -> bool:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # `feed`: the trayburn Source that wrote the row ("cline_cli", later "vscode_tasks", "machine:<id>"): a
 # refresh of one feed marks only that feed's files gone and its sessions removed. `origin`: the machine a
@@ -152,7 +152,8 @@ CREATE TABLE files(
   id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, kind TEXT NOT NULL, agent TEXT,
   size INTEGER, mtime_ns INTEGER, inode INTEGER,
   bad_size INTEGER, bad_mtime_ns INTEGER, bad_inode INTEGER, error TEXT,
-  gone INTEGER NOT NULL DEFAULT 0, origin TEXT, feed TEXT NOT NULL DEFAULT 'cline_cli');
+  gone INTEGER NOT NULL DEFAULT 0, origin TEXT, feed TEXT NOT NULL DEFAULT 'cline_cli', ctime_ns INTEGER,
+  bad_ctime_ns INTEGER);
 """
 CALLS_TABLE = """
 CREATE TABLE calls(
@@ -238,10 +239,14 @@ UPDATE calls SET key = '{LEGACY}' || key WHERE seq >= 0 AND (key = session_id ||
 UPDATE files SET size = NULL, mtime_ns = NULL, inode = NULL
   WHERE gone = 0 AND id IN (SELECT file_id FROM calls WHERE key GLOB '{LEGACY}*');
 """
+# Schema 4 → 5: the change time joins a file's checkpoint (a rewrite keeping size, mtime and inode moves it):
+# two columns (added by `_adopt_change_times`, which also fills them for files unchanged since last read).
+MIGRATE_4_TO_5 = ""
 MIGRATIONS = {
     1: MIGRATE_1_TO_2,
     2: MIGRATE_2_TO_3,
     3: MIGRATE_3_TO_4,
+    4: MIGRATE_4_TO_5,
 }  # from version → the statements that bring it to the next
 
 
@@ -416,6 +421,23 @@ def _add_scans(db: sqlite3.Connection) -> None:
         raise
 
 
+def _adopt_change_times(db: sqlite3.Connection) -> None:
+    """Schema 4 → 5: a file whose size, mtime and inode are as last read takes its change time now, so the
+    upgrade reads nothing again (what a 4-field checkpoint could not tell, the old one could not either)."""
+    have = {r[1] for r in db.execute("PRAGMA table_info(files)")}
+    for column in ("ctime_ns", "bad_ctime_ns"):
+        if column not in have:  # (a ledger made by this version and marked older by hand has them)
+            db.execute(f"ALTER TABLE files ADD COLUMN {column} INTEGER")
+    rows = db.execute("SELECT id, path, size, mtime_ns, inode FROM files WHERE gone=0 AND size IS NOT NULL").fetchall()
+    for file_id, path, size, mtime_ns, inode in rows:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError, TypeError):  # gone, unreadable, or a name that is not text
+            continue
+        if (st.st_size, st.st_mtime_ns, st.st_ino) == (size, mtime_ns, inode):
+            db.execute("UPDATE files SET ctime_ns=? WHERE id=?", (st.st_ctime_ns, file_id))
+
+
 def _migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring an older schema forward, keeping every call, in one transaction (like `_create`)."""
     db.execute("BEGIN IMMEDIATE")
@@ -423,6 +445,8 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
         version = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated it
         while version < SCHEMA_VERSION:
             run_script(db, MIGRATIONS[version])
+            if version == 4:
+                _adopt_change_times(db)
             version += 1
             db.execute(f"PRAGMA user_version={version}")
         db.execute("COMMIT")

@@ -1,6 +1,6 @@
 """The ledger: SQLite holding every call seen in the sources' files, each counted once.
 
-`refresh()` stats every file and re-reads only those whose checkpoint (size, mtime_ns, inode)
+`refresh()` stats every file and re-reads only those whose checkpoint (size, mtime_ns, inode, ctime_ns)
 changed. Calls are upserted, never deleted: a call that vanishes from a rewritten file, or a
 session whose folder is removed, keeps counting for the day it happened (the money was spent).
 """
@@ -358,7 +358,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         """What the ledger knows of every file (or of these paths)."""
         sql = (
             "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id, origin,"
-            " feed FROM files"
+            " feed, ctime_ns, bad_ctime_ns FROM files"
         )
         rows: Iterable[tuple]
         if paths is None:
@@ -395,8 +395,8 @@ def _identity(path: Path) -> tuple[int, int] | None:
 def _known_row(r: tuple) -> Known:
     """A files row as `Known`; its repeated strings shared (a memo of 40,000 files then holds one copy each)."""
     return Known(
-        Checkpoint(r[1], r[2], r[3]) if r[1] is not None else None,
-        Checkpoint(r[4], r[5], r[6]) if r[4] is not None else None,
+        Checkpoint(r[1], r[2], r[3], r[13]) if r[1] is not None else None,
+        Checkpoint(r[4], r[5], r[6], r[14]) if r[4] is not None else None,
         bool(r[7]),
         intern(r[8]),
         intern(r[9]),
