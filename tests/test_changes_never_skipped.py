@@ -25,7 +25,7 @@ from corpus import (
     write_in_place,
     write_json,
 )
-from test_watch import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
+from polled import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
 
 from trayburn.ledger import Ledger
 
