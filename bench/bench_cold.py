@@ -10,9 +10,9 @@ in the same run: the read floor (open and read every file) and `python -c pass`.
 --repeat runs, each on a new empty state folder; peak RSS (VmHWM) and the write-ahead log's size after a
 full ingest come from a child process. Targets: cold `today` under 0.5 s at 20,000 sessions; a full
 in-process ingest at most 4x the read floor at 5,000; peak RSS under 60 MiB at 20,000.
-Exit code 0 when every target is met, 1 otherwise. A cold ingest reads and parses in a forked child while the
-process writes (`trayburn/sources/prefetch.py`); `--no-child` measures without it (TRAYBURN_PARSE_PROCESS=0). The
-peak RSS is the writing process's; the child's own (private) pages come on top.
+Exit code 0 when every target is met, 1 otherwise. A cold ingest reads, parses and writes in one process (its
+peak RSS is the whole tree's). trayburn 0.3.0 (`--tree`) read and parsed in a forked child: `--no-child`
+measures it without (TRAYBURN_PARSE_PROCESS=0), and its peak RSS leaves out the child's own pages.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--clean", action="store_true", help="remove the corpora afterwards")
-    ap.add_argument("--no-child", action="store_true", help="no parsing child (TRAYBURN_PARSE_PROCESS=0)")
+    ap.add_argument("--no-child", action="store_true", help="0.3.0 (--tree) without its parse child")
     ap.add_argument("--tree", type=Path, help="run another checkout's trayburn/ (e.g. the code before a change)")
     args = ap.parse_args(argv)
     if args.tree:

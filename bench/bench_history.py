@@ -49,7 +49,10 @@ import json, sys, time
 t0 = time.perf_counter()
 from datetime import date
 from trayburn.engine import Engine
-from trayburn.figures import periods as period
+try:
+    from trayburn.figures import periods as period
+except ImportError:  # trayburn 0.3.0 (--tree): before the figures/ package
+    from trayburn import period
 t1 = time.perf_counter()
 engine = Engine()
 t2 = time.perf_counter()

@@ -34,7 +34,7 @@ from trayburn import cli
 from trayburn import files as fsutil
 from trayburn.engine import Engine
 from trayburn.errors import Exit
-from trayburn.ledger import Ledger, LedgerError, verified
+from trayburn.ledger import Ledger, LedgerError
 from trayburn.ledger import schema as faults
 
 REAL = sessions_of(CORPUS)
@@ -80,9 +80,7 @@ def damaged_ledger(path: Path, sessions: Path, keep_stat: bool = False) -> None:
     first = Ledger(path)
     first.refresh(sessions)
     removed_session(first, sessions)
-    before = verified.state(path)
     first.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the calls into the file, where their pages are found
-    first._stamp(before)  # as the ledger stamps its own checkpoint (Ledger._refresh after a big ingest)
     leaves = [
         r[0] for r in first.query("SELECT pageno FROM dbstat WHERE name='calls' AND pagetype='leaf' ORDER BY pageno")
     ]
@@ -108,6 +106,8 @@ def test_a_corrupt_page_loses_only_that_page_and_removed_sessions_survive(tmp_pa
     damaged_ledger(path, sessions)
 
     rebuilt = Ledger(path)
+    assert rebuilt.notice is None  # an open never checks: the full check is doctor's and the tray's daily one
+    assert rebuilt.check_integrity() is not None
     got, of = recovered(rebuilt.notice)
     assert 0 < got < of  # some rows lost with the damaged page, the rest copied
     assert [p.name for p in path.parent.iterdir() if ".broken-" in p.name]  # kept, never deleted
@@ -122,12 +122,12 @@ def test_a_corrupt_page_loses_only_that_page_and_removed_sessions_survive(tmp_pa
 
 
 def test_damage_no_stat_shows_is_found_by_the_first_query_and_rebuilt_at_the_next_refresh(tmp_path, sessions):
-    """An open skips the integrity check while the file is as trayburn left it (ledger/verified.py): the
-    damage surfaces when a query reads the page, as a clear error, and the next refresh checks and rebuilds."""
+    """An open never runs the integrity check: damage that changes no size, mtime or inode surfaces when a
+    query reads the page, as a clear error, and the next refresh checks and rebuilds."""
     path = tmp_path / "state" / "ledger.db"
     damaged_ledger(path, sessions, keep_stat=True)
     ledger = Ledger(path)
-    assert ledger.notice is None  # not checked: the stamp matches the file
+    assert ledger.notice is None  # not checked at open
     with pytest.raises(LedgerError, match="is damaged .*rebuilds it"):
         counted(ledger)
     ledger.refresh(sessions)
@@ -137,35 +137,9 @@ def test_damage_no_stat_shows_is_found_by_the_first_query_and_rebuilt_at_the_nex
     assert counted(ledger, "session_id=?", (GONE,)) == GONE_SUMS
     assert_sums(counted(ledger), with_gone(total()))
     ledger.close()
-    assert Ledger(path).notice is None  # the rebuilt ledger, stamped: opened without a check
-
-
-def test_a_ledger_is_checked_again_once_a_day_whatever_its_stamp(tmp_path, sessions):
-    path = tmp_path / "state" / "ledger.db"
-    damaged_ledger(path, sessions, keep_stat=True)
-    stamp = path.with_name(path.name + ".verified")
-    doc = json.loads(stamp.read_text())
-    doc["checked_at"] -= 25 * 3600
-    stamp.write_text(json.dumps(doc))
-    ledger = Ledger(path)
-    assert recovered(ledger.notice)[0] > 0  # checked at open: rebuilt before any query
-    ledger.refresh(sessions)
-    assert_sums(counted(ledger), with_gone(total()))
-    ledger.close()
-
-
-def test_a_stamp_that_is_not_ours_only_costs_a_check(tmp_path, sessions):
-    path = tmp_path / "state" / "ledger.db"
-    Ledger(path).close()
-    stamp = path.with_name(path.name + ".verified")
-    for junk in (b"", b"{", b'{"file": 1, "checked_at": "x"}', b"\xff" * 10):
-        stamp.write_bytes(junk)
-        ledger = Ledger(path)
-        assert ledger.notice is None
-        ledger.refresh(sessions)
-        assert_sums(counted(ledger), total())
-        ledger.close()
-        assert json.loads(stamp.read_text())["file"][0] == os.path.getsize(path)  # stamped again
+    again = Ledger(path)
+    assert again.notice is None and again.check_integrity() is None  # the rebuilt ledger is sound
+    again.close()
 
 
 def test_a_ledger_that_is_not_a_database_is_rebuilt_and_said_so(tmp_path, sessions):
@@ -551,20 +525,3 @@ def test_schema_3_ledger_rekeys_idless_calls_and_keeps_those_of_removed_files(tm
     assert led.query("SELECT COUNT(*) FROM calls WHERE key GLOB 'v3:*'") == [(3,)]  # only the removed file's
     assert led.refresh(sessions).files_read == 0
     led.close()
-
-
-def test_a_long_running_writer_keeps_the_newest_check_in_the_stamp(tmp_path, sessions):
-    """A tray open for days stamps its writes with the latest integrity check any process made, so a new
-    process does not check again at every start once the tray's own check is a day old."""
-    path = tmp_path / "state" / "ledger.db"
-    tray = Ledger(path)
-    tray.refresh(sessions)
-    stamp = path.with_name(path.name + ".verified")
-    doc = json.loads(stamp.read_text())
-    tray._checked_at = doc["checked_at"] - 2 * 24 * 3600  # the tray's own check, two days ago
-    newer = doc["checked_at"]
-    make_session(sessions, "1796030000000_more1", T0, [assistant("msg_more0001", ms(T0), 10, 1, cost=0.01)])
-    tray.refresh(sessions)  # a write: the stamp follows the file, with the newer check kept
-    doc = json.loads(stamp.read_text())
-    assert doc["checked_at"] == newer and doc["file"][0] == os.path.getsize(path)
-    tray.close()

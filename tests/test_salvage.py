@@ -81,7 +81,8 @@ def _rebuilt(built, tmp_path: Path, page: int, with_backup: bool) -> tuple[set[t
     env = isolated_env(state.parent, CLINE_DIR=str(cline), TRAYBURN_STATE_DIR=str(state))
     t0 = time.perf_counter()
     engine = Engine(env=env)
-    engine.refresh()
+    engine.refresh()  # damage this meets is rebuilt at once
+    engine.check_integrity()  # doctor's check, and the tray's once a day: damage no refresh read is found here
     took = time.perf_counter() - t0
     notice = engine.ledger.notice
     engine.close()

@@ -12,33 +12,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus import a_minute_later, age_all, assistant, copy_corpus, counted, dumps, sessions_of, user, write_in_place
+from corpus import a_minute_later, age_all, assistant, counted, dumps, user, write_in_place
+from polled import overflow, sessions, tray  # noqa: F401 (fixtures: the real recording, polled as the tray polls it)
 
 from trayburn import watch
 from trayburn.ledger import Ledger
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 LONG = "1796026909249_y8q37"  # a completed session of the real recording
-
-
-@pytest.fixture
-def sessions(tmp_path):
-    folder = sessions_of(copy_corpus(tmp_path / "cline"))
-    age_all(folder)
-    old = folder.stat().st_mtime - 600  # the sessions folder too: one changed a moment ago is listed again
-    os.utime(folder, (old, old))
-    return folder
-
-
-@pytest.fixture
-def tray(tmp_path, sessions):
-    """A ledger polled as the tray polls it: refreshed until its scans are served from the watches."""
-    ledger = Ledger(tmp_path / "state" / "ledger.db", wall_ns=a_minute_later)
-    for _ in range(3):
-        ledger.refresh(sessions)
-    assert ledger.cline_source(sessions).listings.watcher is not None, "inotify_init1 failed on this machine"
-    yield ledger
-    ledger.close()
 
 
 def stats_during(monkeypatch, run) -> list[str]:
@@ -92,17 +73,6 @@ def test_a_touch_a_new_file_and_a_removed_folder_are_each_seen(tray, sessions):
     tray.refresh(sessions)
     assert not tray.cline_source(sessions).listings.watcher.watched(str(sessions / LONG))
     assert counted(tray)[0] == before + 1
-
-
-def overflow(folder: Path) -> None:
-    """More events than the kernel keeps (two files in turn: it merges an event only into the same one)."""
-    with open("/proc/sys/fs/inotify/max_queued_events", encoding="ascii") as fh:
-        queue = int(fh.read())
-    files = sorted(folder.iterdir())[:2]
-    times = [(f, f.stat()) for f in files]
-    for i in range(queue + 10):
-        f, st = times[i % 2]
-        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def test_a_full_event_queue_means_every_folder_is_stat_ed(tray, sessions, monkeypatch):

@@ -428,6 +428,7 @@ def _converted(data: dict, money) -> dict:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     engine = _engine(args)
+    engine.check_integrity()  # the full check an ordinary open skips
     h = engine.health()
     h.extra["tray"] = _tray_check()  # never part of the verdict: doctor over SSH is about the data
     h.extra["tray_backend"] = h.extra["tray"]["backend"]

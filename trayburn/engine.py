@@ -40,6 +40,7 @@ HealthKind = Literal[
     "ledger_disk_full",  # the ledger cannot be written: the disk is full (figures as of the last refresh)
     "ledger_read_only",  # the ledger can be opened only for reading (permissions; figures are stale)
     "ledger_io",  # the ledger failed a read or write (an I/O error; figures are stale)
+    "ledger_damaged",  # the ledger failed SQLite's integrity check (`check_integrity`): moved aside and rebuilt
     "settings_broken",  # the settings file does not parse: defaults are in use (see settings_problem)
     "override_missing",  # a setting or variable points to a folder that does not exist (see problem_level)
     "not_installed",  # no Cline folder at the default place, and no sessions folder
@@ -114,6 +115,7 @@ class Engine:
         self._config_stamp: Checkpoint | None = None
         self.last_refresh: RefreshStats | None = None
         self._last_fault: str | None = None
+        self.integrity_problem: str | None = None  # what the last `check_integrity` found (None: sound or not run)
         self.load_settings()
         self.ledger = Ledger(paths.ledger_file(self.state_dir), self.settings.max_file_mb * 10**6, busy_timeout_s)
         self.last_share: ShareState | None = None
@@ -371,6 +373,15 @@ class Engine:
 
     # ---- health ---------------------------------------------------------------------------------
 
+    def check_integrity(self) -> str | None:
+        """SQLite's full integrity check of the ledger (seconds on a large one): `doctor` runs it, the tray once
+        a day. None when sound; else the reason, the damaged file moved aside and the ledger rebuilt from what it
+        still yields and a refresh (the health's kind is `ledger_damaged` until the next check passes)."""
+        self.integrity_problem = self.ledger.check_integrity()
+        if self.integrity_problem is not None:
+            self.refresh()
+        return self.integrity_problem
+
     def health(self) -> Health:
         live, removed = self.ledger.session_counts()
         # A file that failed within the last minute was most likely caught mid-write (normal: Cline
@@ -406,6 +417,8 @@ class Engine:
     def _kind(self, sessions: int) -> tuple[HealthKind, paths.Level | None]:
         if self.fault is not None:
             return self.fault.kind, None  # type: ignore[return-value]  # one of the ledger_* kinds
+        if self.integrity_problem is not None:
+            return "ledger_damaged", None
         if self.loaded.problem:
             return "settings_broken", None
         level = self._missing_override()
@@ -426,6 +439,8 @@ class Engine:
         held = f"{sessions} session{'' if sessions == 1 else 's'} in {sess.path}"
         if kind.startswith("ledger_") and self.fault is not None:
             return f"The figures are stale: {self.fault}"
+        if kind == "ledger_damaged":
+            return f"The ledger failed SQLite's integrity check ({self.integrity_problem}); {self.ledger.notice}"
         if kind == "file_problems":
             return f"{held}; some files could not be read (listed above), the rest is counted"
         if kind == "settings_broken":

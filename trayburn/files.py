@@ -189,9 +189,13 @@ def describe(st: os.stat_result) -> str:
 
 
 class Checkpoint(NamedTuple):
+    """What says a file changed: a rewrite that keeps size, mtime and inode (a tool restoring times, a copy
+    with `cp -p` into place) still moves the change time, which only the kernel sets."""
+
     size: int
     mtime_ns: int
     inode: int
+    ctime_ns: int
 
 
 @dataclass(slots=True)
@@ -205,7 +209,7 @@ class FileProblem(Exception):
 
 
 def checkpoint(st: os.stat_result) -> Checkpoint:
-    return Checkpoint(st.st_size, st.st_mtime_ns, st.st_ino)
+    return Checkpoint(st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
 
 
 def stat_file(path: str) -> Checkpoint:

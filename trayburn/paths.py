@@ -139,8 +139,8 @@ def log_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def ledger_file(state: Path) -> Path:
-    """The SQLite ledger, with SQLite's -wal and -shm beside it, its integrity stamp `.verified`
-    (ledger/verified.py) and, if it was ever found damaged, the moved-aside `.broken-<time>` copies."""
+    """The SQLite ledger, with SQLite's -wal and -shm beside it,
+    and, if it was ever found damaged, the moved-aside `.broken-<time>` copies."""
     return state / "ledger.db"
 
 

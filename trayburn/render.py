@@ -107,6 +107,7 @@ HINTS = {
     "ledger_disk_full": "free some space on that disk; the next refresh catches up (nothing is lost)",
     "ledger_read_only": "make the ledger and its folder writable by you (or use another --state-dir)",
     "ledger_io": "check the disk holding the ledger; trayburn left the file as it is",
+    "ledger_damaged": "nothing to do: the damaged copy is kept beside the new ledger; run `trayburn doctor` again",
     "file_problems": "each file above says why; it is read again when it changes",
     "sync_problems": "the Sharing lines above say what is wrong; the other figures are counted as usual",
 }

@@ -20,7 +20,7 @@ from typing import Literal, NamedTuple
 
 from .. import files as fsutil
 from ..errors import CantWrite, Exit, TrayburnError
-from . import backup, verified
+from . import backup
 from .storable import LedgerConnection
 
 NEARLY_FULL = 1 << 20  # bytes free under which an I/O error is taken for a full disk
@@ -135,7 +135,7 @@ def is_busy(exc: sqlite3.Error) -> bool:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # `feed`: the trayburn Source that wrote the row ("cline_cli", later "vscode_tasks", "machine:<id>"): a
 # refresh of one feed marks only that feed's files gone and its sessions removed. `origin`: the machine a
@@ -153,7 +153,8 @@ CREATE TABLE files(
   id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, kind TEXT NOT NULL, agent TEXT,
   size INTEGER, mtime_ns INTEGER, inode INTEGER,
   bad_size INTEGER, bad_mtime_ns INTEGER, bad_inode INTEGER, error TEXT,
-  gone INTEGER NOT NULL DEFAULT 0, origin TEXT, feed TEXT NOT NULL DEFAULT 'cline_cli');
+  gone INTEGER NOT NULL DEFAULT 0, origin TEXT, feed TEXT NOT NULL DEFAULT 'cline_cli', ctime_ns INTEGER,
+  bad_ctime_ns INTEGER);
 """
 CALLS_TABLE = """
 CREATE TABLE calls(
@@ -239,10 +240,14 @@ UPDATE calls SET key = '{LEGACY}' || key WHERE seq >= 0 AND (key = session_id ||
 UPDATE files SET size = NULL, mtime_ns = NULL, inode = NULL
   WHERE gone = 0 AND id IN (SELECT file_id FROM calls WHERE key GLOB '{LEGACY}*');
 """
+# Schema 4 → 5: the change time joins a file's checkpoint (a rewrite keeping size, mtime and inode moves it):
+# two columns (added by `_adopt_change_times`, which also fills them for files unchanged since last read).
+MIGRATE_4_TO_5 = ""
 MIGRATIONS = {
     1: MIGRATE_1_TO_2,
     2: MIGRATE_2_TO_3,
     3: MIGRATE_3_TO_4,
+    4: MIGRATE_4_TO_5,
 }  # from version → the statements that bring it to the next
 
 
@@ -266,15 +271,15 @@ class Opened(NamedTuple):
     db: sqlite3.Connection
     notice: str | None  # set when it had to be rebuilt (and what was recovered)
     fault: LedgerUnavailable | None  # set when it could be opened only for reading
-    checked_at: float | None = None  # the time of its last integrity check (see verified.py); None: read-only
 
 
-def open_ledger(path: Path, busy_timeout_s: float) -> Opened:
+def open_ledger(path: Path, busy_timeout_s: float, check: bool = False) -> Opened:
     """A connection to the ledger at `path`, created or migrated as needed. Only a file SQLite says is
     corrupt is moved aside and rebuilt, keeping the rows it still yields (the notice says so). A full
     disk, an I/O error or a file that cannot be written leaves it as it is: opened read-only with the
     fault set, else the fault raised. Raises LedgerBusy, LedgerUnavailable, or LedgerError (a newer
-    schema, a planted link)."""
+    schema, a planted link). `check`: run `PRAGMA integrity_check` first (a ledger a query found damaged,
+    `doctor`); an ordinary open never does: SQLite's own errors on a damaged page lead to the same rebuild."""
     try:
         fsutil.private_dir(path.parent)
     except fsutil.Refused as exc:
@@ -285,9 +290,9 @@ def open_ledger(path: Path, busy_timeout_s: float) -> Opened:
         raise CantWrite(f"the ledger's folder {path.parent} cannot be created or written ({exc})") from None
     try:
         _create_private(path)
-        db, checked_at = _connect_checked(path, busy_timeout_s)
+        db = _connect_checked(path, busy_timeout_s, check)
         backup.daily(db, path)  # a checked copy beside it once a day, the last seven (one listing otherwise)
-        return Opened(db, None, None, checked_at)
+        return Opened(db, None, None)
     except _Rebuild as exc:
         return _rebuild(path, busy_timeout_s, str(exc))
     except fsutil.Refused as exc:
@@ -352,8 +357,8 @@ def _read_only(path: Path, busy_timeout_s: float) -> sqlite3.Connection | None:
     return None
 
 
-def _connect_checked(path: Path, busy_timeout_s: float) -> tuple[sqlite3.Connection, float]:
-    """A connection to a ledger it checked (or whose stamp says it needs no check: verified.py)."""
+def _connect_checked(path: Path, busy_timeout_s: float, check: bool = False) -> sqlite3.Connection:
+    """A connection to the ledger, created or migrated; `check`: its integrity checked first."""
     db = connect(path, busy_timeout_s)
     try:
         db.execute("PRAGMA journal_mode=WAL")
@@ -372,16 +377,21 @@ def _connect_checked(path: Path, busy_timeout_s: float) -> tuple[sqlite3.Connect
             _migrate(db, path)
         if db.execute(f"SELECT count(*) FROM sqlite_master WHERE name IN {SCANS_NAMES}").fetchone()[0] < len(SCANS):
             _add_scans(db)
-        checked_at = verified.trusted(path)
-        if checked_at is None:
-            if db.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
-                raise _Rebuild(f"the ledger {path} failed SQLite's integrity check")
-            checked_at = time.time()
-            verified.record(path, checked_at)
-        return db, checked_at
+        if check:
+            problem = integrity_problem(db)
+            if problem is not None:
+                raise _Rebuild(f"the ledger {path} failed SQLite's integrity check ({problem})")
+        return db
     except BaseException:
         db.close()
         raise
+
+
+def integrity_problem(db: sqlite3.Connection) -> str | None:
+    """SQLite's full `PRAGMA integrity_check` (every page, index and constraint): None when it says "ok", else
+    its first complaint. Seconds on a large ledger: run by `doctor` and once a day by the tray, never at open."""
+    first = db.execute("PRAGMA integrity_check(1)").fetchone()[0]
+    return None if first == "ok" else str(first)
 
 
 class _Rebuild(sqlite3.DatabaseError):
@@ -414,6 +424,23 @@ def _add_scans(db: sqlite3.Connection) -> None:
         raise
 
 
+def _adopt_change_times(db: sqlite3.Connection) -> None:
+    """Schema 4 → 5: a file whose size, mtime and inode are as last read takes its change time now, so the
+    upgrade reads nothing again (what a 4-field checkpoint could not tell, the old one could not either)."""
+    have = {r[1] for r in db.execute("PRAGMA table_info(files)")}
+    for column in ("ctime_ns", "bad_ctime_ns"):
+        if column not in have:  # (a ledger made by this version and marked older by hand has them)
+            db.execute(f"ALTER TABLE files ADD COLUMN {column} INTEGER")
+    rows = db.execute("SELECT id, path, size, mtime_ns, inode FROM files WHERE gone=0 AND size IS NOT NULL").fetchall()
+    for file_id, path, size, mtime_ns, inode in rows:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError, TypeError):  # gone, unreadable, or a name that is not text
+            continue
+        if (st.st_size, st.st_mtime_ns, st.st_ino) == (size, mtime_ns, inode):
+            db.execute("UPDATE files SET ctime_ns=? WHERE id=?", (st.st_ctime_ns, file_id))
+
+
 def _migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring an older schema forward, keeping every call, in one transaction (like `_create`)."""
     db.execute("BEGIN IMMEDIATE")
@@ -421,6 +448,8 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
         version = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated it
         while version < SCHEMA_VERSION:
             run_script(db, MIGRATIONS[version])
+            if version == 4:
+                _adopt_change_times(db)
             version += 1
             db.execute(f"PRAGMA user_version={version}")
         db.execute("COMMIT")
@@ -439,7 +468,7 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
         if src.exists():
             os.replace(src, Path(str(aside) + suffix))
     _create_private(path)
-    db, checked_at = _connect_checked(path, busy_timeout_s)
+    db = _connect_checked(path, busy_timeout_s)
     notice = f"{why}; moved it to {aside.name} and rebuilt it from Cline's files"
     try:
         from . import salvage  # (only a rebuild needs it)
@@ -450,6 +479,5 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
         got = None
     if got is not None:
         notice += f"; recovered {got.calls} of {got.of} calls from it"
-        verified.record(path, checked_at)
     log.warning(notice)
-    return Opened(db, notice, None, checked_at)
+    return Opened(db, notice, None)

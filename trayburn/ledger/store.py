@@ -1,6 +1,6 @@
 """The ledger: SQLite holding every call seen in the sources' files, each counted once.
 
-`refresh()` stats every file and re-reads only those whose checkpoint (size, mtime_ns, inode)
+`refresh()` stats every file and re-reads only those whose checkpoint (size, mtime_ns, inode, ctime_ns)
 changed. Calls are upserted, never deleted: a call that vanishes from a rewritten file, or a
 session whose folder is removed, keeps counting for the day it happened (the money was spent).
 """
@@ -21,13 +21,13 @@ from sys import intern
 from ..files import Checkpoint
 from ..sources.base import Digested, Known, Plan, Seen, Source
 from ..sources.cline_cli.source import ClineCliSource
-from . import verified
 from .queries import MachineQueries, PeriodQueries, Queries
 from .schema import (
     LedgerError,
     LedgerUnavailable,
     busy_error,
     connect,
+    integrity_problem,
     is_busy,
     open_ledger,
     rollback,
@@ -68,7 +68,6 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self.notice = opened.notice  # set when it had to be rebuilt, or was found deleted or replaced
         self.fault: LedgerUnavailable | None = opened.fault  # set while the ledger cannot be written
         self._writable = opened.fault is None
-        self._checked_at = opened.checked_at  # its last integrity check: stamped after our writes (verified.py)
         self._damaged = False  # a query met a damaged page: reopened (checked, rebuilt) at the next refresh
         self._identity = _identity(self.path)  # (st_dev, st_ino) of the file this connection has open
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
@@ -78,17 +77,25 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
 
     def close(self) -> None:
         with self._lock:
-            before = verified.state(self.path)
             self.db.close()  # (the last connection to close checkpoints the write-ahead log into the file)
-            self._stamp(before)
             for source in self._sources.values():
                 source.listings.close()  # (its folder watches)
 
-    def _stamp(self, before: list[int] | None) -> None:
-        """The file as trayburn's own writes left it (it was `before` them): the next open needs no integrity
-        check (verified.py)."""
-        if self._writable and not self._damaged and self._checked_at is not None and self._identity != IN_MEMORY:
-            verified.record(self.path, self._checked_at, before)
+    def check_integrity(self) -> str | None:
+        """SQLite's full integrity check of the open ledger: None when it is sound. When it is not, the ledger
+        is moved aside and rebuilt now (the rows it still yields kept, `notice` set) and the reason returned."""
+        with self._lock:
+            try:
+                problem = integrity_problem(self.db)
+            except sqlite3.DatabaseError as exc:
+                if verdict(exc) != "corrupt":
+                    raise
+                problem = str(exc)
+            if problem is not None:
+                log.warning("the ledger %s failed SQLite's integrity check: %s", self.path, problem)
+                self._damaged = True
+                self._check_file()
+            return problem
 
     @property
     def read_only(self) -> bool:
@@ -116,7 +123,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             raise opened.fault
         self.db.close()
         self.db, self.fault, self._identity, self._writable = opened.db, None, _identity(self.path), True
-        self._checked_at, self._damaged = opened.checked_at, False
+        self._damaged = False
         self.notice = opened.notice or self.notice
         self._forget()
 
@@ -125,12 +132,12 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         connection is let go of first: one still open on a file moved aside could remove the new one's WAL."""
         self.db.close()
         try:
-            opened = open_ledger(self.path, self.busy_timeout_s)
+            opened = open_ledger(self.path, self.busy_timeout_s, check=True)
         except BaseException:
             self.db = connect(self.path, self.busy_timeout_s)  # served as it is until a reopen succeeds
             raise
         self.db, self.fault, self._identity = opened.db, opened.fault, _identity(self.path)
-        self._writable, self._checked_at, self._damaged = opened.fault is None, opened.checked_at, False
+        self._writable, self._damaged = opened.fault is None, False
         self.notice = opened.notice or self.notice
         self._forget()
         if opened.fault is not None:
@@ -151,7 +158,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             opened.db.close()
             raise opened.fault
         self.db, self.fault, self._identity, self._writable = opened.db, None, _identity(self.path), True
-        self._checked_at, self._damaged = opened.checked_at, False
+        self._damaged = False
         try:
             with self._busy_raises():
                 got = salvage.merge(snapshot, self.db, keep_checkpoints=True)
@@ -184,9 +191,21 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         complete = since_ms is None and budget_s is None
         ends = None if complete else time.perf_counter() + (budget_s or 0.0)
         since_ns = None if since_ms is None else since_ms * 10**6
-        with self._lock, self._busy_raises():
+        with self._lock:
+            try:
+                return self._refresh_checked(chosen, since_ns, ends, budget_s)
+            except LedgerError:
+                if not self._damaged:
+                    raise
+            # a damaged page met on the way: rebuilt now (the next _check_file), and the refresh done again
+            return self._refresh_checked(chosen, since_ns, ends, budget_s)
+
+    def _refresh_checked(
+        self, source: Source, since_ns: int | None, ends: float | None, budget_s: float | None
+    ) -> RefreshStats:
+        with self._busy_raises():
             self._check_file()
-            stats = self._refresh(chosen, since_ns, ends, budget_s)
+            stats = self._refresh(source, since_ns, ends, budget_s)
             self.fault = None
             return stats
 
@@ -208,9 +227,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             if kind in ("full", "io", "read_only"):  # the ledger is left as it is, still readable
                 self.fault = unavailable(self.path, exc)
                 raise self.fault from exc
-            if kind == "corrupt":  # met by a query: the integrity check the open skipped (verified.py) runs now
+            if kind == "corrupt":  # met by a query: the next refresh reopens it with an integrity check
                 self._damaged = True
-                verified.distrust(self.path)
                 raise LedgerError(
                     f"the ledger {self.path} is damaged ({exc}); trayburn checks it and rebuilds it from"
                     " Cline's files at the next refresh (run the command again)"
@@ -232,7 +250,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
                 return self._refreshed(stats, seen, started)
         known = self._known_unless_unchanged()
         faults: dict[str, str] = {}  # sessions that raised in this refresh: skipped in its later slices
-        wrote, before = False, verified.state(self.path)
+        wrote = False
         while seen.listed and source.needs_work(known):
             now = time.perf_counter()
             until = now + self.slice_s if ends is None else min(now + self.slice_s, ends)
@@ -245,8 +263,6 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
                 break
         if stats.bytes_read >= CHECKPOINT_AFTER_BYTES:  # a big ingest: give the write-ahead log back
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        if wrote:
-            self._stamp(before)
         if seen.listed and (wrote or digest is not None) and not stats.pending:
             self._store_digest(source, digest, stored, known)
         return self._refreshed(stats, seen, started)
@@ -354,7 +370,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         """What the ledger knows of every file (or of these paths)."""
         sql = (
             "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id, origin,"
-            " feed FROM files"
+            " feed, ctime_ns, bad_ctime_ns FROM files"
         )
         rows: Iterable[tuple]
         if paths is None:
@@ -391,8 +407,8 @@ def _identity(path: Path) -> tuple[int, int] | None:
 def _known_row(r: tuple) -> Known:
     """A files row as `Known`; its repeated strings shared (a memo of 40,000 files then holds one copy each)."""
     return Known(
-        Checkpoint(r[1], r[2], r[3]) if r[1] is not None else None,
-        Checkpoint(r[4], r[5], r[6]) if r[4] is not None else None,
+        Checkpoint(r[1], r[2], r[3], r[13]) if r[1] is not None else None,
+        Checkpoint(r[4], r[5], r[6], r[14]) if r[4] is not None else None,
         bool(r[7]),
         intern(r[8]),
         intern(r[9]),

@@ -57,7 +57,7 @@ class RefreshStats:
 
 log = logging.getLogger(__name__)
 
-NO_CHECKPOINT = (None, None, None)  # a files row without a (good or bad) checkpoint
+NO_CHECKPOINT = (None, None, None, None)  # a files row without a (good or bad) checkpoint
 LEGACY_ROWS = "DELETE FROM calls WHERE key >= 'v3:' AND key < 'v3;' AND file_id=?"  # see schema.MIGRATE_3_TO_4
 ANY_LEGACY = "SELECT 1 FROM calls WHERE key >= 'v3:' AND key < 'v3;' LIMIT 1"  # only a migration makes such rows
 # Who counts a call: a row of this machine's files before any other machine's (an imported file, which anyone
@@ -170,7 +170,8 @@ class Refresh:
         self.state.written.add(f.path)
         c = tuple(f.checkpoint) if remember else NO_CHECKPOINT
         self.db.execute(
-            "UPDATE files SET bad_size=?, bad_mtime_ns=?, bad_inode=?, error=?, gone=0 WHERE path=?", (*c, why, f.path)
+            "UPDATE files SET bad_size=?, bad_mtime_ns=?, bad_inode=?, bad_ctime_ns=?, error=?, gone=0 WHERE path=?",
+            (*c, why, f.path),
         )
 
     def _file_id(self, path: str, sid: str, kind: str) -> int:
@@ -183,8 +184,8 @@ class Refresh:
     def _add_file(self, path: str, sid: str, kind: str, agent: str | None, c: tuple) -> int:
         self.state.written.add(path)
         cursor = self.db.execute(
-            "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode, origin, feed)"
-            " VALUES(?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode, ctime_ns, origin, feed)"
+            " VALUES(?,?,?,?,?,?,?,?,?,?)",
             (path, sid, kind, agent, *c, self.origin, self.feed),
         )
         file_id = cursor.lastrowid or 0
@@ -197,7 +198,7 @@ class Refresh:
         """Record a good read; the file's row id. A racy checkpoint is stored untrusted (see RACY_NS)."""
         self.state.ok[path] = c
         if self.wall_ns() - c.mtime_ns < RACY_NS:
-            c = Checkpoint(c.size, UNTRUSTED_MTIME, c.inode)
+            c = Checkpoint(c.size, UNTRUSTED_MTIME, c.inode, c.ctime_ns)
         known = self.known.get(path)
         if known is None and path not in self.state.new_ids:  # the usual first sight: one statement
             return self._add_file(path, sid, kind, agent, c)
@@ -206,8 +207,8 @@ class Refresh:
         file_id = self._file_id(path, sid, kind)
         self.state.written.add(path)
         self.db.execute(
-            "UPDATE files SET session_id=?, kind=?, agent=?, size=?, mtime_ns=?, inode=?,"
-            " bad_size=NULL, bad_mtime_ns=NULL, bad_inode=NULL, error=NULL, gone=0 WHERE id=?",
+            "UPDATE files SET session_id=?, kind=?, agent=?, size=?, mtime_ns=?, inode=?, ctime_ns=?,"
+            " bad_size=NULL, bad_mtime_ns=NULL, bad_inode=NULL, bad_ctime_ns=NULL, error=NULL, gone=0 WHERE id=?",
             (sid, kind, agent, *c, file_id),
         )
         return file_id
@@ -217,7 +218,7 @@ class Refresh:
         good = self.state.ok.get(path) or (self.known[path].good if path in self.known else None)
         if good is not None:  # from memory: `good` is only ever set (never cleared) in a refresh
             return good
-        row = self.db.execute("SELECT size, mtime_ns, inode FROM files WHERE path=?", (path,)).fetchone()
+        row = self.db.execute("SELECT size, mtime_ns, inode, ctime_ns FROM files WHERE path=?", (path,)).fetchone()
         return Checkpoint(*row) if row is not None and row[0] is not None else None
 
     def held(self, sid: str) -> list[tuple[str, int | None, int, int, int, int, float | None]]:

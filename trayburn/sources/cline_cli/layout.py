@@ -139,7 +139,7 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
                         st = stat_(above + path, dir_fd=base)
                     except OSError:  # gone (or unreadable): listing it again tells which
                         break
-                    if (st.st_size, st.st_mtime_ns, st.st_ino) != known:
+                    if (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns) != known:
                         break
                 else:
                     folders.append(hit[0])
@@ -263,7 +263,7 @@ def _scan_folder(
                 except OSError as exc:
                     problems[file_path] = _why(exc)
                     continue
-                ckpt = new(Checkpoint, (st.st_size, st.st_mtime_ns, st.st_ino))
+                ckpt = new(Checkpoint, (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns))
                 stat = FileStat(file_path, ckpt)
                 if linked is not None and st.st_nlink > 1:
                     linked.append(file_path)

@@ -10,18 +10,13 @@ import os
 import pickle
 from collections.abc import Callable, Container, Mapping
 from functools import cached_property
-from types import ModuleType
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
 
 from ... import files as trayburn_files
 from ...files import blake2b
 from ..base import Known, Seen, SessionRecord, Writer, changed, should_read
 from . import layout as cf
 from .parse import Manifest, Messages, ParseError, parse_manifest, parse_messages
-
-if TYPE_CHECKING:  # (the prefetch module is imported where an ingest has files to read)
-    from .. import prefetch
-    from ..prefetch import Prefetch
 
 LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
 P = TypeVar("P")
@@ -148,9 +143,6 @@ class _Ingest:
         files' rows), so only its changed ones are looked at again (a long ingest is many slices)."""
         self.scan, self.w, self.known, self.last = scan, writer, writer.known, last
         self.order = Order([], [])
-        self.prefetch: Prefetch[cf.Folder] | None = None
-        self.n = 0  # the position of the folder being read among those changed (for `prefetch`)
-        self.first = 0  # the position the prefetch starts at
 
     def run(self) -> None:
         """Changed folders in the order the plan wants them: those whose files changed since its moment
@@ -173,37 +165,15 @@ class _Ingest:
                     changed.append(pair)
         for folder in settled:
             self._note(folder)
-        first, read, left = True, [], []
-        try:
-            for n, (newest, folder) in enumerate(changed):
-                if w.plan.defer(newest):
-                    self._note(folder)  # still there: its known files are not gone, its session not removed
-                    left.append((newest, folder))
-                    continue
-                if first and _prefetch().wanted(len(changed) - n):  # (only now: a slice's first session is read
-                    # whatever the fork costs, so no slice ends without progress)
-                    self.prefetch = _prefetch().Prefetch([f for _, f in changed[n:]], self._jobs, self.w.max_file_bytes)
-                    self.first = n
-                first = False
-                self.n = n
-                w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
-                read.append(folder)
-        finally:
-            if self.prefetch is not None:
-                self.prefetch.close()
+        read, left = [], []
+        for newest, folder in changed:
+            if w.plan.defer(newest):
+                self._note(folder)  # still there: its known files are not gone, its session not removed
+                left.append((newest, folder))
+                continue
+            w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
+            read.append(folder)
         self.order = Order(settled + read, left)
-
-    def _jobs(self, folder: cf.Folder) -> list[prefetch.Job]:
-        """The folder's files to read ahead (in the child, `prefetch`): those that changed, in the order
-        `_folder` reads them, each with its parser."""
-        known, sid = self.known, folder.session_id
-        jobs: list[prefetch.Job] = []
-        if changed(folder.manifest, known.get(folder.manifest.path)):
-            jobs.append((folder.manifest.path, parse_manifest))
-        for f in folder.messages:
-            if changed(f, known.get(f.path)):
-                jobs.append((f.path, _messages_parser(_scope(sid, f.path, LEAD))))
-        return jobs
 
     def _note(self, folder: cf.Folder) -> None:
         w = self.w
@@ -279,42 +249,16 @@ class _Ingest:
         self, f: trayburn_files.FileStat, sid: str, kind: str, parse: Callable[[bytes], P]
     ) -> tuple[P, trayburn_files.Checkpoint] | None:
         """The file parsed, if it is to be read (it changed); None if not, or if it could not be read or
-        parsed (then recorded). Read here, or taken from the child reading ahead (`prefetch`)."""
-        ahead = self.prefetch.take(self.n - self.first, f.path) if self.prefetch is not None else None
-        if ahead is None:
-            got = self.w.read(f, sid, kind)
-            if got is None:
-                return None
-            data, ckpt = got
-            try:
-                return parse(data), ckpt
-            except ParseError as exc:
-                self.w.failed(f, sid, kind, str(exc))
-                return None
-        fetched = self.w.read_with(f, sid, kind, functools.partial(_as_read, ahead))
-        if fetched is None:
+        parsed (then recorded)."""
+        got = self.w.read(f, sid, kind)
+        if got is None:
             return None
-        outcome, ckpt = fetched
-        if outcome.error is not None:
-            self.w.failed(f, sid, kind, outcome.error)
+        data, ckpt = got
+        try:
+            return parse(data), ckpt
+        except ParseError as exc:
+            self.w.failed(f, sid, kind, str(exc))
             return None
-        value: P = outcome.value
-        return value, ckpt
-
-
-def _prefetch() -> ModuleType:
-    from .. import prefetch
-
-    return prefetch
-
-
-def _as_read(
-    ahead: tuple[prefetch.Fetched, trayburn_files.Checkpoint] | trayburn_files.FileProblem, path: str, limit: int
-) -> tuple[prefetch.Fetched, trayburn_files.Checkpoint]:
-    """The child's outcome for `Writer.read_with`, as if read here."""
-    if isinstance(ahead, trayburn_files.FileProblem):
-        raise ahead
-    return ahead
 
 
 def _messages_parser(scope: str) -> Callable[[bytes], Messages]:

@@ -1,6 +1,6 @@
-"""Review of the "skip work when nothing changed" mechanisms (inotify watches, the scan digest, the
-ledger's integrity stamp): sequences on real files, the real kernel and a real SQLite ledger where a skip
-gives a wrong figure. Each is a strict xfail until its fix lands."""
+"""What changed is never skipped by the paths that skip work when nothing changed (inotify watches, the scan
+digest) nor hidden by an open that runs no integrity check: sequences on real files, the real kernel and a real
+SQLite ledger, each counted again by a fresh process."""
 
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ from corpus import (
     write_in_place,
     write_json,
 )
-from test_watch import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
+from polled import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
 
-from trayburn.ledger import Ledger, verified
+from trayburn.ledger import Ledger
 
 LONG = "1796026909249_y8q37"  # a completed session of the real recording
 T0 = "2026-11-30T08:00:00.000Z"
@@ -88,7 +88,7 @@ def test_a_file_changed_through_another_hard_link_is_seen(tmp_path, sessions):
         tray.close()
 
 
-# ---- the ledger's integrity stamp (ledger/verified.py) ---------------------------------------------------
+# ---- damage to the ledger made from outside SQLite -------------------------------------------------------
 
 
 def garbage_over_a_calls_page(ledger: Ledger) -> None:
@@ -104,16 +104,16 @@ def garbage_over_a_calls_page(ledger: Ledger) -> None:
     os.utime(ledger.path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # (a tick on, whatever the grain)
 
 
-def test_damage_made_while_a_process_has_the_ledger_open_is_checked_at_the_next_open(tmp_path, sessions):
+def test_damage_made_while_a_process_has_the_ledger_open_is_found_by_the_integrity_check(tmp_path, sessions):
     path = tmp_path / "state" / "ledger.db"
     tray = Ledger(path, wall_ns=a_minute_later)
     tray.refresh(sessions)
     garbage_over_a_calls_page(tray)  # (a stat shows it: size as before, another mtime)
-    assert verified.trusted(path) is None  # the stamp no longer matches: the next open would check
     tray.close()  # the tray quits (or commits its next refresh)
     again = Ledger(path, wall_ns=a_minute_later)
     try:
-        assert again.notice and "recovered" in again.notice  # checked at open, rebuilt before any query
+        assert again.check_integrity() is not None  # doctor's check, and the tray's once a day
+        assert again.notice and "recovered" in again.notice  # moved aside and rebuilt before any figure
     finally:
         again.close()
 
@@ -185,5 +185,51 @@ def test_a_session_folder_link_pointed_elsewhere_is_stat_ed_again(tmp_path, sess
         ledger.refresh(sessions)
         ledger.refresh(sessions)
         assert counted(ledger)[0] == before + 1 == fresh_count(tmp_path, sessions)
+    finally:
+        ledger.close()
+
+
+# ---- a rewrite that keeps size, mtime and inode (issue 19) -----------------------------------------------
+
+
+def same_size_other_cost(path: Path) -> bytes:
+    """The file with its last reported cost changed, keeping its length (one digit for another)."""
+    data = path.read_bytes()
+    at = data.rindex(b'"cost": ') + len(b'"cost": ')
+    digit = next(i for i in range(at, at + 20) if data[i : i + 1].isdigit())
+    other = b"7" if data[digit : digit + 1] != b"7" else b"3"
+    return data[:digit] + other + data[digit + 1 :]
+
+
+@pytest.mark.parametrize("process", ["running", "new"])
+def test_a_rewrite_keeping_size_mtime_and_inode_is_read_again(tmp_path, sessions, process):
+    """A tool that restores a file's times after rewriting it in place (same length, same inode): only the
+    change time, which no program can set, says it changed; a running tray and a new process both see it."""
+    path = tmp_path / "state" / "ledger.db"
+    ledger = Ledger(path, wall_ns=a_minute_later)
+    ledger.refresh(sessions)
+    lead = sessions / LONG / f"{LONG}.messages.json"
+    before_cost = counted(ledger)[5]
+    st = lead.stat()
+    write_in_place(lead, same_size_other_cost(lead))
+    os.utime(lead, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = lead.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+    if process == "new":
+        ledger.close()
+        ledger = Ledger(path, wall_ns=a_minute_later)
+    try:
+        ledger.refresh(sessions)
+        assert counted(ledger)[5] != before_cost
+        assert counted(ledger) == counted_fresh(tmp_path, sessions)
+    finally:
+        ledger.close()
+
+
+def counted_fresh(tmp_path: Path, sessions: Path) -> tuple:
+    ledger = Ledger(tmp_path / "fresh2" / "ledger.db", wall_ns=a_minute_later)
+    try:
+        ledger.refresh(sessions)
+        return counted(ledger)
     finally:
         ledger.close()
