@@ -27,6 +27,7 @@ from .ledger.storable import storable_id
 from .pricing import PriceBook
 from .pricing.show import SeenModel, seen
 from .sources.base import Source
+from .sources.cline_cli.source import ClineCliSource
 
 if TYPE_CHECKING:
     from .sync.share import ShareState, Sharing
@@ -114,6 +115,7 @@ class Engine:
         self._config_stamp: Checkpoint | None = None
         self.last_refresh: RefreshStats | None = None
         self._last_fault: str | None = None
+        self._cline: dict[str, ClineCliSource] = {}  # by sessions folder (`sources`)
         self.integrity_problem: str | None = None  # what the last `check_integrity` found (None: sound or not run)
         self.load_settings()
         self.ledger = Ledger(paths.ledger_file(self.state_dir), self.settings.max_file_mb * 10**6, busy_timeout_s)
@@ -212,7 +214,7 @@ class Engine:
         """What a refresh reads, each in its own transaction: the Cline CLI's sessions folder when it is
         one (else the verdict says why; it is not an unreadable file). New sources are added here."""
         sessions = self.levels.sessions.path
-        own: list[Source] = [self.ledger.cline_source(sessions)] if sessions.is_dir() else []
+        own: list[Source] = [self._cline_source(sessions)] if sessions.is_dir() else []
         if not self.settings.sync_dir:  # other machines' history stays in the ledger; no file to read
             return own
         try:
@@ -220,6 +222,13 @@ class Engine:
         except OSError as exc:  # no machine id could be made: this machine's figures still refresh
             log.warning("other machines not read: %s", exc)
             return own
+
+    def _cline_source(self, sessions: Path) -> ClineCliSource:
+        """The Cline CLI source of this sessions folder, kept between refreshes (its listings and watches)."""
+        key = str(sessions)
+        if key not in self._cline:
+            self._cline[key] = ClineCliSource(key, time.monotonic)
+        return self._cline[key]
 
     # ---- figures --------------------------------------------------------------------------------
 
@@ -407,6 +416,8 @@ class Engine:
 
     def close(self) -> None:
         self.ledger.close()
+        for source in self._cline.values():
+            source.listings.close()  # (its folder watches)
 
 
 def _stamp(path: Path) -> Checkpoint | None:
