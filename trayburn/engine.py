@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from . import paths
 from . import settings as st
 from .figures import day as report
+from .figures import history, money
 from .figures import machines as report_machines
 from .figures import periods as days
 from .figures import sessions as session_list
@@ -255,20 +256,14 @@ class Engine:
 
     def history(self, period, by: str = "day"):
         """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
-        from .figures import history
-
         return history.report(self.ledger, self.book, period, by, self.machine_name())
 
     def overview(self, period):
         """A period by day, project, model and source from one read (the window's period view)."""
-        from .figures import history
-
         return history.overview(self.ledger, self.book, period)
 
     def money(self):
         """How amounts are shown: the settings' currency and rate, the locale's format (money.Money)."""
-        from .figures import money
-
         return money.from_settings(self.settings, self.env)
 
     def machines(
@@ -286,20 +281,20 @@ class Engine:
     @cached_property
     def sharing(self) -> Sharing:
         """This machine's side of `sync_dir`: its id, its file, the other machines' sources (loaded on use)."""
-        from .sync.share import Sharing
+        from .sync.share import Sharing  # (20 ms of imports, only with a sync_dir)
 
         return Sharing(self.state_dir, self.ledger)
 
     def machine_name(self) -> str:
         """This machine's name for people: the setting, else the host name."""
-        from .sync import machine_name
+        from .sync import machine_name  # (as Sharing: only where machines are shown)
 
         return machine_name(self.settings.machine_name)
 
     def sync_health(self) -> SyncHealth:
         """Sharing as `doctor` shows it: this machine's id and file, each other machine's file."""
         s = self.settings
-        from .sync.survey import survey
+        from .sync.survey import survey  # (doctor only)
 
         return survey(self.sharing, s.sync_dir, s.machine_name, s.sync_titles)
 
