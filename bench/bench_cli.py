@@ -14,6 +14,7 @@ target: a warm `trayburn today` within 2x that stat floor. Exits 1 when a target
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -69,7 +70,9 @@ def best_of(argv: list[str], env: dict[str, str], repeat: int, cwd: Path) -> flo
 def measure(sessions: int, calls: int, repeat: int, tree: Path | None) -> dict:
     corpus = HERE / "out" / f"cli-{sessions}"
     ensure_corpus(corpus, sessions, calls, seed=1)
-    state = HERE / "out" / f"cli-state-{sessions}-{'tree' if tree else 'here'}"
+    # one state folder per tree: two versions of trayburn may not share a ledger (another schema)
+    where = "tree-" + hashlib.blake2b(str(Path(tree).resolve()).encode(), digest_size=4).hexdigest() if tree else "here"
+    state = HERE / "out" / f"cli-state-{sessions}-{where}"
     state.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,

@@ -41,9 +41,14 @@ TREE = [ROOT]  # the checkout whose trayburn/ the child processes run (--tree)
 INGEST_CHILD = """
 import json, os, sys, time
 from trayburn.ledger import Ledger
+try:
+    from trayburn.sources.cline_cli.source import ClineCliSource
+    source = ClineCliSource(sys.argv[2], time.monotonic)
+except ImportError:  # trayburn 0.3.0 (--tree): its ledger took the folder
+    source = sys.argv[2]
 ledger = Ledger(sys.argv[1])
 started = time.perf_counter()
-stats = ledger.refresh(sys.argv[2])
+stats = ledger.refresh(source)
 seconds = time.perf_counter() - started
 with open("/proc/self/status") as fh:
     kib = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))

@@ -32,9 +32,32 @@ sys.path.insert(0, str(HERE.parent))
 
 import gen_corpus  # noqa: E402
 
-from trayburn.ledger import Ledger  # noqa: E402
+from trayburn.ledger import store  # noqa: E402
 from trayburn.sources.cline_cli import layout as files  # noqa: E402
 from trayburn.sources.cline_cli import parse  # noqa: E402
+from trayburn.sources.cline_cli.source import ClineCliSource  # noqa: E402
+
+
+class Ledger(store.Ledger):
+    """`refresh(folder)`: the Cline CLI's sessions folder there, through one source kept between refreshes (its
+    listings and watches), as `Engine.sources` keeps it for the app."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._cline: dict[str, ClineCliSource] = {}
+
+    def refresh(self, source, *args, **kwargs):
+        if isinstance(source, (str, os.PathLike)):
+            if str(source) not in self._cline:
+                self._cline[str(source)] = ClineCliSource(str(source), time.monotonic)
+            source = self._cline[str(source)]
+        return super().refresh(source, *args, **kwargs)
+
+    def close(self) -> None:
+        super().close()
+        for source in self._cline.values():
+            source.listings.close()
+
 
 RACY_S = getattr(files, "RACY_NS", 0) / 1e9 + 0.5
 DIRTY = "GROWING"  # present while a session is grown; a corpus left with it is regenerated
@@ -45,9 +68,10 @@ MEMORY_CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 from trayburn.ledger import Ledger
+from trayburn.sources.cline_cli.source import ClineCliSource
 ledger = Ledger(Path(sys.argv[1]))
 started = time.perf_counter()
-stats = ledger.refresh(sys.argv[2]) if sys.argv[2] else None
+stats = ledger.refresh(ClineCliSource(sys.argv[2], time.monotonic)) if sys.argv[2] else None
 seconds = time.perf_counter() - started
 try:
     with open("/proc/self/status") as fh:

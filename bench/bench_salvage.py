@@ -28,6 +28,12 @@ import gen_corpus  # noqa: E402
 
 from trayburn.ledger import Ledger, backup  # noqa: E402
 from trayburn.ledger.schema import open_ledger  # noqa: E402
+from trayburn.sources.cline_cli.source import ClineCliSource  # noqa: E402
+
+
+def _cline(sessions: Path) -> ClineCliSource:
+    return ClineCliSource(str(sessions), time.monotonic)
+
 
 SUMS = "SELECT count(*), TOTAL(input), TOTAL(output), TOTAL(cost) FROM calls WHERE counted=1"
 
@@ -56,12 +62,12 @@ def main(argv: list[str] | None = None) -> int:
         built.parent.mkdir(parents=True)
         t0 = time.perf_counter()
         ledger = Ledger(built)
-        ledger.refresh(sessions)
+        ledger.refresh(_cline(sessions))
         print(f"cold ingest: {time.perf_counter() - t0:.1f} s")
         for i, sid in enumerate(sorted(p.name for p in sessions.iterdir())):
             if i % 5 == 0:
                 shutil.rmtree(sessions / sid)
-        ledger.refresh(sessions)
+        ledger.refresh(_cline(sessions))
         ledger.close()
     truth = _sums(built)
     db = sqlite3.connect(built)
@@ -94,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             opened.db.close()
             ledger = Ledger(damaged)
             t0 = time.perf_counter()
-            ledger.refresh(sessions)
+            ledger.refresh(_cline(sessions))
             refreshed = time.perf_counter() - t0
             ledger.close()
             got = _sums(damaged)

@@ -103,9 +103,7 @@ def desktop_app(desktop):
 # -- a fresh ledger in the test's temp dir ---------------------------------------
 @pytest.fixture
 def ledger(tmp_path):
-    from corpus import a_minute_later
-
-    from trayburn.ledger import Ledger
+    from corpus import Ledger, a_minute_later
 
     led = Ledger(tmp_path / "state" / "ledger.db", wall_ns=a_minute_later)
     yield led

@@ -12,11 +12,15 @@ import os
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from trayburn.ledger import store
+from trayburn.sources.cline_cli.source import ClineCliSource
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "real-cline-v1"  # a CLINE_DIR recorded from the real Cline CLI
@@ -260,10 +264,35 @@ def set_tz():
     time.tzset()
 
 
+class Ledger(store.Ledger):
+    """The ledger as the tests drive it: `refresh(folder)` reads the Cline CLI's sessions folder there through one
+    `ClineCliSource` per folder, kept between refreshes (its listings and watches) and closed with the ledger: what
+    `Engine.sources` does for the app. `clock` is the sources' (it times their full sweeps)."""
+
+    def __init__(self, *args: Any, clock: Callable[[], float] = time.monotonic, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.clock = clock
+        self._cline: dict[str, ClineCliSource] = {}
+
+    def cline_source(self, folder: str | os.PathLike[str]) -> ClineCliSource:
+        key = str(folder)
+        if key not in self._cline:
+            self._cline[key] = ClineCliSource(key, self.clock)
+        return self._cline[key]
+
+    def refresh(self, source: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(source, (str, os.PathLike)):
+            source = self.cline_source(source)
+        return super().refresh(source, *args, **kwargs)
+
+    def close(self) -> None:
+        super().close()
+        for source in self._cline.values():
+            source.listings.close()
+
+
 def refresh_in_process(state_dir: str, sessions_dir: str, start, out) -> None:
     """For multiprocessing: wait for the start signal, open the ledger, refresh once, report."""
-    from trayburn.ledger import Ledger
-
     start.wait(30)
     ledger = Ledger(Path(state_dir) / "ledger.db")  # opening (and creating) races too
     stats = ledger.refresh(sessions_dir)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from corpus import (
     CORPUS,
+    Ledger,
     as_sums,
     copy_corpus,
     dumps,
@@ -18,8 +19,6 @@ from corpus import (
     user,
     write_in_place,
 )
-
-from trayburn.ledger import Ledger
 
 REAL = sessions_of(CORPUS)
 LONG = "1796026909249_y8q37"  # i_long: 51 calls

@@ -7,9 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from corpus import a_minute_later, age_all, copy_corpus, sessions_of
-
-from trayburn.ledger import Ledger
+from corpus import Ledger, a_minute_later, age_all, copy_corpus, sessions_of
 
 
 @pytest.fixture

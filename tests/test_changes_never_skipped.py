@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from corpus import (
+    Ledger,
     a_minute_later,
     age,
     age_all,
@@ -26,8 +27,6 @@ from corpus import (
     write_json,
 )
 from polled import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
-
-from trayburn.ledger import Ledger
 
 LONG = "1796026909249_y8q37"  # a completed session of the real recording
 T0 = "2026-11-30T08:00:00.000Z"

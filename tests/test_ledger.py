@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from corpus import (
+    Ledger,
     a_minute_later,
     as_sums,
     assert_sums,
@@ -33,7 +34,6 @@ from ledgers import (  # noqa: F401 (fixtures)
     total,
 )
 
-from trayburn.ledger import Ledger
 from trayburn.sources.cline_cli.layout import FULL_SWEEP_S
 
 # ---- the recorded corpus --------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from corpus import (
+    Ledger,
     as_sums,
     assert_sums,
     assistant,
@@ -26,7 +27,7 @@ from ledgers import LONG, REAL, T0, assert_no_write_needed, cline, corpus_files,
 from trayburn.engine import Engine
 from trayburn.figures import day as report
 from trayburn.figures import sessions as session_list
-from trayburn.ledger import SCHEMA_VERSION, Ledger, LedgerBusy, LedgerError
+from trayburn.ledger import SCHEMA_VERSION, LedgerBusy, LedgerError
 from trayburn.ledger.schema import CALLS_INDEXES, V2_FILES_AND_CALLS
 from trayburn.pricing import PriceBook
 

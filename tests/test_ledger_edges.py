@@ -10,11 +10,13 @@ import os
 import shutil
 import sqlite3
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from corpus import (
     CORPUS,
+    Ledger,
     a_minute_later,
     age,
     as_sums,
@@ -34,7 +36,7 @@ from trayburn import cli
 from trayburn import files as fsutil
 from trayburn.engine import Engine
 from trayburn.errors import Exit
-from trayburn.ledger import Ledger, LedgerError
+from trayburn.ledger import LedgerError
 from trayburn.ledger import schema as faults
 
 REAL = sessions_of(CORPUS)
@@ -51,17 +53,19 @@ def with_gone(wanted: tuple) -> tuple:
     return tuple(a + b for a, b in zip(wanted, GONE_SUMS, strict=True))
 
 
-def removed_session(ledger: Ledger, sessions: Path) -> None:
-    """A session counted by the ledger, then removed from disk (its calls must keep counting)."""
+def removed_session(ledger: Ledger, sessions: Path, refresh: Callable[[], object] | None = None) -> None:
+    """A session counted by the ledger, then removed from disk (its calls must keep counting). `refresh`: how the
+    ledger is refreshed (an Engine's `refresh` for the engine's ledger), else `ledger.refresh(sessions)`."""
+    refresh = refresh or (lambda: ledger.refresh(sessions))
     folder = make_session(
         sessions,
         GONE,
         T0,
         [assistant("g1", ms(T0), 1000, 10, cost=0.25), assistant("g2", ms(T0) + 1, 2000, 20, cost=0.5)],
     )
-    ledger.refresh(sessions)
+    refresh()
     shutil.rmtree(folder)
-    ledger.refresh(sessions)
+    refresh()
     assert counted(ledger, "session_id=?", (GONE,)) == GONE_SUMS
 
 
@@ -267,7 +271,7 @@ def test_a_disk_filling_under_a_running_tray_is_a_fault_that_passes(small_disk, 
     state = small_disk / "state"
     env = {"CLINE_SESSION_DATA_DIR": str(sessions)}
     tray = Engine(tmp_path / "settings.toml", state, env=env)
-    removed_session(tray.ledger, sessions)
+    removed_session(tray.ledger, sessions, tray.refresh)
     tray.refresh()
     pad = "x" * 200_000  # a big prompt: the write that no longer fits
     make_session(sessions, "1796020000001_new", T0, [assistant("n1", ms(T0), 500, 5, cost=0.1)], prompt=pad)
@@ -338,7 +342,7 @@ def test_a_ledger_deleted_under_a_running_tray_keeps_its_history(tmp_path, sessi
     env = {"CLINE_SESSION_DATA_DIR": str(sessions)}
     tray = Engine(tmp_path / "settings.toml", state, env=env)
     tray.refresh()
-    removed_session(tray.ledger, sessions)
+    removed_session(tray.ledger, sessions, tray.refresh)
     for name in ("ledger.db", "ledger.db-wal", "ledger.db-shm"):
         (state / name).unlink(missing_ok=True)
 

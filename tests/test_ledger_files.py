@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from corpus import (
+    Ledger,
     a_minute_later,
     assert_sums,
     assistant,
@@ -31,7 +32,6 @@ from ledgers import LONG, PLAIN, T0, append_call, assert_no_write_needed, cline,
 from trayburn import files as trayburn_files
 from trayburn.engine import Engine
 from trayburn.figures import sessions as session_list
-from trayburn.ledger import Ledger
 from trayburn.pricing import PriceBook
 from trayburn.sources.cline_cli.layout import FULL_SWEEP_S
 

@@ -11,11 +11,9 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from corpus import dumps, manifest, messages_doc
+from corpus import Ledger, dumps, manifest, messages_doc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from trayburn.ledger import Ledger
 
 T0 = 1796020000000
 FAULTS = ("none", "none", "none", "truncated", "fifo", "odd_name")

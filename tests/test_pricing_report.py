@@ -11,7 +11,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from corpus import assistant, isolated_env, make_session, ms, set_tz  # noqa: F401 (fixture)
+from corpus import Ledger, assistant, isolated_env, make_session, ms, set_tz  # noqa: F401 (fixture)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_pricing import NIGHT, NOON, ROUTED, USAGES, list_cost
@@ -22,7 +22,6 @@ from trayburn.figures import day as report
 from trayburn.figures import export, history
 from trayburn.figures import periods as period
 from trayburn.figures import sessions as session_list
-from trayburn.ledger import Ledger
 from trayburn.pricing import PriceBook
 from trayburn.sources.base import MAX_COST
 

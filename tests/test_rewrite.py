@@ -13,6 +13,7 @@ import pytest
 from corpus import (
     REWRITE_SID,
     REWRITE_START,
+    Ledger,
     age,
     counted,
     dumps,
@@ -22,8 +23,6 @@ from corpus import (
     rewrite_session,
     write_in_place,
 )
-
-from trayburn.ledger import Ledger
 
 CALLS = 60
 

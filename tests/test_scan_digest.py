@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from corpus import (
+    Ledger,
     a_minute_later,
     age_all,
     as_sums,
@@ -25,8 +26,6 @@ from corpus import (
     write_in_place,
     write_json,
 )
-
-from trayburn.ledger import Ledger
 
 T0 = "2026-11-30T08:00:00.000Z"
 

@@ -9,10 +9,9 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from corpus import CORPUS, age_all, as_sums, assert_sums, counted, expected, sessions_of, set_tz  # noqa: F401
+from corpus import CORPUS, Ledger, age_all, as_sums, assert_sums, counted, expected, sessions_of, set_tz  # noqa: F401
 from sync_machines import SESSION_IDS, boxes
 
-from trayburn.ledger import Ledger
 from trayburn.sync import fileformat as ff
 
 

@@ -11,10 +11,9 @@ import time
 import zlib
 
 import msgspec
-from corpus import CORPUS, counted, sessions_of
+from corpus import CORPUS, Ledger, counted, sessions_of
 from sync_machines import SESSION_IDS, boxes
 
-from trayburn.ledger import Ledger
 from trayburn.sync import fileformat as ff
 
 FORGER = "0badc0de0badc0de"

@@ -10,10 +10,9 @@ import stat
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
-from corpus import a_minute_later, age_all, assert_sums, counted, make_session, messages_doc, write_json
+from corpus import Ledger, a_minute_later, age_all, assert_sums, counted, make_session, messages_doc, write_json
 from taskfolders import TaskWriter, add, expected_calls, request, say, storage, usage_say
 
-from trayburn.ledger import Ledger
 from trayburn.sources import task_places as tp
 from trayburn.sources.task_places import BY_NAME, Place
 from trayburn.sources.tasks import TaskSource

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from corpus import (
+    Ledger,
     a_minute_later,
     age,
     age_all,
@@ -33,7 +34,6 @@ from corpus import (
 
 from trayburn.engine import Engine
 from trayburn.figures import periods as days
-from trayburn.ledger import Ledger
 
 DAY_MS = 86_400_000
 ROOT = Path(__file__).resolve().parent.parent
@@ -238,9 +238,10 @@ def test_cold_today_from_the_command_line_equals_the_full_figure(tmp_path):
 # ---- an interrupted ingest ----------------------------------------------------------------------------
 
 INGEST_CHILD = """
-import sys
+import sys, time
 from trayburn.ledger import Ledger
-Ledger(sys.argv[1], slice_s=0.01).refresh(sys.argv[2])
+from trayburn.sources.cline_cli.source import ClineCliSource
+Ledger(sys.argv[1], slice_s=0.01).refresh(ClineCliSource(sys.argv[2], time.monotonic))
 """
 
 

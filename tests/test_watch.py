@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus import a_minute_later, age_all, assistant, counted, dumps, user, write_in_place
+from corpus import Ledger, a_minute_later, age_all, assistant, counted, dumps, user, write_in_place
 from polled import overflow, sessions, tray  # noqa: F401 (fixtures: the real recording, polled as the tray polls it)
 
 from trayburn import watch
-from trayburn.ledger import Ledger
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 LONG = "1796026909249_y8q37"  # a completed session of the real recording

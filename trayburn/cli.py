@@ -207,7 +207,7 @@ def period_of(args: argparse.Namespace) -> Period:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["_dialog"]:  # the tray's dialogs, in a child process (the frozen app has no -m)
-        from .tray import dialogs
+        from .tray import dialogs  # (a GUI toolkit: only for the tray's commands)
 
         return dialogs.main(argv[1:])
     as_json = "--json" in argv
@@ -302,7 +302,7 @@ _OPENED: list[Any] = []  # engines a command opened, closed when it ends (`main`
 
 def _engine(args: argparse.Namespace, refresh: bool = True, since: date | None = None) -> Any:
     """The engine, refreshed completely, or (`since`) enough for the figures from that day on."""
-    from .engine import Engine
+    from .engine import Engine  # (--help, config and autostart never open the ledger: 30+ ms of imports)
 
     engine = Engine(args.config, args.state_dir)
     _OPENED.append(engine)
@@ -465,7 +465,7 @@ def _tray_check() -> dict[str, Any]:
     """Whether the tray can start here (`tray.host.can_start`, stdlib only, never hangs) and, if it
     can, the backend that would really run. Nothing imports gi or pystray without a display."""
     try:
-        from .tray import backend, host
+        from .tray import backend, host  # (a GUI toolkit: only for the tray's commands)
     except ImportError as exc:  # pragma: no cover - the tray package ships with trayburn
         return {"can_start": False, "kind": "unavailable", "message": str(exc), "backend": None}
     check = host.can_start()
@@ -479,8 +479,6 @@ def _tray_check() -> dict[str, Any]:
 
 
 def cmd_config(args) -> int:
-    from . import paths
-
     path = paths.config_file(args.config)
     if args.action == "path":
         return _emit(args, {"path": str(path)}, str(path))
@@ -500,7 +498,7 @@ def cmd_config(args) -> int:
 
 def _as_toml(data: dict) -> str:
     """Settings as TOML a person could paste back; unset keys as comments (tables come last)."""
-    import tomli_w
+    import tomli_w  # (only `config` writes TOML)
 
     lines = []
     for key, value in data.items():
@@ -512,7 +510,7 @@ def _as_toml(data: dict) -> str:
 
 
 def cmd_summary(args) -> int:
-    from .window import summary
+    from .window import summary  # (tkinter: only for the window)
 
     return summary.main(args)
 
@@ -551,7 +549,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_tray(args) -> int:
-    from .tray import app
+    from .tray import app  # (a GUI toolkit: only for the tray's commands)
 
     return app.main(args)
 

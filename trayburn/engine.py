@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from . import paths
 from . import settings as st
 from .figures import day as report
+from .figures import history, money
 from .figures import machines as report_machines
 from .figures import periods as days
 from .figures import sessions as session_list
@@ -27,6 +28,7 @@ from .ledger.storable import storable_id
 from .pricing import PriceBook
 from .pricing.show import SeenModel, seen
 from .sources.base import Source
+from .sources.cline_cli.source import ClineCliSource
 
 if TYPE_CHECKING:
     from .sync.share import ShareState, Sharing
@@ -115,6 +117,7 @@ class Engine:
         self._config_stamp: Checkpoint | None = None
         self.last_refresh: RefreshStats | None = None
         self._last_fault: str | None = None
+        self._cline: dict[str, ClineCliSource] = {}  # by sessions folder (`sources`)
         self.integrity_problem: str | None = None  # what the last `check_integrity` found (None: sound or not run)
         self.load_settings()
         self.ledger = Ledger(paths.ledger_file(self.state_dir), self.settings.max_file_mb * 10**6, busy_timeout_s)
@@ -213,7 +216,7 @@ class Engine:
         """What a refresh reads, each in its own transaction: the Cline CLI's sessions folder when it is
         one (else the verdict says why; it is not an unreadable file). New sources are added here."""
         sessions = self.levels.sessions.path
-        own: list[Source] = [self.ledger.cline_source(sessions)] if sessions.is_dir() else []
+        own: list[Source] = [self._cline_source(sessions)] if sessions.is_dir() else []
         own += self.task_sources()
         if not self.settings.sync_dir:  # other machines' history stays in the ledger; no file to read
             return own
@@ -284,6 +287,13 @@ class Engine:
         pairs = [(source_label(r.key), r.cost_usd) for r in got.rows]
         return sorted(pairs, key=lambda pair: -(pair[1] or 0.0))
 
+    def _cline_source(self, sessions: Path) -> ClineCliSource:
+        """The Cline CLI source of this sessions folder, kept between refreshes (its listings and watches)."""
+        key = str(sessions)
+        if key not in self._cline:
+            self._cline[key] = ClineCliSource(key, time.monotonic)
+        return self._cline[key]
+
     # ---- figures --------------------------------------------------------------------------------
 
     def day(self, day: date | None = None) -> report.DayReport:
@@ -309,20 +319,14 @@ class Engine:
 
     def history(self, period, by: str = "day"):
         """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
-        from .figures import history
-
         return history.report(self.ledger, self.book, period, by, self.machine_name())
 
     def overview(self, period):
         """A period by day, project, model and source from one read (the window's period view)."""
-        from .figures import history
-
         return history.overview(self.ledger, self.book, period)
 
     def money(self):
         """How amounts are shown: the settings' currency and rate, the locale's format (money.Money)."""
-        from .figures import money
-
         return money.from_settings(self.settings, self.env)
 
     def machines(
@@ -340,20 +344,20 @@ class Engine:
     @cached_property
     def sharing(self) -> Sharing:
         """This machine's side of `sync_dir`: its id, its file, the other machines' sources (loaded on use)."""
-        from .sync.share import Sharing
+        from .sync.share import Sharing  # (20 ms of imports, only with a sync_dir)
 
         return Sharing(self.state_dir, self.ledger)
 
     def machine_name(self) -> str:
         """This machine's name for people: the setting, else the host name."""
-        from .sync import machine_name
+        from .sync import machine_name  # (as Sharing: only where machines are shown)
 
         return machine_name(self.settings.machine_name)
 
     def sync_health(self) -> SyncHealth:
         """Sharing as `doctor` shows it: this machine's id and file, each other machine's file."""
         s = self.settings
-        from .sync.survey import survey
+        from .sync.survey import survey  # (doctor only)
 
         return survey(self.sharing, s.sync_dir, s.machine_name, s.sync_titles)
 
@@ -470,6 +474,8 @@ class Engine:
 
     def close(self) -> None:
         self.ledger.close()
+        for source in self._cline.values():
+            source.listings.close()  # (its folder watches)
 
 
 def _stamp(path: Path) -> Checkpoint | None:

@@ -154,12 +154,12 @@ class InstanceLock:
 
 def _lock(fh: IO[str]) -> None:
     if sys.platform == "win32":
-        import msvcrt
+        import msvcrt  # (Windows only)
 
         fh.seek(0)
         msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
     else:
-        import fcntl
+        import fcntl  # (POSIX only)
 
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
@@ -462,7 +462,7 @@ class WinregRunKey:
     def get(self, name: str) -> str | None:
         if sys.platform != "win32":
             raise OSError("the Run key exists only on Windows")
-        import winreg
+        import winreg  # (Windows only)
 
         try:
             with winreg.OpenKey(winreg.HKEY_CURRENT_USER, RUN_KEY) as key:
@@ -474,7 +474,7 @@ class WinregRunKey:
     def set(self, name: str, value: str) -> None:
         if sys.platform != "win32":
             raise OSError("the Run key exists only on Windows")
-        import winreg
+        import winreg  # (Windows only)
 
         with winreg.CreateKeyEx(winreg.HKEY_CURRENT_USER, RUN_KEY, 0, winreg.KEY_SET_VALUE) as key:
             winreg.SetValueEx(key, name, 0, winreg.REG_SZ, value)
@@ -482,7 +482,7 @@ class WinregRunKey:
     def delete(self, name: str) -> None:
         if sys.platform != "win32":
             raise OSError("the Run key exists only on Windows")
-        import winreg
+        import winreg  # (Windows only)
 
         try:
             with winreg.OpenKey(winreg.HKEY_CURRENT_USER, RUN_KEY, 0, winreg.KEY_SET_VALUE) as key:

@@ -52,7 +52,7 @@ def columns(text: str) -> int:
 
 
 def _char_columns(ch: str) -> int:
-    import unicodedata
+    import unicodedata  # (only for text that is not ASCII)
 
     if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
         return 0

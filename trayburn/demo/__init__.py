@@ -8,7 +8,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,6 @@ def shift_for_today(latest: int, earliest: int, now_ms: int) -> int:
 
 
 def _iso_shift(text: str, delta_ms: int) -> str:
-    from datetime import datetime, timedelta
-
     moment = datetime.fromisoformat(text.replace("Z", "+00:00")) + timedelta(milliseconds=delta_ms)
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

@@ -47,7 +47,7 @@ class Money:
         """The shown currency's symbol in this locale ("$", "€", "¥", "CHF"), for the tray icon's label."""
         if not self.converts:
             return "$"
-        from babel.numbers import get_currency_symbol
+        from babel.numbers import get_currency_symbol  # (Babel: only for a currency other than USD)
 
         return str(get_currency_symbol(self.currency, locale=_locale(self.locale)))
 
@@ -95,7 +95,7 @@ def locale_of(env: Mapping[str, str]) -> str:
 
 
 def _format(value: float, currency: str, locale: str, decimals: int | None = None) -> str:
-    from babel.numbers import format_currency
+    from babel.numbers import format_currency  # (Babel: only for a currency other than USD)
 
     loc = _locale(locale)
     digits = _digits(currency)
@@ -118,7 +118,7 @@ def _digits(currency: str) -> int:
     """The decimals a currency is written with (ISO 4217 via CLDR: USD 2, JPY 0, BHD 3)."""
     if currency == USD:
         return 2
-    from babel.numbers import get_currency_precision
+    from babel.numbers import get_currency_precision  # (Babel: only for a currency other than USD)
 
     try:
         return int(get_currency_precision(currency))
@@ -128,7 +128,7 @@ def _digits(currency: str) -> int:
 
 @lru_cache(maxsize=8)
 def _locale(name: str):
-    from babel import Locale, UnknownLocaleError
+    from babel import Locale, UnknownLocaleError  # (Babel: only for a currency other than USD)
 
     try:
         return Locale.parse(name)

@@ -20,7 +20,6 @@ from sys import intern
 
 from ..files import Checkpoint
 from ..sources.base import Digested, Known, Plan, Seen, Source
-from ..sources.cline_cli.source import ClineCliSource
 from .queries import MachineQueries, PeriodQueries, Queries
 from .schema import (
     LedgerError,
@@ -51,18 +50,16 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         path: Path,
         max_file_bytes: int = 256 * 10**6,
         busy_timeout_s: float = 30,
-        clock: Callable[[], float] = time.monotonic,
         wall_ns: Callable[[], int] = time.time_ns,
         slice_s: float = SLICE_S,
     ):
         """`busy_timeout_s`: how long to wait for another process's lock before raising LedgerBusy.
-        `clock` (seconds): times the full sweeps of the session folders (`files.scan`). `wall_ns`: the
-        epoch ns a file is read at, against its mtime (the racy-timestamp rule, `refresh.RACY_NS`).
+        `wall_ns`: the epoch ns a file is read at, against its mtime (the racy-timestamp rule, `writer.RACY_NS`).
         `slice_s`: how long one write transaction of a long ingest runs before it commits."""
         self.path = Path(path)
         self.max_file_bytes = max_file_bytes
         self.busy_timeout_s = busy_timeout_s
-        self.clock, self.wall_ns, self.slice_s = clock, wall_ns, slice_s
+        self.wall_ns, self.slice_s = wall_ns, slice_s
         opened = open_ledger(self.path, busy_timeout_s)
         self.db = opened.db
         self.notice = opened.notice  # set when it had to be rebuilt, or was found deleted or replaced
@@ -71,15 +68,12 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self._damaged = False  # a query met a damaged page: reopened (checked, rebuilt) at the next refresh
         self._identity = _identity(self.path)  # (st_dev, st_ino) of the file this connection has open
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
-        self._sources: dict[str, ClineCliSource] = {}  # by sessions folder: each keeps its listings
         self._known_memo: tuple[int, dict[str, Known]] | None = None  # (data_version, files) between refreshes
         self._ended_memo: tuple[int, set[str]] | None = None  # (data_version, ids of ended sessions)
 
     def close(self) -> None:
         with self._lock:
             self.db.close()  # (the last connection to close checkpoints the write-ahead log into the file)
-            for source in self._sources.values():
-                source.listings.close()  # (its folder watches)
 
     def check_integrity(self) -> str | None:
         """SQLite's full integrity check of the open ledger: None when it is sound. When it is not, the ledger
@@ -177,28 +171,25 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
 
     # ---- refresh -------------------------------------------------------------------------------
 
-    def refresh(
-        self, source: Source | Path | str, since_ms: int | None = None, budget_s: float | None = None
-    ) -> RefreshStats:
-        """Bring the ledger up to date with a source (a path: the Cline CLI's sessions folder there).
+    def refresh(self, source: Source, since_ms: int | None = None, budget_s: float | None = None) -> RefreshStats:
+        """Bring the ledger up to date with a source (the source keeps its own listings and watches).
 
         With neither argument, completely. `since_ms`: every session whose files changed since that moment
         is read (the figures from then on are then exact), and the rest of what changed only for
         `budget_s` more seconds (None or 0: none; above 0, at least one session); `stats.pending` says how
         many were left for later. Work is committed every `slice_s`, so an interrupted ingest resumes.
         Thread-safe; other processes wait for the write lock (SQLite's) up to `busy_timeout_s`, then LedgerBusy."""
-        chosen = self.cline_source(source) if isinstance(source, (str, os.PathLike)) else source
         complete = since_ms is None and budget_s is None
         ends = None if complete else time.perf_counter() + (budget_s or 0.0)
         since_ns = None if since_ms is None else since_ms * 10**6
         with self._lock:
             try:
-                return self._refresh_checked(chosen, since_ns, ends, budget_s)
+                return self._refresh_checked(source, since_ns, ends, budget_s)
             except LedgerError:
                 if not self._damaged:
                     raise
             # a damaged page met on the way: rebuilt now (the next _check_file), and the refresh done again
-            return self._refresh_checked(chosen, since_ns, ends, budget_s)
+            return self._refresh_checked(source, since_ns, ends, budget_s)
 
     def _refresh_checked(
         self, source: Source, since_ns: int | None, ends: float | None, budget_s: float | None
@@ -208,13 +199,6 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             stats = self._refresh(source, since_ns, ends, budget_s)
             self.fault = None
             return stats
-
-    def cline_source(self, sessions_dir: Path | str) -> ClineCliSource:
-        """The Cline CLI source for this sessions folder, kept between refreshes (its listings are reused)."""
-        key = str(sessions_dir)
-        if key not in self._sources:
-            self._sources[key] = ClineCliSource(key, self.clock)
-        return self._sources[key]
 
     @contextmanager
     def _busy_raises(self) -> Iterator[None]:

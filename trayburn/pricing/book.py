@@ -133,7 +133,7 @@ class PriceCache:
 
 
 def version() -> str:
-    import genai_prices
+    import genai_prices  # (only for a model not in the cache)
 
     return str(genai_prices.__version__)
 
@@ -162,7 +162,7 @@ def name(key: str) -> str | None:
 
 
 def _find(provider_id: str | None, ref: str) -> tuple[Any, Any] | None:
-    from genai_prices import data_snapshot
+    from genai_prices import data_snapshot  # (only for a model not in the cache)
 
     try:
         return data_snapshot.get_snapshot().find_provider_model(ref, None, provider_id, None)
@@ -174,7 +174,7 @@ def _find(provider_id: str | None, ref: str) -> tuple[Any, Any] | None:
 
 
 def _price(model: Any, provider_id: str) -> Price | None:
-    from genai_prices.types import ModelPrice
+    from genai_prices.types import ModelPrice  # (only for a model not in the cache)
 
     listed = (
         [(None, model.prices)]
