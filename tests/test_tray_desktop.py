@@ -242,3 +242,48 @@ def test_the_budget_dialog_takes_dollars_as_people_type_them(desktop, tmp_path, 
     app.tick()
     settings = next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu
     assert f"Daily budget: ${budget:,.2f}…" in [str(i.text) for i in settings.items]
+
+
+def window_name(desktop, window_id: int) -> str:
+    done = subprocess.run(["xdotool", "getwindowname", str(window_id)], env=desktop.env, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def test_a_call_appended_to_a_running_session_reaches_the_docked_icon_within_two_seconds(
+    desktop, desktop_app, tmp_path, artifacts
+):
+    """The gtk icon in trayer, polling every five minutes: each call written to the running session's
+    messages file (in place, as the CLI writes) is in the icon's tooltip and drawing within 2 s."""
+    import time
+
+    from corpus import make_session, user
+    from test_live import SHOWN_WITHIN_S, append_call, now_ms, started_now
+
+    if not gtk_available():
+        pytest.skip("the gtk tray backend needs PyGObject: pip install 'trayburn[gtk]' (see README)")
+    from corpus import assistant
+
+    sessions = tmp_path / "cline" / "data" / "sessions"
+    running = make_session(
+        sessions,
+        "1796100000000_desk1",
+        started_now(),
+        [user("u0", now_ms()), assistant("msg_first001", now_ms(), 1000, 10, cost=0.25)],
+        status="running",
+    )
+    config = tmp_path / "settings.toml"
+    config.write_text(f'sessions_dir = "{sessions}"\nrefresh_seconds = 300\n')
+    env = {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
+    argv = [sys.executable, "-m", "trayburn", "--config", str(config), "--state-dir", str(tmp_path / "state")]
+    desktop_app(argv, log="trayburn-live", env=env)
+    icon = desktop.wait_for_tray_icon(timeout=30)
+    desktop.wait_for(lambda: "$0.25" in window_name(desktop, icon.id), 30, what="the first figure in the tooltip")
+    before = icon_pixels(desktop, icon, artifacts / "tray-live-before.png")
+    for total in ("$0.75", "$1.25"):
+        start = time.monotonic()
+        append_call(running, 0.5)
+        desktop.wait_for(
+            lambda total=total: total in window_name(desktop, icon.id), SHOWN_WITHIN_S, what=f"{total} in the tooltip"
+        )
+        assert time.monotonic() - start < SHOWN_WITHIN_S
+    desktop.wait_for(lambda: icon_pixels(desktop, icon, artifacts / "tray-live-after.png") != before, 2)

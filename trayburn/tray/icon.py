@@ -149,3 +149,9 @@ def render_icon(
     if size < 8:
         raise ValueError(f"size must be at least 8 px, not {size}")
     return _render(str(label), state, theme, int(size), bool(stale))
+
+
+@functools.lru_cache(maxsize=8)
+def render_mark(size: int) -> Image.Image:
+    """The mark alone, for a host that draws today's cost as text beside it (a StatusNotifierItem's label)."""
+    return draw_mark(max(8, int(size)))

@@ -9,7 +9,9 @@ Every class returned by `icon_class()` offers, beside pystray's own API:
   the tray: pystray's notifier would raise in the icon's start and take the tray down;
 - ``activates``: whether a primary click runs the default menu item (appindicator: only where
   the library has an "activate" signal, checked at run time; a middle click runs it everywhere);
-- the tooltip: gtk sets the title only; here the status icon's tooltip is set too.
+- the tooltip: gtk sets the title only; here the status icon's tooltip is set too;
+- ``has_label`` / ``set_label(text, guide)``: text beside the icon, where the item can carry it
+  (appindicator's XAyatanaLabel).
 
 Imported only after `backend.load_pystray()`; this module imports gi only for those backends.
 """
@@ -141,6 +143,16 @@ def _appindicator(base: type) -> type:
 
     class IndicatorIcon(_SafeNotifier, base):
         on_size: SizeCallback | None = None
+        has_label = True  # the item's XAyatanaLabel: GNOME's AppIndicator extension draws it beside the icon
+
+        def set_label(self, text: str, guide: str) -> None:
+            """The text beside the icon, in the panel's own font (`guide`: the widest text expected, so the
+            panel keeps the item's width as the figure changes). Thread-safe, like pystray's setters."""
+            GLib.idle_add(self._set_label, text, guide)
+
+        def _set_label(self, text: str, guide: str) -> bool:
+            self._appindicator.set_label(text, guide)
+            return False  # once
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -177,6 +189,11 @@ def _headless(base: type) -> type:
         on_size: SizeCallback | None = None
         notifications = True
         activates = True
+        has_label = False
+        label: tuple[str, str] | None = None  # what set_label() was last given (a host that draws labels)
+
+        def set_label(self, text: str, guide: str) -> None:
+            self.label = (text, guide)
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             self.updates: list[str] = []

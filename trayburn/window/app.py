@@ -18,6 +18,7 @@ from tkinter import ttk
 
 from .. import period as pd
 from .. import report
+from ..cline import watch
 from ..demo import is_demo
 from ..engine import Engine
 from ..opener import open_path
@@ -63,6 +64,7 @@ class SummaryWindow:
         self.day = today()
         self._after: str | None = None
         self._status_after: str | None = None
+        self.waker: watch.Waker | None = None  # Linux: a session written refreshes at once (`start`)
         try:
             self.day = model.parse_day(day) if day is not None else today()
         except model.BadDay as exc:
@@ -335,6 +337,31 @@ class SummaryWindow:
             self.say(self.engine.ledger.notice)
         if self.engine is not None:
             self._after = self.root.after(FIRST_REFRESH_MS, self._tick)
+            self._listen()
+
+    def _listen(self) -> None:
+        """Where the platform has inotify and Tk file handlers (Linux): a session written refreshes the window
+        after the waker's debounce; the timer still refreshes at the tray's interval either way."""
+        createfilehandler = getattr(self.root.tk, "createfilehandler", None)
+        self.waker = watch.waker() if createfilehandler is not None else None
+        if self.waker is not None and createfilehandler is not None:
+            createfilehandler(self.waker.fileno(), tk.READABLE, self._on_files)
+
+    def _on_files(self, *_: object) -> None:
+        if self.waker is None or not self.waker.pending() or self.engine is None:
+            return
+        if self._after:
+            self.root.after_cancel(self._after)
+        self._after = self.root.after(int(watch.DEBOUNCE_S * 1000), self._tick)
+
+    def _follow(self) -> None:
+        if self.waker is None or self.engine is None:
+            return
+        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in self.engine.sources()) if p]
+        today = self.today()
+        latest = sorted(self.engine.sessions(today, today), key=lambda s: s.last_activity_ms or 0, reverse=True)
+        ids = [self.session_id] if self.session_id else []
+        self.waker.follow_sessions(roots, ids + [s.id for s in latest])
 
     def refresh(self) -> None:
         """Bring the ledger up to date and update what is shown in place."""
@@ -358,6 +385,7 @@ class SummaryWindow:
         if self._theme_changed(self.engine):
             self._restyle(self.engine)
         self.render()
+        self._follow()
 
     def _tick(self) -> None:
         self.refresh()
@@ -379,6 +407,10 @@ class SummaryWindow:
             if job:
                 self.root.after_cancel(job)
         self._after = self._status_after = None
+        if self.waker is not None:
+            self.root.tk.deletefilehandler(self.waker.fileno())
+            self.waker.close()
+            self.waker = None
         if self.engine is not None:
             self.engine.close()
             self.engine = None
