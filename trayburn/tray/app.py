@@ -63,6 +63,7 @@ class TrayApp(DialogActions):
         self.size = icons.start_size(caps.backend)
         self._drawn: tuple[object, ...] | None = None
         self._labelled: str | None = None
+        self._logged_budget: set[tuple[str, int]] = set()  # budget notices logged (day, level), shown or not
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
@@ -248,17 +249,21 @@ class TrayApp(DialogActions):
 
     # ---- telling the person -------------------------------------------------------------------------
 
-    def tell(self, message: str) -> None:
-        """A notification where they work; the log always."""
+    def tell(self, message: str) -> bool:
+        """A notification where they work; the log always. True if the notification was sent."""
         log.warning("%s", message)
         try:
             if self.caps.can_notify and getattr(self.icon, "notifications", True):
                 self.icon.notify(message, "trayburn")
+                return True
         except Exception:
             log.exception("notification failed")
+        return False
 
-    def _notify_budget(self, view: model.TrayView) -> None:
-        if not view.budget_level:
+    def _notify_budget(self, view: model.TrayView | None) -> None:
+        """Tell a budget level crossed today, once: recorded as told only after the notice was really sent
+        (a first tick runs before the notifier is up: `run` tells it again once it is)."""
+        if view is None or not view.budget_level:
             return
         path = paths.notified_file(self.engine.state_dir)
         today = date.today().isoformat()
@@ -270,11 +275,18 @@ class TrayApp(DialogActions):
         if view.budget_level in done:
             return
         message = model.budget_message(view)
-        self.tell(message)
+        if (today, view.budget_level) in self._logged_budget and not self._notifier_up():
+            return  # logged already, still nowhere to show it
+        self._logged_budget.add((today, view.budget_level))
+        if not self.tell(message):
+            return  # not shown: not done (told when the notifier is up)
         try:
             fsutil.atomic_write(path, json.dumps({today: done + [view.budget_level]}).encode())
         except OSError:
             log.exception("cannot record the budget notification in %s", path)
+
+    def _notifier_up(self) -> bool:
+        return self.caps.can_notify and bool(getattr(self.icon, "notifications", True))
 
     # ---- actions (menu handlers; each is safe to fail) ---------------------------------------------
 
@@ -357,6 +369,9 @@ class TrayApp(DialogActions):
             icon.visible = True
             if check is not None and check.kind == "no_tray_host":
                 self.tell(f"trayburn is running but cannot be seen: {check.message}")
+            with self._lock:  # the notifier is up now: a budget passed before the start is told
+                self._ui(lambda: self._notify_budget(self.view))
+            log.info("the icon is up (notifications %s)", "on" if self._notifier_up() else "off")
             poller.start()
 
         try:
