@@ -249,8 +249,12 @@ class TrayApp(DialogActions):
 
     # ---- telling the person -------------------------------------------------------------------------
 
-    def tell(self, message: str) -> bool:
-        """A notification where they work; the log always. True if the notification was sent."""
+    def tell(self, message: str) -> None:
+        """A notification where they work; the log always."""
+        self._tell(message)
+
+    def _tell(self, message: str) -> bool:
+        """`tell`; True if the notification was sent."""
         log.warning("%s", message)
         try:
             if self.caps.can_notify and getattr(self.icon, "notifications", True):
@@ -278,7 +282,7 @@ class TrayApp(DialogActions):
         if (today, view.budget_level) in self._logged_budget and not self._notifier_up():
             return  # logged already, still nowhere to show it
         self._logged_budget.add((today, view.budget_level))
-        if not self.tell(message):
+        if not self._tell(message):
             return  # not shown: not done (told when the notifier is up)
         try:
             fsutil.atomic_write(path, json.dumps({today: done + [view.budget_level]}).encode())
