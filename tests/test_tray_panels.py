@@ -62,13 +62,22 @@ def label_box(rect: harness.Rect) -> tuple[int, int, int, int]:
     return (left, top + round(side * 0.45), left + side, top + side)
 
 
-@pytest.mark.parametrize("height", [22, 24, 32])
+# trayer's panel height -> the least digit height (px) the docked icon must show: 3x5 pixel digits in the 14 px
+# icon of a 16 px panel, 4x7 in the 16 and 22 px icons, the smooth font at 30 px (drawn at 30, not 16)
+DIGITS = {16: 5, 22: 7, 24: 7, 32: 10}
+
+
+@pytest.mark.parametrize("height", sorted(DIGITS))
 @pytest.mark.parametrize("shade", ["light", "dark"])
 def test_the_docked_cost_reads_on_light_and_dark_panels(gtk, tmp_path, out, shade, height):
     desk = harness.start_desktop(tmp_path / "desk", tray=harness.trayer_args(height, light=shade == "light"))
     try:
         start_tray(desk, tmp_path)
         icon = desk.wait_for_tray_icon(timeout=30)
+        if height == 32:  # the icon asks for the panel's height; trayer widens its slot to it
+            icon = desk.wait_for(
+                lambda: next((i for i in desk.tray_icons() if i.rect.width >= height - 4), None), 10, what="a wide slot"
+            )
         measured: dict = {}
         panel = desk.tray_geometry()
         panel_rgb = Image.open(desk.screenshot(tmp_path / "panel.png", panel)).convert("RGB").getpixel((2, 2))
@@ -77,8 +86,9 @@ def test_the_docked_cost_reads_on_light_and_dark_panels(gtk, tmp_path, out, shad
             shot = desk.screenshot(tmp_path / "icon.png", icon.rect)
             with Image.open(shot) as image:
                 ratio, ink, background = harness.text_contrast(image, label_box(icon.rect), panel_rgb)
-            measured.update(ratio=round(ratio, 2), ink=ink, background=background)
-            return ratio >= 4.5
+                digits = harness.ink_height(image, label_box(icon.rect), ink, background, panel_rgb)
+            measured.update(ratio=round(ratio, 2), ink=ink, background=background, digits=digits)
+            return ratio >= 4.5 and digits >= DIGITS[height]
 
         try:
             desk.wait_for(readable, 15, what="the docked cost to have a contrast of 4.5:1")
@@ -87,7 +97,9 @@ def test_the_docked_cost_reads_on_light_and_dark_panels(gtk, tmp_path, out, shad
             desk.screenshot(out / f"icon-{shade}-{height}.png", icon.rect)
             measured |= {"panel": panel_rgb, "icon": [icon.rect.width, icon.rect.height]}
             (out / f"contrast-{shade}-{height}.json").write_text(json.dumps(measured))
-        assert measured["ratio"] >= 4.5, measured
+        assert measured["ratio"] >= 4.5 and measured["digits"] >= DIGITS[height], measured
+        if height == 32:  # drawn at the panel's size: the tray gives it a square slot, not 16 px
+            assert min(icon.rect.width, icon.rect.height) >= height - 4, measured
     finally:
         desk.close()
 

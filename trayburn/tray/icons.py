@@ -28,6 +28,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 SizeCallback = Callable[[int], None]
+FIT_CHECK_MS = 400  # after drawing at the tray's size, when to look whether the tray gave the icon that room
 
 
 # The icon's size until the tray says (gtk does): libappindicator's 22 px; the bare X11 backend and
@@ -112,15 +113,31 @@ def _gtk(base: type) -> type:
             self._status_icon.connect("size-changed", self._size_changed)
 
         def _size_changed(self, status_icon: Any, size: int) -> bool:
-            ok, _screen, area, _orientation = status_icon.get_geometry()
-            if ok and area.width > 0 and area.height > 0:  # a tray may give less width than height
-                size = min(size, area.width, area.height)
+            """`size`: what the tray offers across it (a horizontal tray's height). The other side is what the
+            icon asks for (trayer gives a 16 px icon a 16 px wide slot even on a 32 px panel): drawn at `size`,
+            the icon gets a square slot where the tray grants it; where it does not (trayer keeps a 20 px icon
+            in a 16 px slot), it is drawn again at the slot's real size rather than scaled into it."""
+            ok, _screen, area, orientation = status_icon.get_geometry()
+            if ok and area.width > 0 and area.height > 0:
+                across = area.width if int(orientation) == 1 else area.height  # Gtk.Orientation.VERTICAL: 1
+                size = min(size, across)
+            self._resize(size)
+            if size > 0:
+                GLib.timeout_add(FIT_CHECK_MS, self._fit, size)
+            return True  # drawn at that size: GTK need not scale it
+
+        def _fit(self, size: int) -> bool:
+            ok, _screen, area, _orientation = self._status_icon.get_geometry()
+            if ok and 0 < min(area.width, area.height) < size:
+                self._resize(min(area.width, area.height))
+            return False  # once
+
+        def _resize(self, size: int) -> None:
             if size > 0 and self.on_size is not None:
                 try:
                     self.on_size(size)
                 except Exception:
                     log.exception("could not redraw the icon at %d px", size)
-            return True  # drawn at that size: GTK need not scale it
 
         def _update_title(self) -> None:
             super()._update_title()
