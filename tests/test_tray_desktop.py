@@ -287,3 +287,25 @@ def test_a_call_appended_to_a_running_session_reaches_the_docked_icon_within_two
         )
         assert time.monotonic() - start < SHOWN_WITHIN_S
     desktop.wait_for(lambda: icon_pixels(desktop, icon, artifacts / "tray-live-after.png") != before, 2)
+
+
+def test_quit_closes_the_summary_window_the_tray_opened(desktop, tmp_path, monkeypatch):
+    """Open summary, then Quit trayburn: the window (a child process on the real display) goes too."""
+    from trayburn.tray import backend
+    from trayburn.tray.app import TrayApp
+
+    for key, value in desktop.env.items():
+        monkeypatch.setenv(key, value)
+    config = demo.prepare(tmp_path / "demo")
+    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app.tick()
+    next(i for i in app.icon.menu.items if str(i.text) == "Open summary")(app.icon)
+
+    def summary():
+        return next((w for w in desktop.find_windows(viewable=True) if w.name.startswith("trayburn —")), None)
+
+    desktop.wait_for(summary, 30, what="the summary window")
+    proc = app.children._windows["summary"]
+    next(i for i in app.icon.menu.items if str(i.text) == "Quit trayburn")(app.icon)
+    assert proc.poll() is not None, "the window's process ended with Quit"
+    desktop.wait_for(lambda: summary() is None, 10, what="the summary window gone")

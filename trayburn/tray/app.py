@@ -325,6 +325,7 @@ class TrayApp(DialogActions):
         self._wake.set()
         if self.waker is not None:
             self.waker.close()
+        self.children.close_all()  # the windows it opened go with it
         self.icon.stop()
 
     def _set(self, key: str, value: str | None) -> None:

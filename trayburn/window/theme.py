@@ -76,6 +76,16 @@ DARK = Palette(
     cancelled="#e3b341",
 )
 BASE_DPI = 96.0
+AMBER = {"light": "#d98e04", "dark": "#e3b341"}
+
+
+def budget_styles(p: Palette) -> dict[str, str]:
+    """The budget bar's style per level: under 80 % neutral, from 80 % amber, from 100 % red."""
+    return {
+        "Budget.Horizontal.TProgressbar": p.muted,
+        "Warn.Budget.Horizontal.TProgressbar": AMBER.get(p.name, "#d98e04"),
+        "Over.Budget.Horizontal.TProgressbar": p.failed,
+    }
 
 
 def resolve(
@@ -181,6 +191,10 @@ def _tables(s: ttk.Style, p: Palette, m: Metrics, f: dict) -> None:
     )
     s.map("Treeview.Heading", background=[("active", p.hover)], foreground=[("active", p.fg)])
     s.configure("Totals.Treeview", background=p.heading, fieldbackground=p.heading, font=f["heading"])
+    for style, colour in budget_styles(p).items():  # the budget bar by level: neutral, amber, red
+        s.configure(
+            style, background=colour, troughcolor=p.grid, bordercolor=p.border, lightcolor=colour, darkcolor=colour
+        )
     s.map("Totals.Treeview", background=[("selected", p.heading)])
     for orient in ("Vertical", "Horizontal"):
         s.configure(
