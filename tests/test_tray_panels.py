@@ -158,7 +158,7 @@ def test_with_no_tray_host_the_person_is_told(gtk, tmp_path):
     "case, display", [("no DISPLAY", None), ("a dead DISPLAY", ":4242"), ("no session bus", "desktop")]
 )
 def test_without_a_graphical_session_one_line_and_a_non_zero_exit(tmp_path, case, display):
-    desk = harness.start_desktop(tmp_path / "desk", tray=harness.TRAYER_ARGS, bus=False) if display else None
+    desk = harness.start_desktop(tmp_path / "desk", tray=None, bus=False) if display else None  # no tray, no bus
     try:
         env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR")}
         env.pop("DBUS_SESSION_BUS_ADDRESS", None)
@@ -181,6 +181,44 @@ def test_without_a_graphical_session_one_line_and_a_non_zero_exit(tmp_path, case
     assert done.returncode == 4 and len(lines) == 1, (case, done.returncode, done.stderr)
     assert lines[0].startswith("trayburn: ") and "trayburn today" in lines[0]
     assert "D-Bus" in lines[0] if display == "desktop" else "no graphical session" in lines[0]
+
+
+def test_without_a_session_bus_the_icon_docks_in_an_xembed_tray_with_notifications_off(gtk, tmp_path):
+    desk = harness.start_desktop(tmp_path / "desk", tray=harness.TRAYER_ARGS, bus=False)
+    try:
+        env = {k: v for k, v in desk.env.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+        env |= {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
+        config = demo.prepare(tmp_path / "demo")
+        proc = desk.spawn(tray_argv(config, tmp_path / "state"), log="tray", exact_env=env)
+        icon = desk.wait_for_tray_icon(timeout=30)
+        desk.wait_for(lambda: "the icon is up" in log_text(tmp_path), 30, what="the icon up")
+        log = log_text(tmp_path)
+        assert "tray backend gtk" in log and "the icon is up (notifications off)" in log
+        assert log.count("WARNING trayburn.tray.start: no D-Bus session bus, so desktop notifications are off") == 1
+        desk.click(*icon.rect.center, button=3)
+        desk.wait_for_menu()
+        desk.key("Escape")
+        assert proc.poll() is None
+        doctor = subprocess.run(
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "trayburn",
+                "doctor",
+                "--config",
+                str(config),
+                "--state-dir",
+                str(tmp_path / "s"),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "notifications are off" in doctor.stdout, doctor.stdout
+    finally:
+        desk.close()
 
 
 def test_on_a_status_notifier_panel_the_item_docks_shows_the_cost_and_opens_its_menu(gtk, tmp_path, out):

@@ -304,15 +304,25 @@ class TrayApp(DialogActions):
         e = self.engine
         return launch.command(*args, "--config", str(e.config_path), "--state-dir", str(e.state_dir))
 
+    def _window(self, argv: list[str], request: str) -> None:
+        """The summary window (a child), or, with no Tk here, one line saying which package it needs."""
+        from ..window.available import tk_missing
+
+        missing = tk_missing()
+        if missing:
+            self.tell(missing[0].upper() + missing[1:])
+            return
+        self.children.open_window("summary", argv, request)
+
     def do_summary(self, _: Any = None) -> None:
-        self.children.open_window("summary", self._child("summary"), "day")
+        self._window(self._child("summary"), "day")
 
     def do_summary_period(self, kind: str) -> None:
         """The week's or month's view (`trayburn summary --period week|month`), today's."""
-        self.children.open_window("summary", self._child("summary", "--period", kind), f"period {kind}")
+        self._window(self._child("summary", "--period", kind), f"period {kind}")
 
     def do_open_session(self, sid: str) -> None:
-        self.children.open_window("summary", self._child("summary", sid), f"session {sid}")
+        self._window(self._child("summary", sid), f"session {sid}")
 
     def do_demo(self, _: Any = None) -> None:
         self.children.open_window("demo", launch.command("demo", "--window"))

@@ -28,6 +28,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 SizeCallback = Callable[[int], None]
+NOTIFIER = True  # False: no session bus (start.py): the icon runs without asking for a notifier
 FIT_CHECK_MS = 400  # after drawing at the tray's size, when to look whether the tray gave the icon that room
 
 
@@ -80,7 +81,7 @@ class _SafeNotifier:
         with contextlib.suppress(ValueError):  # not the main thread
             signal.signal(signal.SIGINT, signal.SIG_DFL)
         try:
-            self._notifier = notify_dbus.Notifier()
+            self._notifier = notify_dbus.Notifier() if NOTIFIER else None  # (None: said once, at the start)
         except Exception as exc:
             log.warning("desktop notifications are unavailable here (%s); the tray runs without them", exc)
             self._notifier = None
