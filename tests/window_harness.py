@@ -52,10 +52,10 @@ def display():
     return _XVFB["display"]
 
 
-def _start_xvfb() -> str:
+def _start_xvfb(*extra: str, screen: str = "1280x800x24") -> str:
     read_end, write_end = os.pipe()
     proc = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-dpi", "96", "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", screen, "-dpi", "96", "-nolisten", "tcp", *extra],
         pass_fds=(write_end,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

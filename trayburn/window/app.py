@@ -79,7 +79,7 @@ class SummaryWindow:
     def _build(self) -> None:
         setting = self.engine.settings.theme if self.engine else "auto"
         self.palette = theme.resolve(setting, self.env)
-        self.metrics = m = theme.apply(self.root, self.palette)
+        self.metrics = m = theme.apply(self.root, self.palette, self.env)
         self.root.title(APP_TITLE)
         self._size_window(m)
         self._set_icon()
@@ -397,7 +397,7 @@ class SummaryWindow:
 
     def _restyle(self, e: Engine) -> None:
         self.palette = theme.resolve(e.settings.theme, self.env)
-        self.metrics = theme.apply(self.root, self.palette)
+        self.metrics = theme.apply(self.root, self.palette, self.env)
         self.day_view.recolor(self.palette)
         self.period_view.recolor(self.palette)
         self.session_view.recolor(self.palette)

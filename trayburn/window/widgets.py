@@ -377,6 +377,8 @@ class FitLabel(ttk.Label):
     def _fit(self, width: int) -> None:
         text = self.full
         font = self._font()
+        shown = str(self.cget("text"))
+        width -= max(0, self.winfo_reqwidth() - font.measure(shown)) if shown else 0  # its padding and border
         if width > 1 and font.measure(text) > width:
             lo, hi = 0, len(text)  # the longest start that fits with its ellipsis
             while lo < hi:
