@@ -82,8 +82,18 @@ def every_view_at_both_sizes(win) -> dict[str, list]:
     return found
 
 
-def test_no_label_is_cut_at_the_default_or_minimum_size_at_96_dpi(display, env):
-    win, engine = open_on(display, env)
+@pytest.fixture
+def demo_env(tmp_path):
+    """The demo (its footer is the longest: it says it is a demo)."""
+    from trayburn import demo
+
+    config = demo.prepare(tmp_path / "demo")
+    return {"TRAYBURN_CONFIG": str(config), "TRAYBURN_STATE_DIR": str(tmp_path / "state"), "TZ": "UTC"}
+
+
+@pytest.mark.parametrize("which", ["recorded corpus", "demo"])
+def test_no_label_is_cut_at_the_default_or_minimum_size_at_96_dpi(display, env, demo_env, which):
+    win, engine = open_on(display, env if which == "recorded corpus" else demo_env)
     try:
         assert theme.scale_of(win.root) == pytest.approx(1.0, abs=0.02)
         found = every_view_at_both_sizes(win)

@@ -276,7 +276,7 @@ def test_the_demo_says_it_is_a_demo(open_window, tmp_path, env):
         win = open_window(e, today=lambda: date.today())
         assert win.demo and win.root.title().endswith("— demo")
         win.refresh()
-        assert win.status.cget("text").startswith("Demo: sessions recorded from the real Cline CLI")
+        assert win.status.cget("text").startswith("Demo: recorded sessions replayed as today")
     finally:
         e.close()
 

@@ -27,7 +27,7 @@ from . import exporting, keys, model, period_model, theme
 from .day import DayView
 from .period_view import PeriodView
 from .session import SessionView
-from .widgets import Notice
+from .widgets import FitLabel, Notice
 
 log = logging.getLogger(__name__)
 HISTORY_SLICE_S = 0.3  # after what is shown, this long of the rest of a history being read (a first run)
@@ -101,7 +101,8 @@ class SummaryWindow:
         )
         self.notice = Notice(self.root, m)
         self.views = (self.day_view, self.period_view, self.session_view, self.notice)
-        self.status = ttk.Label(self.root, style="Status.TLabel", padding=(m.px(16), m.px(3), m.px(16), m.px(6)))
+        # the footer: one line, ending in "…" where the window is too narrow for all of it
+        self.status = FitLabel(self.root, style="Status.TLabel", padding=(m.px(16), m.px(3), m.px(16), m.px(6)))
         self.status.grid(row=1, column=0, sticky="ew")
         self.root.protocol("WM_DELETE_WINDOW", self.close)
 
@@ -306,7 +307,7 @@ class SummaryWindow:
 
     def say(self, text: str) -> None:
         """A passing message in the status line."""
-        self.status.configure(text=text)
+        self.status.set(text)
         if self._status_after:
             self.root.after_cancel(self._status_after)
         self._status_after = self.root.after(STATUS_CLEAR_MS, self._idle_status)
@@ -322,11 +323,11 @@ class SummaryWindow:
                 self.period_view: "Enter opens a session · click a bar for its day · ←/→ move",
             }.get(self.current, "Ctrl+W closes")
             trouble = f" · {self.unreadable} unreadable (see trayburn doctor)" if self.unreadable else ""
-            demo = "Demo: sessions recorded from the real Cline CLI, replayed as today · " if self.demo else ""
+            demo = "Demo: recorded sessions replayed as today · " if self.demo else ""
             reading = progress_text(self.engine.progress)
             history = f" · {reading} (what is shown is complete)" if reading else ""
-            text = f"{demo}Updated {stamp}{history}{trouble} · refreshes every {every} s (F5 now) · {hint}"
-            self.status.configure(text=text)
+            text = f"{demo}Updated {stamp}{history}{trouble} · every {every} s (F5 now) · {hint}"
+            self.status.set(text)
 
     # ---- refreshing -----------------------------------------------------------------------------
 
