@@ -155,3 +155,15 @@ def press(win, widget, key: str) -> None:
     settle(win.root)
     widget.event_generate(key, when="tail")
     settle(win.root)
+
+
+def screenshot(win, name: str) -> Path:
+    """The window as it is on its display, in tests/_artifacts/windows/NAME.png (look at it; docs/screenshots
+    take theirs from here)."""
+    out = ROOT / "tests" / "_artifacts" / "windows"
+    out.mkdir(parents=True, exist_ok=True)
+    settle(win.root)
+    path = out / f"{name}.png"
+    frame = win.root.wm_frame()
+    subprocess.run(["import", "-display", win.root.winfo_screen(), "-window", frame, str(path)], check=True)
+    return path
