@@ -278,15 +278,24 @@ def test_a_call_appended_to_a_running_session_reaches_the_docked_icon_within_two
     desktop_app(argv, log="trayburn-live", env=env)
     icon = desktop.wait_for_tray_icon(timeout=30)
     desktop.wait_for(lambda: "$0.25" in window_name(desktop, icon.id), 30, what="the first figure in the tooltip")
-    before = icon_pixels(desktop, icon, artifacts / "tray-live-before.png")
+
+    def drawn(path):  # the icon where it is now (drawn at the tray's size, its slot may have moved since it docked)
+        return icon_pixels(desktop, desktop.wait_for(lambda: next(iter(desktop.tray_icons()), None), 5), path)
+
+    before = drawn(artifacts / "tray-live-before.png")
+    log = tmp_path / "logs" / "trayburn.log"
     for total in ("$0.75", "$1.25"):
         start = time.monotonic()
         append_call(running, 0.5)
-        desktop.wait_for(
-            lambda total=total: total in window_name(desktop, icon.id), SHOWN_WITHIN_S, what=f"{total} in the tooltip"
-        )
+        try:
+            desktop.wait_for(
+                lambda total=total: total in window_name(desktop, icon.id), SHOWN_WITHIN_S, what=f"{total} shown"
+            )
+        except AssertionError as exc:  # say what was shown and what the tray logged, not only that it timed out
+            tail = "\n".join(log.read_text().splitlines()[-15:]) if log.exists() else "(no log)"
+            raise AssertionError(f"{exc}; shown: {window_name(desktop, icon.id)!r}; log:\n{tail}") from None
         assert time.monotonic() - start < SHOWN_WITHIN_S
-    desktop.wait_for(lambda: icon_pixels(desktop, icon, artifacts / "tray-live-after.png") != before, 2)
+    desktop.wait_for(lambda: drawn(artifacts / "tray-live-after.png") != before, 2, what="the icon redrawn")
 
 
 def test_quit_closes_the_summary_window_the_tray_opened(desktop, tmp_path, monkeypatch):
