@@ -74,6 +74,7 @@ class TrayApp(DialogActions):
         self._fault: str | None = None  # the ledger's fault as of the last tick
         self._errors: dict[str, str] = {}  # the files the last tick could not read
         self.waker: watch.Waker | None = None  # Linux: wakes the poller when a session is written (`run`)
+        self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # what the waker was pointed at
         first = render_icon("–", model.IconState.NO_DATA, self.theme, self.size)
         self.icon = backends.icon_class(pystray)("trayburn", first, "trayburn", menu=None)
         self.icon.on_size = self.resize
@@ -140,7 +141,11 @@ class TrayApp(DialogActions):
             return
         roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in self.engine.sources()) if p]
         latest = sorted(todays, key=lambda s: s.last_activity_ms or 0, reverse=True)
-        self.waker.follow_sessions(roots, [s.id for s in latest])
+        followed = (tuple(roots), tuple(s.id for s in latest))
+        if followed == self._followed:  # the minute's rebuild (calls in the last hour): nothing new to watch
+            return
+        self._followed = followed
+        self.waker.follow_sessions(roots, followed[1])
 
     def _listen(self, waker: watch.Waker) -> None:
         """The waker's thread: a session written wakes the poller (after the waker's short debounce)."""
