@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from daemons import kill_group, read_line
-from pixels import contrast, has_colour_near, image_colours, luminance, text_contrast
+from pixels import contrast, has_colour_near, image_colours, ink_height, luminance, text_contrast
 from xwindows import DesktopError, Rect, Window, XConnection, is_menu, walk
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "image_colours",
     "luminance",
     "text_contrast",
+    "ink_height",
 ]
 
 T = TypeVar("T")

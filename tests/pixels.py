@@ -60,3 +60,20 @@ def image_colours(path: Path, rect: Rect | None = None) -> set[tuple[int, int, i
 
 def has_colour_near(colours: set[tuple[int, int, int]], rgb: tuple[int, int, int], tolerance: int = 24) -> bool:
     return any(all(abs(a - b) <= tolerance for a, b in zip(c, rgb, strict=False)) for c in colours)
+
+
+def ink_height(
+    image, box: tuple[int, int, int, int], ink: tuple[int, ...], background: tuple[int, ...], panel=None
+) -> int:
+    """How many pixel rows of ``box`` hold the text's ink: pixels nearer the ink colour than the background
+    (by contrast), from the first such row to the last: the digits' height as a reader of the tray sees it.
+    The ``panel`` showing at a tile's rounded corners is not ink."""
+    region = image.convert("RGB").crop(box)
+    half = contrast(ink, background) / 2
+    on_tile = panel is not None and contrast(panel, background) > 1.2
+
+    def is_ink(rgb) -> bool:
+        return contrast(rgb, background) > half and not (on_tile and contrast(rgb, panel) < 1.1)
+
+    rows = [y for y in range(region.height) if any(is_ink(region.getpixel((x, y))) for x in range(region.width))]
+    return rows[-1] - rows[0] + 1 if rows else 0

@@ -242,3 +242,79 @@ def test_the_budget_dialog_takes_dollars_as_people_type_them(desktop, tmp_path, 
     app.tick()
     settings = next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu
     assert f"Daily budget: ${budget:,.2f}…" in [str(i.text) for i in settings.items]
+
+
+def window_name(desktop, window_id: int) -> str:
+    done = subprocess.run(["xdotool", "getwindowname", str(window_id)], env=desktop.env, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def test_a_call_appended_to_a_running_session_reaches_the_docked_icon_within_two_seconds(
+    desktop, desktop_app, tmp_path, artifacts
+):
+    """The gtk icon in trayer, polling every five minutes: each call written to the running session's
+    messages file (in place, as the CLI writes) is in the icon's tooltip and drawing within 2 s."""
+    import time
+
+    from corpus import make_session, user
+    from test_live import SHOWN_WITHIN_S, append_call, now_ms, started_now
+
+    if not gtk_available():
+        pytest.skip("the gtk tray backend needs PyGObject: pip install 'trayburn[gtk]' (see README)")
+    from corpus import assistant
+
+    sessions = tmp_path / "cline" / "data" / "sessions"
+    running = make_session(
+        sessions,
+        "1796100000000_desk1",
+        started_now(),
+        [user("u0", now_ms()), assistant("msg_first001", now_ms(), 1000, 10, cost=0.25)],
+        status="running",
+    )
+    config = tmp_path / "settings.toml"
+    config.write_text(f'sessions_dir = "{sessions}"\nrefresh_seconds = 300\n')
+    env = {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
+    argv = [sys.executable, "-m", "trayburn", "--config", str(config), "--state-dir", str(tmp_path / "state")]
+    desktop_app(argv, log="trayburn-live", env=env)
+    icon = desktop.wait_for_tray_icon(timeout=30)
+    desktop.wait_for(lambda: "$0.25" in window_name(desktop, icon.id), 30, what="the first figure in the tooltip")
+
+    def drawn(path):  # the icon where it is now (drawn at the tray's size, its slot may have moved since it docked)
+        return icon_pixels(desktop, desktop.wait_for(lambda: next(iter(desktop.tray_icons()), None), 5), path)
+
+    before = drawn(artifacts / "tray-live-before.png")
+    log = tmp_path / "logs" / "trayburn.log"
+    for total in ("$0.75", "$1.25"):
+        start = time.monotonic()
+        append_call(running, 0.5)
+        try:
+            desktop.wait_for(
+                lambda total=total: total in window_name(desktop, icon.id), SHOWN_WITHIN_S, what=f"{total} shown"
+            )
+        except AssertionError as exc:  # say what was shown and what the tray logged, not only that it timed out
+            tail = "\n".join(log.read_text().splitlines()[-15:]) if log.exists() else "(no log)"
+            raise AssertionError(f"{exc}; shown: {window_name(desktop, icon.id)!r}; log:\n{tail}") from None
+        assert time.monotonic() - start < SHOWN_WITHIN_S
+    desktop.wait_for(lambda: drawn(artifacts / "tray-live-after.png") != before, 2, what="the icon redrawn")
+
+
+def test_quit_closes_the_summary_window_the_tray_opened(desktop, tmp_path, monkeypatch):
+    """Open summary, then Quit trayburn: the window (a child process on the real display) goes too."""
+    from trayburn.tray import backend
+    from trayburn.tray.app import TrayApp
+
+    for key, value in desktop.env.items():
+        monkeypatch.setenv(key, value)
+    config = demo.prepare(tmp_path / "demo")
+    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app.tick()
+    next(i for i in app.icon.menu.items if str(i.text) == "Open summary")(app.icon)
+
+    def summary():
+        return next((w for w in desktop.find_windows(viewable=True) if w.name.startswith("trayburn —")), None)
+
+    desktop.wait_for(summary, 30, what="the summary window")
+    proc = app.children._windows["summary"]
+    next(i for i in app.icon.menu.items if str(i.text) == "Quit trayburn")(app.icon)
+    assert proc.poll() is not None, "the window's process ended with Quit"
+    desktop.wait_for(lambda: summary() is None, 10, what="the summary window gone")

@@ -122,7 +122,7 @@ def test_session_item_opens_that_sessions_summary(replay):
     argv = spawned[-1]
     assert argv[argv.index("summary") + 1] == sid
     assert argv[argv.index("--config") + 1] == str(config) and argv[argv.index("--state-dir") + 1] == str(state)
-    find(app.icon.menu, "Summary…")(app.icon)
+    find(app.icon.menu, "Open summary")(app.icon)
     assert "summary" in spawned[-1] and sid not in spawned[-1]
 
 
@@ -159,7 +159,7 @@ def test_refresh_interval_theme_and_reset_write_the_settings_file(replay):
     app.tick()
     settings = find(app.icon.menu, "Settings").submenu
     assert find(find(settings, "Refresh every").submenu, "15 s").checked
-    assert str(find(settings, "Cline folder: ").text).endswith("(settings (cline_dir))")
+    assert "    set in settings" in texts(settings)
     find(settings, "Use environment and defaults")(app.icon)
     assert "cline_dir" not in tomllib.loads(config.read_text())
 
@@ -396,3 +396,68 @@ def test_a_day_without_calls_says_yesterday(env):
 
     before = app.engine.day(report.now_date() - timedelta(days=1))
     assert before.calls > 0 and line == f"Yesterday: ${before.cost_usd:,.2f}"
+
+
+def all_texts(menu) -> list[str]:
+    out = []
+    for item in menu.items:
+        out.append(str(item.text))
+        if item.submenu:
+            out += all_texts(item.submenu)
+    return out
+
+
+@pytest.mark.parametrize("has_default_action", [True, False])
+def test_one_open_summary_item_first_where_a_click_opens_the_menu(replay, has_default_action):
+    config, state = replay
+    from dataclasses import replace
+
+    app = TrayApp(Engine(config, state), pystray, replace(CAPS, has_default_action=has_default_action))
+    app.tick()
+    items = texts(app.icon.menu)
+    assert items.count("Open summary") == 1 and not any(t.startswith("Summary") for t in items)
+    menu_items = [t for t in items if not t.startswith("Demo")]
+    assert (menu_items[0] == "Open summary") is (not has_default_action)
+
+
+def test_settings_lines_are_short_say_where_each_folder_came_from_and_use_tilde(env, monkeypatch):
+    deep = Path.home() / "work" / "clients" / "a-very-long-client-name" / "tooling" / "cline-home"
+    (deep / "data" / "sessions").mkdir(parents=True)
+    config = env / "settings.toml"
+    config.write_text(f'cline_dir = "{deep}"\n')
+    monkeypatch.setenv("CLINE_SESSION_DATA_DIR", str(deep / "data" / "sessions"))
+    app, _ = make_app(config, env / "state")
+    app.tick()
+    settings = texts(find(app.icon.menu, "Settings").submenu)
+    assert all(len(t) <= 45 for t in settings), [t for t in settings if len(t) > 45]
+    cline = next(i for i, t in enumerate(settings) if t.startswith("Cline folder: ~/work/"))
+    assert settings[cline + 1].strip() == "set in settings"
+    sessions = next(i for i, t in enumerate(settings) if t.startswith("Sessions folder: ~/"))
+    assert settings[sessions + 1].strip() == "from CLINE_SESSION_DATA_DIR"
+    assert not any(str(Path.home()) in t or "(settings" in t for t in settings)
+
+
+def test_amounts_have_one_precision_and_estimates_are_said_in_words(env):
+    from corpus import assistant, make_session, user
+
+    sessions = env / "cline" / "data" / "sessions"
+    now = int(__import__("time").time() * 1000)
+    started = __import__("time").strftime("%Y-%m-%dT%H:%M:%S.000Z", __import__("time").gmtime())
+    make_session(
+        sessions, "1796100000000_tiny1", started, [user("u0", now), assistant("msg_tiny", now, 10, 1, cost=0.0084)]
+    )
+    # no cost reported: priced from its tokens (gpt-4o's list price): an estimate
+    make_session(sessions, "1796100000001_est01", started, [user("u1", now), assistant("msg_est1", now, 20000, 2000)])
+    config = env / "settings.toml"
+    config.write_text(f'sessions_dir = "{sessions}"\ndaily_budget = 0.006\n')  # shown as $0.01: a cent at least
+    app, _ = make_app(config, env / "state")
+    app.tick()
+    lines = all_texts(app.icon.menu)
+    day = app.engine.day()
+    assert day.estimated_cost_usd > 0
+    today = next(t for t in lines if t.startswith("Today: "))
+    assert f"incl. ${day.estimated_cost_usd:,.2f} estimated" in today and "over 10×" in today, today
+    assert any(t.endswith("— <$0.01") for t in lines), lines  # the $0.0084 session
+    assert not any("*" in t or "$0.008" in t for t in lines), lines
+    assert any(t.endswith(f"— ${day.estimated_cost_usd:,.2f} estimated") for t in lines), lines  # all estimated
+    assert "Top model: GPT-4o — $0.08 (incl. $0.07 estimated)" in lines

@@ -62,13 +62,22 @@ def label_box(rect: harness.Rect) -> tuple[int, int, int, int]:
     return (left, top + round(side * 0.45), left + side, top + side)
 
 
-@pytest.mark.parametrize("height", [22, 24, 32])
+# trayer's panel height -> the least digit height (px) the docked icon must show: 3x5 pixel digits in the 14 px
+# icon of a 16 px panel, 4x7 in the 16 and 22 px icons, the smooth font at 30 px (drawn at 30, not 16)
+DIGITS = {16: 5, 22: 7, 24: 7, 32: 10}
+
+
+@pytest.mark.parametrize("height", sorted(DIGITS))
 @pytest.mark.parametrize("shade", ["light", "dark"])
 def test_the_docked_cost_reads_on_light_and_dark_panels(gtk, tmp_path, out, shade, height):
     desk = harness.start_desktop(tmp_path / "desk", tray=harness.trayer_args(height, light=shade == "light"))
     try:
         start_tray(desk, tmp_path)
         icon = desk.wait_for_tray_icon(timeout=30)
+        if height == 32:  # the icon asks for the panel's height; trayer widens its slot to it
+            icon = desk.wait_for(
+                lambda: next((i for i in desk.tray_icons() if i.rect.width >= height - 4), None), 10, what="a wide slot"
+            )
         measured: dict = {}
         panel = desk.tray_geometry()
         panel_rgb = Image.open(desk.screenshot(tmp_path / "panel.png", panel)).convert("RGB").getpixel((2, 2))
@@ -77,8 +86,9 @@ def test_the_docked_cost_reads_on_light_and_dark_panels(gtk, tmp_path, out, shad
             shot = desk.screenshot(tmp_path / "icon.png", icon.rect)
             with Image.open(shot) as image:
                 ratio, ink, background = harness.text_contrast(image, label_box(icon.rect), panel_rgb)
-            measured.update(ratio=round(ratio, 2), ink=ink, background=background)
-            return ratio >= 4.5
+                digits = harness.ink_height(image, label_box(icon.rect), ink, background, panel_rgb)
+            measured.update(ratio=round(ratio, 2), ink=ink, background=background, digits=digits)
+            return ratio >= 4.5 and digits >= DIGITS[height]
 
         try:
             desk.wait_for(readable, 15, what="the docked cost to have a contrast of 4.5:1")
@@ -87,7 +97,9 @@ def test_the_docked_cost_reads_on_light_and_dark_panels(gtk, tmp_path, out, shad
             desk.screenshot(out / f"icon-{shade}-{height}.png", icon.rect)
             measured |= {"panel": panel_rgb, "icon": [icon.rect.width, icon.rect.height]}
             (out / f"contrast-{shade}-{height}.json").write_text(json.dumps(measured))
-        assert measured["ratio"] >= 4.5, measured
+        assert measured["ratio"] >= 4.5 and measured["digits"] >= DIGITS[height], measured
+        if height == 32:  # drawn at the panel's size: the tray gives it a square slot, not 16 px
+            assert min(icon.rect.width, icon.rect.height) >= height - 4, measured
     finally:
         desk.close()
 
@@ -146,7 +158,7 @@ def test_with_no_tray_host_the_person_is_told(gtk, tmp_path):
     "case, display", [("no DISPLAY", None), ("a dead DISPLAY", ":4242"), ("no session bus", "desktop")]
 )
 def test_without_a_graphical_session_one_line_and_a_non_zero_exit(tmp_path, case, display):
-    desk = harness.start_desktop(tmp_path / "desk", tray=harness.TRAYER_ARGS, bus=False) if display else None
+    desk = harness.start_desktop(tmp_path / "desk", tray=None, bus=False) if display else None  # no tray, no bus
     try:
         env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR")}
         env.pop("DBUS_SESSION_BUS_ADDRESS", None)
@@ -169,6 +181,44 @@ def test_without_a_graphical_session_one_line_and_a_non_zero_exit(tmp_path, case
     assert done.returncode == 4 and len(lines) == 1, (case, done.returncode, done.stderr)
     assert lines[0].startswith("trayburn: ") and "trayburn today" in lines[0]
     assert "D-Bus" in lines[0] if display == "desktop" else "no graphical session" in lines[0]
+
+
+def test_without_a_session_bus_the_icon_docks_in_an_xembed_tray_with_notifications_off(gtk, tmp_path):
+    desk = harness.start_desktop(tmp_path / "desk", tray=harness.TRAYER_ARGS, bus=False)
+    try:
+        env = {k: v for k, v in desk.env.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
+        env |= {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
+        config = demo.prepare(tmp_path / "demo")
+        proc = desk.spawn(tray_argv(config, tmp_path / "state"), log="tray", exact_env=env)
+        icon = desk.wait_for_tray_icon(timeout=30)
+        desk.wait_for(lambda: "the icon is up" in log_text(tmp_path), 30, what="the icon up")
+        log = log_text(tmp_path)
+        assert "tray backend gtk" in log and "the icon is up (notifications off)" in log
+        assert log.count("WARNING trayburn.tray.start: no D-Bus session bus, so desktop notifications are off") == 1
+        desk.click(*icon.rect.center, button=3)
+        desk.wait_for_menu()
+        desk.key("Escape")
+        assert proc.poll() is None
+        doctor = subprocess.run(
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "trayburn",
+                "doctor",
+                "--config",
+                str(config),
+                "--state-dir",
+                str(tmp_path / "s"),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "notifications are off" in doctor.stdout, doctor.stdout
+    finally:
+        desk.close()
 
 
 def test_on_a_status_notifier_panel_the_item_docks_shows_the_cost_and_opens_its_menu(gtk, tmp_path, out):

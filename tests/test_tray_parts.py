@@ -22,6 +22,7 @@ from trayburn.engine import Engine
 from trayburn.tray import folders, host, model, status
 from trayburn.tray.children import Children
 from trayburn.tray.dialogs import parse_money
+from trayburn.window.available import NO_TK
 
 
 # --- can the tray start here -------------------------------------------------------------------
@@ -245,3 +246,34 @@ def test_children_run_in_the_home_folder_never_where_the_tray_started(tmp_path, 
 
     Children(popen).open_window("demo", ["x"])
     assert seen.is_set() and options["cwd"] == str(tmp_path)
+
+
+def test_without_tkinter_summary_the_trays_open_summary_and_doctor_each_say_python3_tk(tmp_path):
+    """A Python without Tk (as on Debian without python3-tk: tests/data/no-tk shadows `tkinter` with a module
+    whose import fails the same way), whole processes: one line, no traceback."""
+    import os
+
+    no_tk = Path(__file__).parent / "data" / "no-tk"
+    env = {**os.environ, "PYTHONPATH": str(no_tk), "TRAYBURN_LOG_DIR": str(tmp_path / "logs")}
+    env.pop("DISPLAY", None)
+    argv = [sys.executable, "-m", "trayburn", "--config", str(tmp_path / "s.toml"), "--state-dir", str(tmp_path / "st")]
+    done = subprocess.run([*argv, "summary"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [f"trayburn: {NO_TK}"] and "python3-tk" in NO_TK
+    doctor = subprocess.run([*argv, "doctor"], env=env, capture_output=True, text=True, timeout=60)
+    assert "Summary window:  unavailable: " in doctor.stdout and "python3-tk" in doctor.stdout, doctor.stdout
+    tray = f"""
+import sys
+sys.path.insert(0, {str(no_tk)!r})
+from trayburn.engine import Engine
+from trayburn.tray import backend
+from trayburn.tray.app import TrayApp
+app = TrayApp(Engine({str(tmp_path / "s.toml")!r}, {str(tmp_path / "st2")!r}), backend.load_pystray("dummy"),
+              backend.capabilities("dummy"), spawn=lambda *a, **k: sys.exit("a window was started"))
+app.tick()
+next(i for i in app.icon.menu.items if str(i.text) == "Open summary")(app.icon)
+print(app.icon.notified[-1][0])
+"""
+    said = subprocess.run([sys.executable, "-c", tray], env=env, capture_output=True, text=True, timeout=60)
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.strip() == NO_TK[0].upper() + NO_TK[1:]

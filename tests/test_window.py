@@ -484,3 +484,49 @@ def test_the_trays_period_request_shows_that_period_in_the_open_window(display, 
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_ctrl_a_selects_every_row_ctrl_c_copies_them_as_text_and_escape_closes(open_window, engine):
+    win = open_window(engine, day=DAY)
+    table = win.day_view.sessions
+    press(win, table.tree, "<Control-a>")
+    assert set(table.tree.selection()) == set(table.order()) and len(table.order()) == len(EXPECTED["sessions"])
+    press(win, table.tree, "<Control-c>")
+    lines = win.root.clipboard_get().splitlines()
+    assert lines[0].split("\t") == [c.heading for c in table.columns]
+    assert len(lines) == 1 + len(table.order())
+    titles = {line.split("\t")[[c.key for c in table.columns].index("title")] for line in lines[1:]}
+    assert titles == {
+        str(table.rows[iid].values[[c.key for c in table.columns].index("title")]) for iid in table.order()
+    }
+    assert "Copied" in str(win.status.cget("text"))
+    table.tree.selection_set(table.order()[0])
+    press(win, table.tree, "<Return>")
+    assert win.current is win.session_view
+    press(win, win.session_view.calls.tree, "<Escape>")  # in a session: back to the day
+    assert win.current is win.day_view and win.root.winfo_exists()
+    press(win, table.tree, "<Escape>")  # nothing to go back to: the window closes
+    with pytest.raises(tk.TclError):
+        win.root.winfo_exists()
+
+
+@pytest.mark.parametrize("share, level", [(0.52, "ok"), (0.86, "warn"), (2.07, "over"), (1033.0, "over")])
+def test_the_budget_bar_is_coloured_by_level_and_a_huge_share_reads_over_10x(open_window, env, tmp_path, share, level):
+    from tkinter import ttk
+
+    day_cost = Engine(env=env).day(DAY).cost_usd
+    config = tmp_path / "settings.toml"
+    config.write_text(f"daily_budget = {day_cost / share!r}\n")
+    engine = Engine(env={**env, "TRAYBURN_CONFIG": str(config)})
+    try:
+        win = open_window(engine, day=DAY)
+        bar = win.day_view.budget
+        assert bar.level == level and str(bar.cget("style")) == bar.LEVELS[level]
+        colour = ttk.Style(win.root).lookup(bar.LEVELS[level], "background")
+        wanted = theme.budget_styles(win.palette)[bar.LEVELS[level]]
+        assert colour == wanted and (level == "ok") == (colour == win.palette.muted)
+        note = " ".join(t for card in win.day_view.cards.texts() for t in card)
+        wanted_note = "(over 10×)" if share > 10 else f"({round(share * 100)} %)"
+        assert wanted_note in note, note
+    finally:
+        engine.close()

@@ -8,7 +8,7 @@ import pytest
 from corpus import iso, make_session
 from sync_machines import boxes
 from test_tray_lines import now_ms, routed
-from window_harness import DAY, display, engine, env, open_window  # noqa: F401  (fixtures)
+from window_harness import DAY, display, engine, env, open_window, screenshot  # noqa: F401  (fixtures)
 
 from trayburn.figures import periods as days
 from trayburn.render import plan_text
@@ -45,6 +45,7 @@ def test_the_day_card_shows_the_plan_value_and_the_spend_on_all_machines(open_wi
     assert figure == money.text(day.cost_usd), "the plan's API value is never in the spend"
     assert plan_text(3, day.plan_api_value_usd, money) in note.splitlines()
     assert "All $0.70 on 2 machines (this one $0.20)" in note.splitlines()
+    screenshot(win, "summary-plan-day")
 
 
 def test_the_period_view_has_a_by_machine_tab_and_the_plan_value(open_window, two_machines):
@@ -59,6 +60,7 @@ def test_the_period_view_has_a_by_machine_tab_and_the_plan_value(open_window, tw
     assert value > 0 and plan_text(3, value, e.money()) in cards(view)["COST"][1].splitlines()
     view.tabs.select(view.machines)
     win.root.update()
+    screenshot(win, "summary-by-machine")
 
 
 def test_the_session_view_labels_what_the_plan_covered(open_window, two_machines):
@@ -69,6 +71,7 @@ def test_the_session_view_labels_what_the_plan_covered(open_window, two_machines
     figure, note = cards(win.session_view)["COST"]
     assert figure == e.money().text(0.0) and s.plan_api_value_usd > 0
     assert note.splitlines()[-1] == plan_text(3, s.plan_api_value_usd, e.money())
+    screenshot(win, "summary-plan-session")
 
 
 def test_no_other_machine_no_tab_no_plan_line(open_window, engine):

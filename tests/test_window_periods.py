@@ -179,7 +179,8 @@ def answer_save_dialog(win, path) -> None:
 
 
 @pytest.mark.parametrize("name", ["week.csv", "week.json"])
-def test_export_writes_the_period_through_the_save_dialog(open_window, engine, tmp_path, name):
+def test_export_writes_the_period_through_the_save_dialog(open_window, engine, tmp_path, name, monkeypatch):
+    monkeypatch.setenv("TRAYBURN_TK_DIALOGS", "1")  # Tk's own dialog (where GTK is not): its entry filled here
     win = open_window(engine, day=DAY, kind="week")
     target = tmp_path / name
     answer_save_dialog(win, target)
@@ -194,6 +195,43 @@ def test_export_writes_the_period_through_the_save_dialog(open_window, engine, t
     assert sum(int(r["input_tokens"]) for r in rows) == t["inputTokens"]
     assert sum(int(r["cache_write_tokens"]) for r in rows) == t["cacheWriteTokens"]
     assert "Exported 94 calls" in win.status.cget("text")
+
+
+def test_export_on_linux_is_gtks_native_chooser_in_documents_with_the_name_filled(
+    open_window, engine, display, monkeypatch
+):
+    """The real GTK save chooser (a child process) on the test display; pressing Enter saves what it offers:
+    the file name filled in, in ~/Documents."""
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from test_tray_desktop import gtk_available
+
+    if not gtk_available() or not shutil.which("xdotool"):
+        pytest.skip("GTK's chooser needs PyGObject (pip install 'trayburn[gtk]') and xdotool to answer it")
+    documents = Path.home() / "Documents"
+    documents.mkdir(exist_ok=True)
+    monkeypatch.setenv("DISPLAY", display)
+    monkeypatch.delenv("TRAYBURN_TK_DIALOGS", raising=False)
+    win = open_window(engine, day=DAY, kind="week")
+    win.period_view.nav.export.invoke()  # the chooser opens in a child; the window goes on drawing
+    env = {**os.environ, "DISPLAY": display}
+
+    def dialog():
+        win.root.update()
+        found = subprocess.run(
+            ["xdotool", "search", "--onlyvisible", "--name", "^Export the calls of "], env=env, capture_output=True
+        )
+        return found.stdout.split()[:1]
+
+    [wid] = wait_for(dialog, "GTK's save chooser")
+    subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=env, check=True)  # (no window manager here)
+    subprocess.run(["xdotool", "key", "Return"], env=env, check=True)
+    target = documents / f"trayburn-{WEEK.since}-to-{WEEK.until}.csv"
+    wait_for(lambda: (win.root.update(), target.exists() and "Exported" in str(win.status.cget("text")))[1], "the file")
+    assert len(list(csv.DictReader(target.open(encoding="utf-8", newline="")))) == EXPECTED["totals"]["calls"]
 
 
 def test_export_of_a_day_and_a_failed_export_say_so(open_window, engine, tmp_path):
@@ -238,7 +276,7 @@ def test_the_demo_says_it_is_a_demo(open_window, tmp_path, env):
         win = open_window(e, today=lambda: date.today())
         assert win.demo and win.root.title().endswith("— demo")
         win.refresh()
-        assert win.status.cget("text").startswith("Demo: sessions recorded from the real Cline CLI")
+        assert win.status.cget("text").startswith("Demo: recorded sessions replayed as today")
     finally:
         e.close()
 

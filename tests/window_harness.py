@@ -52,10 +52,10 @@ def display():
     return _XVFB["display"]
 
 
-def _start_xvfb() -> str:
+def _start_xvfb(*extra: str, screen: str = "1280x800x24") -> str:
     read_end, write_end = os.pipe()
     proc = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-dpi", "96", "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", screen, "-dpi", "96", "-nolisten", "tcp", *extra],
         pass_fds=(write_end,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -155,3 +155,15 @@ def press(win, widget, key: str) -> None:
     settle(win.root)
     widget.event_generate(key, when="tail")
     settle(win.root)
+
+
+def screenshot(win, name: str) -> Path:
+    """The window as it is on its display, in tests/_artifacts/windows/NAME.png (look at it; docs/screenshots
+    take theirs from here)."""
+    out = ROOT / "tests" / "_artifacts" / "windows"
+    out.mkdir(parents=True, exist_ok=True)
+    settle(win.root)
+    path = out / f"{name}.png"
+    frame = win.root.wm_frame()
+    subprocess.run(["import", "-display", win.root.winfo_screen(), "-window", frame, str(path)], check=True)
+    return path

@@ -470,6 +470,9 @@ def _tray_check() -> dict[str, Any]:
         return {"can_start": False, "kind": "unavailable", "message": str(exc), "backend": None}
     check = host.can_start()
     out: dict[str, Any] = {"can_start": not check.fatal, "kind": check.kind, "message": check.message, "backend": None}
+    from .window.available import tk_missing
+
+    out["window"] = tk_missing()  # None, or the line naming python3-tk
     if not check.fatal:
         try:
             out["backend"] = backend.describe(backend.choose_backend(sni=check.sni))

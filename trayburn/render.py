@@ -182,6 +182,8 @@ def tray_lines(tray: dict[str, Any] | None) -> list[str]:
     cannot is no problem with the data (doctor over SSH), so it never changes the verdict."""
     if tray is None:
         return ["Tray:            -"]
+    if tray.get("window"):
+        return [*tray_lines({**tray, "window": None}), f"Summary window:  unavailable: {tray['window']}"]
     if not tray["can_start"]:
         short = _NO_TRAY.get(tray["kind"])
         if short:

@@ -6,16 +6,26 @@ last listing and no event came for it since. Anything the watcher cannot vouch f
 watch left, an event queue that overflowed, a folder whose watch went away) is stat-ed as before, and the
 scan's full sweep (every few minutes) lists everything whatever the watcher says. A tray takes at most a
 quarter of the user's inotify watches (and never more than MAX_WATCHES): editors need theirs.
+
+`Waker` is the other half: it wakes a poller (the tray's, an open window's) the moment a session is written or a
+session folder appears, so a call is shown within a second instead of at the next poll. It decides nothing: the
+woken poll reads what it would read at its interval, and the interval stays (a missed event costs only time).
+Other platforms have no waker and poll at their interval.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
+import select
 import struct
 import sys
+import threading
+import time
 import weakref
+from collections.abc import Callable, Iterable
 from typing import Any
 
 MAX_WATCHES = 8192
@@ -113,11 +123,164 @@ NETWORK = {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "gluster
 NETWORK_PREFIXES = ("fuse.",)  # sshfs, rclone, s3fs…
 
 
-def watcher(folder: str) -> Watcher | None:
-    """A new watcher for the session folders under `folder`, or None where the platform has none or the
-    folder is on a network file system (then every scan stats as before)."""
-    if not sys.platform.startswith("linux") or _network(folder):
-        return None
+# What wakes a poller (`Waker`): a session folder added to a sessions folder (IN_CREATE, IN_MOVED_TO), and a
+# file written, closed or renamed into an active session's folder (IN_MODIFY, IN_CLOSE_WRITE, IN_MOVED_TO,
+# IN_CREATE, IN_DELETE).
+_ROOT_MASK = 0x100 | 0x080 | 0x01000000
+_ACTIVE_MASK = 0x002 | 0x008 | 0x080 | 0x100 | 0x200 | 0x01000000
+_IN_ISDIR = 0x40000000
+DEBOUNCE_S = 0.1  # after the first event, this long for the rest of a write (Cline writes, then truncates)
+MAX_ACTIVE = 64  # session folders a waker watches for writes (the most recently active ones)
+NEW_FOLDER_S = 3600.0  # a session folder that appeared is watched this long, calls or not
+
+
+class Waker:
+    """Says, as soon as it happens, that a session may have changed: a folder added to a sessions folder, or a
+    file written in the folder of a recently active session. One inotify instance of its own (the scan's
+    `Watcher` keeps its events for itself); it reads nothing of the files and decides nothing: a poller woken
+    by it polls as it would at its interval, and a poller it never wakes (an event missed, no inotify here)
+    still polls at its interval. Watches: the sessions folders, at most MAX_ACTIVE session folders."""
+
+    def __init__(self, libc: Any, fd: int, clock: Callable[[], float] = time.monotonic):
+        self._libc, self._fd, self.clock = libc, fd, clock
+        self._lock = threading.Lock()
+        self._paths: dict[int, str] = {}  # watch descriptor -> folder
+        self._watched: dict[str, int] = {}  # folder -> watch descriptor
+        self._roots: set[str] = set()
+        self._active: set[str] = set()
+        self._new: dict[str, float] = {}  # a session folder that appeared -> when
+        self._read_end, self._write_end = os.pipe()
+        self._closed = False
+        self._finalizer = weakref.finalize(self, _close_all, fd, self._read_end, self._write_end)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def follow(self, roots: Iterable[str], active: Iterable[str]) -> None:
+        """Watch these sessions folders and these session folders (the recently active first; at most
+        MAX_ACTIVE with the ones that appeared in the last hour); drop the watches of the rest."""
+        with self._lock:
+            now = self.clock()
+            self._new = {p: t for p, t in self._new.items() if now - t < NEW_FOLDER_S}
+            self._roots = {os.path.normpath(r) for r in roots}
+            wanted = list(dict.fromkeys([*self._new, *(os.path.normpath(a) for a in active)]))[:MAX_ACTIVE]
+            self._active = set(wanted) - self._roots
+            for path in [p for p in self._watched if p not in self._roots and p not in self._active]:
+                wd = self._watched.pop(path)
+                self._paths.pop(wd, None)
+                self._libc.inotify_rm_watch(self._fd, wd)
+            for path in self._roots:
+                self._add(path, _ROOT_MASK)
+            for path in self._active:
+                self._add(path, _ACTIVE_MASK)
+
+    def follow_sessions(self, roots: Iterable[str], ids: Iterable[str]) -> None:
+        """`follow()` with the session folders of these ids (the latest first) under each sessions folder."""
+        roots = list(roots)
+        ids = list(ids)[:MAX_ACTIVE]
+        self.follow(roots, [os.path.join(r, i) for r in roots for i in ids if os.path.isdir(os.path.join(r, i))])
+
+    def pending(self) -> bool:
+        """Without waiting: whether something changed since the last look (for an event loop watching
+        `fileno()`, such as Tk's file handlers; the caller debounces)."""
+        return self._drain()
+
+    def _add(self, path: str, mask: int) -> None:
+        if path in self._watched:
+            return
+        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), mask)
+        if wd >= 0:  # (gone, or the user's watches taken: that folder only waits for the poll)
+            self._paths[wd], self._watched[path] = path, wd
+
+    def watched(self) -> set[str]:
+        with self._lock:
+            return set(self._watched)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until something changed (True, after DEBOUNCE_S more for the rest of the write), `timeout`
+        passed, or `close()` (False)."""
+        deadline = None if timeout is None else self.clock() + timeout
+        while not self._closed:
+            left = None if deadline is None else max(0.0, deadline - self.clock())
+            try:
+                ready, _, _ = select.select([self._fd, self._read_end], [], [], left)
+            except (OSError, ValueError):  # closed meanwhile
+                return False
+            if self._read_end in ready or self._closed:
+                return False
+            if not ready:
+                return False
+            if self._drain():
+                time.sleep(DEBOUNCE_S)  # a debounce, not a synchronisation: the poll reads whatever is there
+                self._drain()
+                return not self._closed
+        return False
+
+    def _drain(self) -> bool:
+        """Read the queued events; True if one may mean a changed session. A folder that appeared in a
+        sessions folder is watched at once (its first file comes a moment later)."""
+        news = False
+        with self._lock:
+            while True:
+                try:
+                    data = os.read(self._fd, 64 * 1024)
+                except BlockingIOError:
+                    break
+                except OSError as exc:
+                    if exc.errno == errno.EINTR:
+                        continue
+                    return True  # unknown: worth a poll
+                if not data:
+                    break
+                at = 0
+                while at + _EVENT.size <= len(data):
+                    wd, mask, _, size = _EVENT.unpack_from(data, at)
+                    name = data[at + _EVENT.size : at + _EVENT.size + size].rstrip(b"\0")
+                    at += _EVENT.size + size
+                    if mask & _IN_Q_OVERFLOW:
+                        news = True
+                        continue
+                    folder = self._paths.get(wd)
+                    if folder is None:
+                        continue
+                    if mask & _IN_IGNORED:  # the folder went away: its watch with it
+                        self._paths.pop(wd, None)
+                        self._watched.pop(folder, None)
+                        continue
+                    if name.endswith(b".tmp"):  # half of an atomic write: its rename comes next
+                        continue
+                    news = True
+                    if folder in self._roots and mask & _IN_ISDIR and len(self._new) < MAX_ACTIVE:
+                        path = os.path.join(folder, os.fsdecode(name))
+                        self._new[path] = self.clock()
+                        self._add(path, _ACTIVE_MASK)
+        return news
+
+    def close(self) -> None:
+        """Ends any `wait()` at once; the descriptors (and the watches with them) go when the waker does."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(OSError):
+            os.write(self._write_end, b"x")
+
+
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def waker() -> Waker | None:
+    """A new waker, or None where the platform has no inotify (macOS, Windows: those poll at their
+    interval) or the user's inotify instances are taken."""
+    libc, fd = _inotify()
+    return None if libc is None else Waker(libc, fd)
+
+
+def _inotify() -> tuple[Any, int]:
+    if not sys.platform.startswith("linux"):
+        return None, -1
     try:
         import ctypes
 
@@ -127,10 +290,17 @@ def watcher(folder: str) -> Watcher | None:
         libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
         fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
     except (OSError, AttributeError):
+        return None, -1
+    return (libc, fd) if fd >= 0 else (None, -1)  # EMFILE: the user's instances are taken
+
+
+def watcher(folder: str) -> Watcher | None:
+    """A new watcher for the session folders under `folder`, or None where the platform has none or the
+    folder is on a network file system (then every scan stats as before)."""
+    if not sys.platform.startswith("linux") or _network(folder):
         return None
-    if fd < 0:  # EMFILE: the user's instances are taken
-        return None
-    return Watcher(libc, fd, _limit())
+    libc, fd = _inotify()
+    return None if libc is None else Watcher(libc, fd, _limit())
 
 
 def _network(folder: str, mountinfo: str | None = None) -> bool:

@@ -19,7 +19,7 @@ from datetime import date, datetime
 from types import ModuleType
 from typing import Any
 
-from .. import appearance, paths
+from .. import appearance, paths, watch
 from .. import files as fsutil
 from .. import platform as launch
 from .. import settings as st
@@ -31,7 +31,7 @@ from . import icons, lines, model, status
 from .children import Children, Popen
 from .dialog_actions import DialogActions
 from .host import StartCheck
-from .icon import render_icon
+from .icon import render_icon, render_mark
 
 log = logging.getLogger(__name__)
 HISTORY_SLICE_S = 1.0  # a poll reads today's files, then this long of the rest of the history (a first run)
@@ -64,6 +64,8 @@ class TrayApp(DialogActions):
         self.theme = panel_of(engine.settings.theme)
         self.size = icons.start_size(caps.backend)
         self._drawn: tuple[object, ...] | None = None
+        self._labelled: str | None = None
+        self._logged_budget: set[tuple[str, int]] = set()  # budget notices logged (day, level), shown or not
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
@@ -73,9 +75,13 @@ class TrayApp(DialogActions):
         self._failing = False
         self._fault: str | None = None  # the ledger's fault as of the last tick
         self._errors: dict[str, str] = {}  # the files the last tick could not read
+        self.waker: watch.Waker | None = None  # Linux: wakes the poller when a session is written (`run`)
+        self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # what the waker was pointed at
         first = render_icon("–", model.IconState.NO_DATA, self.theme, self.size)
         self.icon = backends.icon_class(pystray)("trayburn", first, "trayburn", menu=None)
         self.icon.on_size = self.resize
+        self.labels = getattr(self.icon, "has_label", False)  # the item carries today's cost as text
+        self.mark_only = self.labels and host_draws_labels()  # that host draws it: the icon is the mark
         if not getattr(self.icon, "activates", caps.has_default_action):
             self.caps = replace(caps, has_default_action=False)
 
@@ -125,9 +131,29 @@ class TrayApp(DialogActions):
         health = engine.health()
         first_run = health.sessions == 0 and health.removed_sessions == 0 and not day.calls
         problem = status.problem_line(health, lines.sync_problem(engine, health.problems))
-        view = model.build_view(engine, day, engine.sessions(today, today), problem, first_run)
+        todays = engine.sessions(today, today)
+        view = model.build_view(engine, day, todays, problem, first_run)
         self._built_for = self._key(view)
+        self._follow(todays)
         return view
+
+    def _follow(self, todays: list[report.SessionSummary]) -> None:
+        """Point the waker at the sessions folders and today's session folders, the latest first."""
+        if self.waker is None:
+            return
+        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in self.engine.sources()) if p]
+        latest = sorted(todays, key=lambda s: s.last_activity_ms or 0, reverse=True)
+        followed = (tuple(roots), tuple(s.id for s in latest))
+        if followed == self._followed:  # the minute's rebuild (calls in the last hour): nothing new to watch
+            return
+        self._followed = followed
+        self.waker.follow_sessions(roots, followed[1])
+
+    def _listen(self, waker: watch.Waker) -> None:
+        """The waker's thread: a session written wakes the poller (after the waker's short debounce)."""
+        while not self._stop.is_set():
+            if waker.wait():
+                self._wake.set()
 
     @staticmethod
     def _key(view: model.TrayView) -> tuple[object, ...]:
@@ -180,9 +206,17 @@ class TrayApp(DialogActions):
         self._notify_budget(view)
 
     def _draw(self, view: model.TrayView) -> None:
-        drawn = (view.label, view.state, self.theme, self.size, view.stale)
+        if self.labels:
+            text = panel_label(view)
+            if text != self._labelled:
+                self.icon.set_label(text, LABEL_GUIDE)
+                self._labelled = text
+        drawn = (view.label, view.state, self.theme, self.size, view.stale, self.mark_only)
         if drawn != self._drawn:
-            self.icon.icon = render_icon(view.label, view.state, self.theme, self.size, stale=view.stale)
+            if self.mark_only and view.state is not model.IconState.PROBLEM:
+                self.icon.icon = render_mark(self.size)
+            else:
+                self.icon.icon = render_icon(view.label, view.state, self.theme, self.size, stale=view.stale)
             self._drawn = drawn
 
     def resize(self, size: int) -> None:
@@ -224,15 +258,23 @@ class TrayApp(DialogActions):
 
     def tell(self, message: str) -> None:
         """A notification where they work; the log always."""
+        self._tell(message)
+
+    def _tell(self, message: str) -> bool:
+        """`tell`; True if the notification was sent."""
         log.warning("%s", message)
         try:
             if self.caps.can_notify and getattr(self.icon, "notifications", True):
                 self.icon.notify(message, "trayburn")
+                return True
         except Exception:
             log.exception("notification failed")
+        return False
 
-    def _notify_budget(self, view: model.TrayView) -> None:
-        if not view.budget_level:
+    def _notify_budget(self, view: model.TrayView | None) -> None:
+        """Tell a budget level crossed today, once: recorded as told only after the notice was really sent
+        (a first tick runs before the notifier is up: `run` tells it again once it is)."""
+        if view is None or not view.budget_level:
             return
         path = paths.notified_file(self.engine.state_dir)
         today = date.today().isoformat()
@@ -244,11 +286,18 @@ class TrayApp(DialogActions):
         if view.budget_level in done:
             return
         message = model.budget_message(view)
-        self.tell(message)
+        if (today, view.budget_level) in self._logged_budget and not self._notifier_up():
+            return  # logged already, still nowhere to show it
+        self._logged_budget.add((today, view.budget_level))
+        if not self._tell(message):
+            return  # not shown: not done (told when the notifier is up)
         try:
             fsutil.atomic_write(path, json.dumps({today: done + [view.budget_level]}).encode())
         except OSError:
             log.exception("cannot record the budget notification in %s", path)
+
+    def _notifier_up(self) -> bool:
+        return self.caps.can_notify and bool(getattr(self.icon, "notifications", True))
 
     # ---- actions (menu handlers; each is safe to fail) ---------------------------------------------
 
@@ -262,15 +311,25 @@ class TrayApp(DialogActions):
         e = self.engine
         return launch.command(*args, "--config", str(e.config_path), "--state-dir", str(e.state_dir))
 
+    def _window(self, argv: list[str], request: str) -> None:
+        """The summary window (a child), or, with no Tk here, one line saying which package it needs."""
+        from ..window.available import tk_missing
+
+        missing = tk_missing()
+        if missing:
+            self.tell(missing[0].upper() + missing[1:])
+            return
+        self.children.open_window("summary", argv, request)
+
     def do_summary(self, _: Any = None) -> None:
-        self.children.open_window("summary", self._child("summary"), "day")
+        self._window(self._child("summary"), "day")
 
     def do_summary_period(self, kind: str) -> None:
         """The week's or month's view (`trayburn summary --period week|month`), today's."""
-        self.children.open_window("summary", self._child("summary", "--period", kind), f"period {kind}")
+        self._window(self._child("summary", "--period", kind), f"period {kind}")
 
     def do_open_session(self, sid: str) -> None:
-        self.children.open_window("summary", self._child("summary", sid), f"session {sid}")
+        self._window(self._child("summary", sid), f"session {sid}")
 
     def do_demo(self, _: Any = None) -> None:
         self.children.open_window("demo", launch.command("demo", "--window"))
@@ -281,6 +340,9 @@ class TrayApp(DialogActions):
     def do_quit(self, _: Any = None) -> None:
         self._stop.set()
         self._wake.set()
+        if self.waker is not None:
+            self.waker.close()
+        self.children.close_all()  # the windows it opened go with it
         self.icon.stop()
 
     def _set(self, key: str, value: str | None) -> None:
@@ -318,13 +380,20 @@ class TrayApp(DialogActions):
 
     def run(self, check: StartCheck | None = None) -> None:
         log.info(backends.describe(self.caps.backend))
+        self.waker = watch.waker()
+        log.info("live: %s", "a written session wakes the poller (inotify)" if self.waker else "polling only")
         self.tick()  # the icon shows real figures and a working menu from its first appearance
         poller = threading.Thread(target=self._poll_after_first, name="trayburn-poller", daemon=True)
+        if self.waker is not None:
+            threading.Thread(target=self._listen, args=(self.waker,), name="trayburn-waker", daemon=True).start()
 
         def setup(icon: Any) -> None:
             icon.visible = True
             if check is not None and check.kind == "no_tray_host":
                 self.tell(f"trayburn is running but cannot be seen: {check.message}")
+            with self._lock:  # the notifier is up now: a budget passed before the start is told
+                self._ui(lambda: self._notify_budget(self.view))
+            log.info("the icon is up (notifications %s)", "on" if self._notifier_up() else "off")
             poller.start()
 
         try:
@@ -335,6 +404,8 @@ class TrayApp(DialogActions):
             log.info("tray stopped (%s)", exc)
         self._stop.set()
         self._wake.set()
+        if self.waker is not None:
+            self.waker.close()
 
 
 SETTINGS_TEMPLATE = """\
@@ -350,6 +421,29 @@ SETTINGS_TEMPLATE = """\
 # input = 1.0
 # output = 4.0                    # also cache_read, cache_write
 """
+
+
+LABEL_GUIDE = "$00.00"  # the label's usual widest text: the panel keeps that width as the figure changes
+LABEL_DESKTOPS = ("GNOME", "UNITY", "UBUNTU", "BUDGIE", "PANTHEON", "MATE")  # hosts known to draw the item's label
+
+
+def host_draws_labels(env: Any = None) -> bool:
+    """Whether this desktop's StatusNotifierItem host draws an item's label (GNOME's AppIndicator extension,
+    Unity, Budgie, MATE's indicator applet). KDE Plasma and xfce4-panel show the icon only: the icon then
+    carries the figure, as on an XEmbed tray."""
+    import os
+
+    desktop = (env if env is not None else os.environ).get("XDG_CURRENT_DESKTOP", "").upper()
+    return any(name in desktop for name in LABEL_DESKTOPS)
+
+
+def panel_label(view: model.TrayView) -> str:
+    """Today's cost as the panel's label: "$0.33"; "!" with a problem; "–" before any data."""
+    if view.state is model.IconState.PROBLEM:
+        return "!"
+    if view.state is model.IconState.NO_DATA:
+        return view.label
+    return view.cost_text or view.label
 
 
 def _constant(value: bool) -> Callable[[Any], bool]:

@@ -32,6 +32,10 @@ class Process(Protocol):
 
     def wait(self, timeout: float | None = None) -> int: ...
 
+    def terminate(self) -> None: ...
+
+    def kill(self) -> None: ...
+
 
 Popen = Callable[..., "Process | None"]
 Failure = Callable[[str], None]
@@ -59,6 +63,25 @@ class Children:
             started = self._start(argv, options, what=f"the {key} window")
             if started is not None:
                 self._windows[key] = started
+
+    def close_all(self, timeout: float = 3.0) -> None:
+        """Close the windows this tray opened (Quit): asked to end (SIGTERM: Tk closes at once), killed if one
+        is still there after `timeout`."""
+        with self._lock:
+            procs, self._windows = [p for p in self._windows.values() if p.poll() is None], {}
+        for proc in procs:
+            try:
+                proc.terminate()
+            except OSError:
+                continue
+        for proc in procs:
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            except OSError:
+                pass
+            log.info("closed a window the tray opened (pid %d)", proc.pid)
 
     def _start(self, argv: Sequence[str], options: dict[str, Any], what: str) -> Process | None:
         try:

@@ -2,7 +2,9 @@
 
 `trayburn _dialog folder TITLE INITIAL` prints the chosen folder (nothing if cancelled): GTK's own
 chooser where PyGObject is installed (it goes through the desktop portal where there is one),
-Tk's elsewhere. `trayburn _dialog budget CURRENT` prints the new daily budget in USD (0: none);
+Tk's elsewhere. `trayburn _dialog save TITLE FOLDER NAME` prints where to save a file (the summary
+window's Export…): GTK's native save chooser opening in FOLDER with NAME filled in, Tk's elsewhere.
+`trayburn _dialog budget CURRENT` prints the new daily budget in USD (0: none);
 it accepts "20", "$20", "20.50" and "$1,200".
 """
 
@@ -62,6 +64,76 @@ def _gtk_folder(title: str, initial: str) -> str | None:
     return chosen or ""
 
 
+def documents_folder() -> str:
+    """Where an export starts: the desktop's Documents folder (XDG), else ~/Documents, else home."""
+    try:
+        import gi
+
+        gi.require_version("GLib", "2.0")
+        from gi.repository import GLib
+
+        found = GLib.get_user_special_dir(GLib.UserDirectory.DIRECTORY_DOCUMENTS)
+        if found and os.path.isdir(found) and os.path.realpath(found) != os.path.realpath(os.path.expanduser("~")):
+            return str(found)
+    except (ImportError, ValueError, AttributeError):
+        pass
+    documents = os.path.expanduser("~/Documents")
+    return documents if os.path.isdir(documents) else os.path.expanduser("~")
+
+
+def save_file(title: str, folder: str, name: str) -> str:
+    """Where to save `name` (CSV or JSON by its ending): the chosen path, "" if cancelled."""
+    if sys.platform.startswith("linux") and not os.environ.get("TRAYBURN_TK_DIALOGS"):
+        chosen = _gtk_save(title, folder, name)
+        if chosen is not None:
+            return chosen
+    from tkinter import filedialog
+
+    root = _root()
+    try:
+        return (
+            filedialog.asksaveasfilename(
+                parent=root,
+                title=title,
+                initialdir=folder,
+                initialfile=name,
+                defaultextension=".csv",
+                filetypes=[("CSV (spreadsheets)", "*.csv"), ("JSON", "*.json")],
+            )
+            or ""
+        )
+    finally:
+        root.destroy()
+
+
+def _gtk_save(title: str, folder: str, name: str) -> str | None:
+    """GTK's native save chooser (through the desktop portal where there is one); None where GTK cannot be used."""
+    try:
+        import gi
+
+        gi.require_version("Gtk", "3.0")
+        from gi.repository import GLib, Gtk
+    except (ImportError, ValueError):
+        return None
+    if not Gtk.init_check()[0]:
+        return None
+    GLib.set_prgname("trayburn")
+    dialog = Gtk.FileChooserNative.new(title, None, Gtk.FileChooserAction.SAVE, "_Save", "_Cancel")
+    dialog.set_do_overwrite_confirmation(True)
+    for label, pattern in (("CSV (spreadsheets)", "*.csv"), ("JSON", "*.json")):
+        only = Gtk.FileFilter()
+        only.set_name(label)
+        only.add_pattern(pattern)
+        dialog.add_filter(only)
+    if folder and os.path.isdir(folder):
+        dialog.set_current_folder(folder)
+    dialog.set_current_name(name)
+    answer = dialog.run()
+    chosen = dialog.get_filename() if answer == Gtk.ResponseType.ACCEPT else None
+    dialog.destroy()
+    return chosen or ""
+
+
 def _tk_folder(title: str, initial: str) -> str:
     from tkinter import filedialog
 
@@ -95,6 +167,9 @@ def ask_budget(current: str) -> str:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["folder"] and len(argv) == 3:
         print(choose_folder(argv[1], argv[2]))
+        return 0
+    if argv[:1] == ["save"] and len(argv) == 4:
+        print(save_file(argv[1], argv[2], argv[3]))
         return 0
     if argv[:1] == ["budget"] and len(argv) == 2:
         print(ask_budget(argv[1]))

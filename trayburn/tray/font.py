@@ -21,7 +21,7 @@ AnyFont = ImageFont.FreeTypeFont | ImageFont.ImageFont
 _PIXEL_FONTS = {  # rows -> glyphs ("/" between rows), for tiny labels
     5: {  # 3x5
         "0": "###/#.#/#.#/#.#/###",
-        "1": ".#./##./.#./.#./###",
+        "1": ".#/##/.#/.#/.#",  # 2 wide: "100k", "1.25" fit a 14 px icon
         "2": "###/..#/###/#../###",
         "3": "###/..#/###/..#/###",
         "4": "#.#/#.#/###/..#/..#",
@@ -87,7 +87,7 @@ def _fit_font(label: str, width: int, height: int) -> tuple[AnyFont, tuple[float
     return _font(4), _font(4).getbbox(label, stroke_width=_STROKE)
 
 
-def _pixel_font(label: str, box: Box, smooth_height: float | None) -> int | None:
+def _pixel_font(label: str, box: Box, smooth_height: float | None, crisp: bool = False) -> int | None:
     """The tallest pixel font that fits `box`, unless Pillow's font would be taller.
 
     `smooth_height` is the ink height (stroke included) of Pillow's fitted font;
@@ -96,7 +96,7 @@ def _pixel_font(label: str, box: Box, smooth_height: float | None) -> int | None
     """
     width, height = box[2] - box[0], box[3] - box[1]
     for rows, glyphs in sorted(_PIXEL_FONTS.items(), reverse=True):
-        taller = smooth_height is not None and rows + 1.5 < smooth_height
+        taller = not crisp and smooth_height is not None and rows + 1.5 < smooth_height
         if taller or rows > height or any(c not in glyphs for c in label):
             continue
         if _pixel_width(label, glyphs) <= width:
@@ -132,8 +132,9 @@ def _draw_dash(draw: ImageDraw.ImageDraw, box: Box, colour: Colour) -> None:
     draw.rectangle(inclusive(up((left, top, left + bar_w, top + bar_h))), fill=colour)
 
 
-def draw_text(draw: ImageDraw.ImageDraw, label: str, box: Box, colour: Colour) -> None:
-    """Draw `label` centred in `box` (icon pixels), as large as fits."""
+def draw_text(draw: ImageDraw.ImageDraw, label: str, box: Box, colour: Colour, crisp: bool = False) -> None:
+    """Draw `label` centred in `box` (icon pixels), as large as fits; `crisp`: in pixel digits wherever they
+    fit (a 14-16 px icon, where a smooth font is a blur)."""
     if label and all(c in DASHES for c in label):
         return _draw_dash(draw, box, colour)
     label = "".join("-" if c in DASHES else c for c in label).replace("\uffe5", "¥")  # fullwidth yen
@@ -146,7 +147,7 @@ def draw_text(draw: ImageDraw.ImageDraw, label: str, box: Box, colour: Colour) -
         label = "".join(c for c in label if c.isascii())  # never a missing-glyph box: the figure alone
     left, top, right, bottom = up(box)
     font, ink = _fit_font(label, right - left, bottom - top)
-    rows = _pixel_font(label, box, (ink[3] - ink[1]) / SS)
+    rows = _pixel_font(label, box, (ink[3] - ink[1]) / SS, crisp)
     if rows is not None:
         return _draw_pixel_text(draw, label, box, rows, colour)
     x = left + (right - left - (ink[2] - ink[0])) / 2 - ink[0]

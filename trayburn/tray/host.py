@@ -6,7 +6,8 @@ timeout); `trayburn doctor` and the tray's start both call it. Its kinds:
 - ``ok``: a tray host is there (``xembed``: an XEmbed tray owns _NET_SYSTEM_TRAY_S0;
   ``sni``: a StatusNotifierWatcher is on the session bus);
 - ``no_display``, ``display_unreachable``, ``no_session_bus``: the tray cannot run; one line
-  says why, and the tray exits non-zero;
+  says why, and the tray exits non-zero (without a session bus it runs where an XEmbed tray is: ``ok``
+  with ``bus`` False, notifications off);
 - ``no_tray_host``: it can run, but nothing would show its icon; the person is told what to
   install, and the tray keeps running in case a panel comes up later.
 
@@ -30,6 +31,7 @@ SNI_WATCHER = "org.kde.StatusNotifierWatcher"
 TIMEOUT_S = 2.0
 FATAL = ("no_display", "display_unreachable", "no_session_bus")
 TERMINAL_HINT = "`trayburn today` works in a terminal"
+NO_BUS_NOTICE = "no D-Bus session bus, so desktop notifications are off"
 NO_HOST_HINT = (
     "nothing on this desktop shows tray icons (no XEmbed tray, no StatusNotifierWatcher): on GNOME install "
     "the AppIndicator extension (gnome-shell-extension-appindicator), elsewhere add a system tray or "
@@ -43,6 +45,7 @@ class StartCheck:
     message: str  # one line for a person
     xembed: bool = False  # an XEmbed tray owns the system tray selection
     sni: bool = False  # a StatusNotifierWatcher is on the session bus
+    bus: bool = True  # a session bus answers (without one: an XEmbed icon, no notifications)
 
     @property
     def ok(self) -> bool:
@@ -75,13 +78,15 @@ def can_start(env: Mapping[str, str] | None = None, *, platform: str | None = No
             if xembed
             else StartCheck("no_tray_host", NO_HOST_HINT)
         )
+    problem = bus_problem(bus) if bus else "DBUS_SESSION_BUS_ADDRESS is not set"
+    if problem and has_xembed_tray(display):  # an XEmbed icon needs no bus: only notifications do
+        return StartCheck("ok", f"an XEmbed tray on {display}; {NO_BUS_NOTICE} ({problem})", xembed=True, bus=False)
     if not bus:
         return StartCheck(
             "no_session_bus",
             "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set): start trayburn from your desktop "
             f"session, or as `dbus-run-session trayburn`; {TERMINAL_HINT}",
         )
-    problem = bus_problem(bus)
     if problem:
         return StartCheck("no_session_bus", f"the D-Bus session bus does not answer: {problem}; {TERMINAL_HINT}")
     xembed, sni = has_xembed_tray(display), has_sni_watcher(bus)

@@ -24,6 +24,7 @@ RED = (214, 40, 40, 255)
 INK_DARK = (24, 24, 27, 255)
 INK_LIGHT = (250, 250, 250, 255)
 STALE_DOT = (150, 150, 156, 255)
+CRISP_BELOW = 18  # icons smaller than this draw the figure in pixel digits only (a smooth font blurs there)
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,13 @@ def _layout(size: int, label_share: float = 0.62) -> _Layout:
     line_w = round(size * 0.62)
     line_left = (size - line_w) // 2
     inset = max(1, size // 16)
+    side = 0 if size < CRISP_BELOW else inset  # a 14-16 px icon: its whole width for "0.33" in 3x5 pixel digits
     return _Layout(
         mark=(0, 0, size, line_top),
         line=(line_left, line_top, line_left + line_w, line_top + line_h),
         badge=(0, 0, size, pill_top - gap),
         pill=(0, pill_top, size, size),
-        text=(inset, pill_top + inset, size - inset, size - inset),
+        text=(side, pill_top + inset, size - side, size - inset),
     )
 
 
@@ -127,7 +129,7 @@ def _render(label: str, state: IconState, panel: str, size: int, stale: bool) ->
     _draw_mark_part(draw, layout, state, theme, size)
     if pill is not None:
         draw.rounded_rectangle(inclusive(up(layout.pill)), radius=size * SS * 0.16, fill=pill)
-    draw_text(draw, label, layout.text, text_colour)
+    draw_text(draw, label, layout.text, text_colour, crisp=size < CRISP_BELOW)
     if stale:
         _draw_stale(draw, size)
     return image.resize((size, size), Image.Resampling.BOX)
@@ -149,3 +151,9 @@ def render_icon(
     if size < 8:
         raise ValueError(f"size must be at least 8 px, not {size}")
     return _render(str(label), state, theme, int(size), bool(stale))
+
+
+@functools.lru_cache(maxsize=8)
+def render_mark(size: int) -> Image.Image:
+    """The mark alone, for a host that draws today's cost as text beside it (a StatusNotifierItem's label)."""
+    return draw_mark(max(8, int(size)))

@@ -9,7 +9,9 @@ Every class returned by `icon_class()` offers, beside pystray's own API:
   the tray: pystray's notifier would raise in the icon's start and take the tray down;
 - ``activates``: whether a primary click runs the default menu item (appindicator: only where
   the library has an "activate" signal, checked at run time; a middle click runs it everywhere);
-- the tooltip: gtk sets the title only; here the status icon's tooltip is set too.
+- the tooltip: gtk sets the title only; here the status icon's tooltip is set too;
+- ``has_label`` / ``set_label(text, guide)``: text beside the icon, where the item can carry it
+  (appindicator's XAyatanaLabel).
 
 Imported only after `backend.load_pystray()`; this module imports gi only for those backends.
 """
@@ -26,6 +28,8 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 SizeCallback = Callable[[int], None]
+NOTIFIER = True  # False: no session bus (start.py): the icon runs without asking for a notifier
+FIT_CHECK_MS = 400  # after drawing at the tray's size, when to look whether the tray gave the icon that room
 
 
 # The icon's size until the tray says (gtk does): libappindicator's 22 px; the bare X11 backend and
@@ -77,7 +81,7 @@ class _SafeNotifier:
         with contextlib.suppress(ValueError):  # not the main thread
             signal.signal(signal.SIGINT, signal.SIG_DFL)
         try:
-            self._notifier = notify_dbus.Notifier()
+            self._notifier = notify_dbus.Notifier() if NOTIFIER else None  # (None: said once, at the start)
         except Exception as exc:
             log.warning("desktop notifications are unavailable here (%s); the tray runs without them", exc)
             self._notifier = None
@@ -110,15 +114,31 @@ def _gtk(base: type) -> type:
             self._status_icon.connect("size-changed", self._size_changed)
 
         def _size_changed(self, status_icon: Any, size: int) -> bool:
-            ok, _screen, area, _orientation = status_icon.get_geometry()
-            if ok and area.width > 0 and area.height > 0:  # a tray may give less width than height
-                size = min(size, area.width, area.height)
+            """`size`: what the tray offers across it (a horizontal tray's height). The other side is what the
+            icon asks for (trayer gives a 16 px icon a 16 px wide slot even on a 32 px panel): drawn at `size`,
+            the icon gets a square slot where the tray grants it; where it does not (trayer keeps a 20 px icon
+            in a 16 px slot), it is drawn again at the slot's real size rather than scaled into it."""
+            ok, _screen, area, orientation = status_icon.get_geometry()
+            if ok and area.width > 0 and area.height > 0:
+                across = area.width if int(orientation) == 1 else area.height  # Gtk.Orientation.VERTICAL: 1
+                size = min(size, across)
+            self._resize(size)
+            if size > 0:
+                GLib.timeout_add(FIT_CHECK_MS, self._fit, size)
+            return True  # drawn at that size: GTK need not scale it
+
+        def _fit(self, size: int) -> bool:
+            ok, _screen, area, _orientation = self._status_icon.get_geometry()
+            if ok and 0 < min(area.width, area.height) < size:
+                self._resize(min(area.width, area.height))
+            return False  # once
+
+        def _resize(self, size: int) -> None:
             if size > 0 and self.on_size is not None:
                 try:
                     self.on_size(size)
                 except Exception:
                     log.exception("could not redraw the icon at %d px", size)
-            return True  # drawn at that size: GTK need not scale it
 
         def _update_title(self) -> None:
             super()._update_title()
@@ -141,6 +161,16 @@ def _appindicator(base: type) -> type:
 
     class IndicatorIcon(_SafeNotifier, base):
         on_size: SizeCallback | None = None
+        has_label = True  # the item's XAyatanaLabel: GNOME's AppIndicator extension draws it beside the icon
+
+        def set_label(self, text: str, guide: str) -> None:
+            """The text beside the icon, in the panel's own font (`guide`: the widest text expected, so the
+            panel keeps the item's width as the figure changes). Thread-safe, like pystray's setters."""
+            GLib.idle_add(self._set_label, text, guide)
+
+        def _set_label(self, text: str, guide: str) -> bool:
+            self._appindicator.set_label(text, guide)
+            return False  # once
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -177,6 +207,11 @@ def _headless(base: type) -> type:
         on_size: SizeCallback | None = None
         notifications = True
         activates = True
+        has_label = False
+        label: tuple[str, str] | None = None  # what set_label() was last given (a host that draws labels)
+
+        def set_label(self, text: str, guide: str) -> None:
+            self.label = (text, guide)
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             self.updates: list[str] = []

@@ -14,7 +14,7 @@ from .. import demo
 from ..figures import day as report
 from ..figures.day import DayReport, SessionSummary
 from ..figures.money import Money
-from ..render import USD, cost_cell, plan_text, plural, progress_text, shorten, usd
+from ..render import USD, plan_text, plural, progress_text, shorten
 from ..settings import REFRESH_CHOICES
 from . import lines
 from .label import IconState, format_cost, format_money
@@ -91,8 +91,8 @@ SEPARATOR = Entry("", separator=True)
 
 def session_text(s: SessionSummary, money: Money = USD) -> str:
     mark = "● " if s.running else ""
-    cost = cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, compact=True, money=money)
-    return f"{mark}{shorten(s.title, 48)} — {cost}"
+    cost = _cost(money, s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls)
+    return f"{mark}{shorten(s.title, 40)} — {cost}"
 
 
 def budget_level(cost: float, budget: float | None) -> int:
@@ -115,7 +115,7 @@ def day_cost(day: DayReport, money: Money = USD) -> str:
 
 
 def totals_cost(t: Any, money: Money = USD) -> str:
-    return "unpriced" if t.calls and t.unpriced_calls >= t.calls else money.text(t.cost_usd)
+    return "unpriced" if t.calls and t.unpriced_calls >= t.calls else amount(money, t.cost_usd)
 
 
 def icon_label(day: DayReport, first_run: bool, money: Money = USD) -> str:
@@ -147,11 +147,17 @@ def budget_text(cost: float, budget: float | None, money: Money = USD) -> str | 
     """ "$0.33 of $0.40 budget (82 %)": the budget in sight, with how much of it is spent."""
     if not budget:
         return None
-    return f"{money.text(cost)} of {money.text(budget)} budget ({share(cost, budget)} %)"
+    return f"{amount(money, cost)} of {amount(money, budget)} budget ({percent(cost, budget)})"
 
 
 def share(cost: float, budget: float) -> int:
     return round(100 * cost / budget)
+
+
+def percent(cost: float, budget: float) -> str:
+    """ "82 %"; "over 10×" past ten times the budget (never "103281 %")."""
+    pct = share(cost, budget)
+    return "over 10×" if pct > 1000 else f"{pct} %"
 
 
 def freshness(age_s: float | None, refresh_s: int, failing: bool) -> tuple[str, bool]:
@@ -171,8 +177,9 @@ def freshness(age_s: float | None, refresh_s: int, failing: bool) -> tuple[str, 
 def budget_message(view: TrayView) -> str:
     """The notification: names the budget and the share spent, never only the spend."""
     what = "passed" if view.budget_level == 100 else "reached 80 % of"
-    budget = view.money.text(view.budget)
-    return f"Today's spend has {what} your {budget} daily budget: {view.cost_text} ({view.budget_pct} %)"
+    budget = amount(view.money, view.budget)
+    pct = "over 10×" if (view.budget_pct or 0) > 1000 else f"{view.budget_pct} %"
+    return f"Today's spend has {what} your {budget} daily budget: {view.cost_text} ({pct})"
 
 
 def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> list[Entry]:
@@ -206,7 +213,7 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
         Entry(("⚠ " if view.stale else "") + view.updated, "refresh") if view.updated else SEPARATOR,
         SEPARATOR,
         Entry("Today's sessions", submenu=_sessions(view)),
-        Entry("Summary…", "summary"),
+        *([Entry("Open summary", "summary")] if has_default_action else []),  # else it is the first item
         SEPARATOR,
         Entry("Settings", submenu=settings_menu(view, autostart)),
         Entry("Refresh now", "refresh"),
@@ -225,16 +232,13 @@ def _sessions(view: TrayView) -> list[Entry]:
 
 
 def settings_menu(view: TrayView, autostart: bool | None) -> list[Entry]:
-    roots = [
-        Entry(f"{r.label}: {tilde(r.path)} ({r.source}){'' if r.exists else ' — missing'}", "choose_root", r.name)
-        for r in view.roots
-    ]
+    roots = [entry for r in view.roots for entry in _root(r)]
     overridden = any(r.source.startswith("settings") for r in view.roots)
     refresh = [
         Entry(_interval(s), "set_refresh", s, checked=view.refresh_seconds == s, radio=True) for s in REFRESH_CHOICES
     ]
     themes = [Entry(t, "set_theme", t, checked=view.theme == t, radio=True) for t in ("auto", "light", "dark")]
-    budget = f"Daily budget: {usd(view.budget)}…" if view.budget else "Daily budget: none…"
+    budget = f"Daily budget: {amount(USD, view.budget)}…" if view.budget else "Daily budget: none…"  # set in USD
     out = roots + [
         Entry("Use environment and defaults", "reset_roots", enabled=overridden),
         SEPARATOR,
@@ -253,6 +257,59 @@ def settings_menu(view: TrayView, autostart: bool | None) -> list[Entry]:
     return out
 
 
+MENU_LINE = 45  # characters: a menu line longer than this makes the whole submenu that wide
+
+
+def _root(r: Root) -> list[Entry]:
+    """ "Sessions folder: ~/.cline/data/sessions…" (the path shortened in its middle to fit a line), then where
+    it came from, in words, as a line of its own: "set in settings", "from CLINE_DIR", "the default"."""
+    head = f"{r.label}: "
+    path = middle(tilde(r.path), MENU_LINE - len(head) - 1)
+    origin = origin_words(r.source) + ("" if r.exists else " — missing")
+    return [Entry(f"{head}{path}…", "choose_root", r.name), Entry(f"    {origin}", enabled=False)]
+
+
+def origin_words(source: str) -> str:
+    """`Level.source()` ("settings (cline_dir)", "CLINE_DIR", "default") as a person says it."""
+    if source.startswith("settings"):
+        return "set in settings"
+    if source == "default":
+        return "the default"
+    return f"from {source}"
+
+
+def middle(text: str, width: int) -> str:
+    """At most `width` characters, the middle cut to "…" (a path keeps its start and its last folder)."""
+    if len(text) <= width:
+        return text
+    tail = max(1, (width - 1) * 3 // 5)
+    return text[: width - 1 - tail] + "…" + text[-tail:]
+
+
+def amount(money: Money, usd_value: float | None) -> str:
+    """One precision for every amount in the menu and tooltip: cents from one cent up ("$0.09", "$12.40"),
+    "<$0.01" below (never "$0.0084" beside "$0.09"), "$0.00" for nothing. Other currencies: `Money.text`."""
+    if usd_value is not None and not money.converts:
+        return "<$0.01" if 0 < usd_value < 0.01 else f"${usd_value:,.2f}"
+    return money.text(usd_value)
+
+
+def with_estimate(money: Money, cost: float, estimated: float) -> str:
+    """ "$0.42 (incl. $0.07 estimated)": the part priced from tokens, named in words, not as "*"."""
+    text = amount(money, cost)
+    if not estimated:
+        return text
+    return f"{text} estimated" if estimated >= cost else f"{text} (incl. {amount(money, estimated)} estimated)"
+
+
+def _cost(money: Money, cost: float, estimated: float, unpriced: int, calls: int) -> str:
+    """A menu cost: "unpriced" when no call has a price, the estimate in words, "+2 unpriced" in words."""
+    if calls and unpriced >= calls:
+        return "unpriced"
+    text = with_estimate(money, cost, estimated)
+    return f"{text} (+{unpriced} unpriced)" if unpriced else text
+
+
 def _interval(seconds: int) -> str:
     return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min"
 
@@ -266,7 +323,8 @@ def build_view(
     week, month, hour = engine.period(), engine.period(month=True), engine.last_hour()
     roots = tuple(Root(lv.name, lv.label, str(lv.path), lv.source(), lv.exists) for lv in engine.levels)
     spent = budget_text(day.cost_usd, settings.daily_budget, money)
-    today = f"Today: {spent or day_cost(day, money)} · {plural(day.calls, 'call')}"
+    estimate = f" · incl. {amount(money, day.estimated_cost_usd)} estimated" if day.estimated_cost_usd else ""
+    today = f"Today: {spent or day_cost(day, money)} · {plural(day.calls, 'call')}{estimate}"
     ranked = sorted(sessions, key=lambda s: s.cost_usd, reverse=True)
     return TrayView(
         label=icon_label(day, first_run, money),
@@ -305,7 +363,7 @@ def _top_model(day: DayReport, money: Money = USD) -> str | None:
     m = day.top_model
     if m is None:
         return None
-    cost = cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, True, money)
+    cost = _cost(money, m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls)
     return f"Top model: {m.name} — {cost}"
 
 

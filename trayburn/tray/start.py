@@ -57,6 +57,14 @@ def main(args: Any) -> int:
         _say(f"trayburn: {exc}")
         return 1
     caps = backends.capabilities(backends.loaded_backend(pystray))
+    if check is not None and not check.bus:  # an XEmbed icon without a session bus: no notifier to ask
+        from dataclasses import replace
+
+        from . import icons
+
+        icons.NOTIFIER = False
+        caps = replace(caps, can_notify=False)
+        log.warning("%s", host.NO_BUS_NOTICE)
     log.info("trayburn tray starting; log %s; %s; %s", log_path, backends.describe(caps.backend), check)
     app = TrayApp(engine, pystray, caps, autostart=_autostart())
     try:

@@ -16,6 +16,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from tkinter import ttk
 
+from .. import watch
 from ..demo import is_demo
 from ..engine import Engine
 from ..figures import day as report
@@ -26,7 +27,7 @@ from . import exporting, keys, model, period_model, theme
 from .day import DayView
 from .period_view import PeriodView
 from .session import SessionView
-from .widgets import Notice
+from .widgets import FitLabel, Notice
 
 log = logging.getLogger(__name__)
 HISTORY_SLICE_S = 0.3  # after what is shown, this long of the rest of a history being read (a first run)
@@ -63,6 +64,7 @@ class SummaryWindow:
         self.day = today()
         self._after: str | None = None
         self._status_after: str | None = None
+        self.waker: watch.Waker | None = None  # Linux: a session written refreshes at once (`start`)
         try:
             self.day = model.parse_day(day) if day is not None else today()
         except model.BadDay as exc:
@@ -77,7 +79,7 @@ class SummaryWindow:
     def _build(self) -> None:
         setting = self.engine.settings.theme if self.engine else "auto"
         self.palette = theme.resolve(setting, self.env)
-        self.metrics = m = theme.apply(self.root, self.palette)
+        self.metrics = m = theme.apply(self.root, self.palette, self.env)
         self.root.title(APP_TITLE)
         self._size_window(m)
         self._set_icon()
@@ -99,7 +101,8 @@ class SummaryWindow:
         )
         self.notice = Notice(self.root, m)
         self.views = (self.day_view, self.period_view, self.session_view, self.notice)
-        self.status = ttk.Label(self.root, style="Status.TLabel", padding=(m.px(16), m.px(3), m.px(16), m.px(6)))
+        # the footer: one line, ending in "…" where the window is too narrow for all of it
+        self.status = FitLabel(self.root, style="Status.TLabel", padding=(m.px(16), m.px(3), m.px(16), m.px(6)))
         self.status.grid(row=1, column=0, sticky="ew")
         self.root.protocol("WM_DELETE_WINDOW", self.close)
 
@@ -304,7 +307,7 @@ class SummaryWindow:
 
     def say(self, text: str) -> None:
         """A passing message in the status line."""
-        self.status.configure(text=text)
+        self.status.set(text)
         if self._status_after:
             self.root.after_cancel(self._status_after)
         self._status_after = self.root.after(STATUS_CLEAR_MS, self._idle_status)
@@ -320,11 +323,11 @@ class SummaryWindow:
                 self.period_view: "Enter opens a session · click a bar for its day · ←/→ move",
             }.get(self.current, "Ctrl+W closes")
             trouble = f" · {self.unreadable} unreadable (see trayburn doctor)" if self.unreadable else ""
-            demo = "Demo: sessions recorded from the real Cline CLI, replayed as today · " if self.demo else ""
+            demo = "Demo: recorded sessions replayed as today · " if self.demo else ""
             reading = progress_text(self.engine.progress)
             history = f" · {reading} (what is shown is complete)" if reading else ""
-            text = f"{demo}Updated {stamp}{history}{trouble} · refreshes every {every} s (F5 now) · {hint}"
-            self.status.configure(text=text)
+            text = f"{demo}Updated {stamp}{history}{trouble} · every {every} s (F5 now) · {hint}"
+            self.status.set(text)
 
     # ---- refreshing -----------------------------------------------------------------------------
 
@@ -335,6 +338,31 @@ class SummaryWindow:
             self.say(self.engine.ledger.notice)
         if self.engine is not None:
             self._after = self.root.after(FIRST_REFRESH_MS, self._tick)
+            self._listen()
+
+    def _listen(self) -> None:
+        """Where the platform has inotify and Tk file handlers (Linux): a session written refreshes the window
+        after the waker's debounce; the timer still refreshes at the tray's interval either way."""
+        createfilehandler = getattr(self.root.tk, "createfilehandler", None)
+        self.waker = watch.waker() if createfilehandler is not None else None
+        if self.waker is not None and createfilehandler is not None:
+            createfilehandler(self.waker.fileno(), tk.READABLE, self._on_files)
+
+    def _on_files(self, *_: object) -> None:
+        if self.waker is None or not self.waker.pending() or self.engine is None:
+            return
+        if self._after:
+            self.root.after_cancel(self._after)
+        self._after = self.root.after(int(watch.DEBOUNCE_S * 1000), self._tick)
+
+    def _follow(self) -> None:
+        if self.waker is None or self.engine is None:
+            return
+        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in self.engine.sources()) if p]
+        today = self.today()
+        latest = sorted(self.engine.sessions(today, today), key=lambda s: s.last_activity_ms or 0, reverse=True)
+        ids = [self.session_id] if self.session_id else []
+        self.waker.follow_sessions(roots, ids + [s.id for s in latest])
 
     def refresh(self) -> None:
         """Bring the ledger up to date and update what is shown in place."""
@@ -358,6 +386,7 @@ class SummaryWindow:
         if self._theme_changed(self.engine):
             self._restyle(self.engine)
         self.render()
+        self._follow()
 
     def _tick(self) -> None:
         self.refresh()
@@ -369,7 +398,7 @@ class SummaryWindow:
 
     def _restyle(self, e: Engine) -> None:
         self.palette = theme.resolve(e.settings.theme, self.env)
-        self.metrics = theme.apply(self.root, self.palette)
+        self.metrics = theme.apply(self.root, self.palette, self.env)
         self.day_view.recolor(self.palette)
         self.period_view.recolor(self.palette)
         self.session_view.recolor(self.palette)
@@ -379,6 +408,10 @@ class SummaryWindow:
             if job:
                 self.root.after_cancel(job)
         self._after = self._status_after = None
+        if self.waker is not None:
+            self.root.tk.deletefilehandler(self.waker.fileno())
+            self.waker.close()
+            self.waker = None
         if self.engine is not None:
             self.engine.close()
             self.engine = None

@@ -101,9 +101,7 @@ class DayView(ttk.Frame):
         self.today, self.day = today, day
         self.nav.show(pd.day_of(day), today)
         self.heading.set(model.day_heading(day))
-        self.zone.configure(
-            text=f"Times in {model.clean(report.timezone, 40)}" + ("  ·  today" if day == today else "")
-        )
+        self.zone.set(f"Times in {model.clean(report.timezone, 40)}" + ("  ·  today" if day == today else ""))
         self.cards.show(model.day_cards(report, sessions, money, budget, today=day == today, machines=machines))
         self.budget.show(model.budget_share(report.cost_usd, budget))
         decimals = money.decimals([s.cost_usd for s in sessions] + [report.cost_usd])

@@ -1,5 +1,7 @@
 """The summary window's keys: arrows and Alt+arrows change the day, Enter opens (the table's own
-binding), Escape or Backspace go back, Ctrl+C copies the session id, F5 refreshes, Ctrl+W/Q close.
+binding), Escape or Backspace go back (Escape closes the window where there is nothing to go back to),
+Ctrl+A selects every row of the table, Ctrl+C copies the selected rows as text (in a session: its id
+unless rows of its tables are selected), F5 refreshes, Ctrl+W/Q close.
 
 Bound on the toplevel, so they apply wherever the focus is, except where a text field needs the key.
 """
@@ -10,6 +12,8 @@ import functools
 import tkinter as tk
 from tkinter import ttk
 from typing import TYPE_CHECKING
+
+from .widgets import Table
 
 if TYPE_CHECKING:
     from .app import SummaryWindow
@@ -26,6 +30,8 @@ def bind(win: SummaryWindow) -> None:
     for seq in ("<Escape>", "<BackSpace>"):
         r.bind(seq, lambda e: escape(win, e))
     r.bind("<Control-c>", lambda e: copy(win, e))
+    for seq in ("<Control-a>", "<Control-A>"):
+        r.bind(seq, lambda e: select_all(win, e))
     r.bind("<F5>", lambda e: win.refresh())
     r.bind("<Control-r>", lambda e: win.refresh())
 
@@ -48,14 +54,49 @@ def arrow(win: SummaryWindow, event: tk.Event, step: int) -> str | None:
 
 
 def escape(win: SummaryWindow, event: tk.Event) -> str | None:
-    if _in_text_field(event) or win.current is not win.session_view:
+    if _in_text_field(event):
         return None
-    win.back()
+    if win.current is win.session_view:
+        win.back()
+    elif event.keysym == "Escape":
+        win.close()  # nothing to go back to: Escape closes, as a dialog-like window does
+    else:
+        return None
+    return "break"
+
+
+def _table(win: SummaryWindow, event: tk.Event) -> Table | None:
+    """The table the key is for: the one with the focus, else the current view's main table."""
+    master = getattr(event.widget, "master", None)
+    if isinstance(master, Table):
+        return master
+    view = win.current
+    return getattr(view, "sessions", None) or getattr(view, "calls", None)
+
+
+def select_all(win: SummaryWindow, event: tk.Event) -> str | None:
+    if _in_text_field(event):
+        return None
+    table = _table(win, event)
+    if table is None:
+        return None
+    table.select_all()
     return "break"
 
 
 def copy(win: SummaryWindow, event: tk.Event) -> str | None:
-    if _in_text_field(event) or win.current is not win.session_view:
+    if _in_text_field(event):
         return None
-    win.copy_id()
+    table = _table(win, event)
+    focused = isinstance(getattr(event.widget, "master", None), Table)
+    if win.current is win.session_view and not focused:
+        win.copy_id()
+        return "break"
+    text = table.selected_text() if table is not None else ""
+    if not text:
+        return None
+    win.root.clipboard_clear()
+    win.root.clipboard_append(text)
+    rows = text.count("\n") - 1
+    win.say(f"Copied {rows} row{'s' if rows != 1 else ''}")
     return "break"

@@ -275,8 +275,9 @@ def with_plan(note: str, plan_calls: int, plan_value_usd: float, money: Money = 
 
 
 def budget_text(spent: float, budget: float, money: Money = USD, what: str = "budget") -> str:
-    """ "of $0.40 budget (82 %)" """
-    return f"of {money.text(budget)} {what} ({(budget_share(spent, budget) or 0.0) * 100:.0f} %)"
+    """ "of $0.40 budget (82 %)"; "(over 10×)" past ten times the budget, never five digits."""
+    share = (budget_share(spent, budget) or 0.0) * 100
+    return f"of {money.text(budget)} {what} ({'over 10×' if share > 1000 else f'{share:.0f} %'})"
 
 
 def budget_share(spent: float, budget: float | None) -> float | None:

@@ -17,15 +17,15 @@ KINDS = (("day", "Day"), ("week", "Week"), ("month", "Month"), ("range", "Range"
 BACK_TO_NOW = {"day": "Today", "week": "This week", "month": "This month", "range": "Last 30 days"}
 
 
-def header(view: ttk.Frame, m: Metrics, nav: Mapping[str, Callable]) -> tuple[FitLabel, ttk.Label, PeriodNav]:
+def header(view: ttk.Frame, m: Metrics, nav: Mapping[str, Callable]) -> tuple[FitLabel, FitLabel, PeriodNav]:
     """The top of the day and period views: the heading, the time zone under it, the navigation strip."""
     top = ttk.Frame(view)
     top.grid(row=0, column=0, sticky="ew")
     top.columnconfigure(0, weight=1)
     heading = FitLabel(top, style="Title.TLabel")
     heading.grid(row=0, column=0, sticky="ew")
-    zone = ttk.Label(top, style="Muted.TLabel")
-    zone.grid(row=1, column=0, sticky="w")
+    zone = FitLabel(top, style="Muted.TLabel")  # cut with "…" beside the navigation at a small size
+    zone.grid(row=1, column=0, sticky="ew")
     strip = PeriodNav(top, m, **nav)
     strip.grid(row=0, column=1, rowspan=2, sticky="e")
     return heading, zone, strip

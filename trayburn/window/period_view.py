@@ -105,7 +105,7 @@ class PeriodView(ttk.Frame):
         self.heading.set(p.label())
         ahead = period_model.projection(p, 0.0, today) is not None
         note = "  ·  the projection is a straight line, not a forecast" if ahead else ""
-        self.zone.configure(text=f"Times in {model.clean(days.timezone, 40)}{note}")
+        self.zone.set(f"Times in {model.clean(days.timezone, 40)}{note}")
         self.nav.show(p, today)
         total = days.total
         self.cards.show(period_model.period_cards(total, sessions, p, today, money, daily_budget, monthly_budget, plan))

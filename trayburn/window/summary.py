@@ -10,12 +10,17 @@ import logging
 import os
 import sqlite3
 import sys
-import tkinter as tk
+from typing import TYPE_CHECKING
 
 from ..engine import Engine
 from ..errors import Exit
 from ..figures import periods as pd
-from .app import APP_TITLE, SummaryWindow
+from .available import tk_missing
+
+if TYPE_CHECKING:
+    import tkinter as tk
+
+    from .app import SummaryWindow
 
 log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 2.0
@@ -44,6 +49,14 @@ def main(args) -> int:
     from .. import platform as logs
 
     logs.setup()
+    missing = tk_missing()
+    if missing:  # no python3-tk: one line, no traceback
+        _say(missing)
+        return int(Exit.CANNOT_SHOW)
+    import tkinter as tk
+
+    from .app import APP_TITLE, SummaryWindow
+
     try:
         root = tk.Tk(className=APP_TITLE)
     except tk.TclError as exc:
@@ -51,10 +64,7 @@ def main(args) -> int:
             f"cannot open a window ({exc}); `trayburn today` and `trayburn session ID` show the same "
             "figures in a terminal"
         )
-        if sys.stderr:
-            print(f"trayburn: {message}", file=sys.stderr)
-        else:  # started without a terminal (gui-scripts): the log is all there is
-            log.error(message)
+        _say(message)
         return int(Exit.CANNOT_SHOW)  # as the tray's
 
     engine, problem = open_engine(getattr(args, "config", None), getattr(args, "state_dir", None))
@@ -70,6 +80,12 @@ def main(args) -> int:
     listen_for_requests(root, window)
     root.mainloop()
     return 0
+
+
+def _say(message: str) -> None:
+    if sys.stderr:
+        print(f"trayburn: {message}", file=sys.stderr)
+    log.error("%s", message)  # started without a terminal (gui-scripts): the log is all there is
 
 
 def listen_for_requests(root: tk.Tk, window: SummaryWindow) -> None:
@@ -96,4 +112,6 @@ def listen_for_requests(root: tk.Tk, window: SummaryWindow) -> None:
         root.lift()
         root.focus_force()
 
-    root.tk.createfilehandler(fd, tk.READABLE, readable)
+    import tkinter
+
+    root.tk.createfilehandler(fd, tkinter.READABLE, readable)

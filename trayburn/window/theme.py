@@ -7,6 +7,9 @@ Fonts are set in points, which Tk scales by `tk scaling`; pixel sizes go through
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tkinter as tk
 import tkinter.font as tkfont
 from collections.abc import Mapping
@@ -76,6 +79,16 @@ DARK = Palette(
     cancelled="#e3b341",
 )
 BASE_DPI = 96.0
+AMBER = {"light": "#d98e04", "dark": "#e3b341"}
+
+
+def budget_styles(p: Palette) -> dict[str, str]:
+    """The budget bar's style per level: under 80 % neutral, from 80 % amber, from 100 % red."""
+    return {
+        "Budget.Horizontal.TProgressbar": p.muted,
+        "Warn.Budget.Horizontal.TProgressbar": AMBER.get(p.name, "#d98e04"),
+        "Over.Budget.Horizontal.TProgressbar": p.failed,
+    }
 
 
 def resolve(
@@ -93,6 +106,65 @@ class Metrics:
 
     def px(self, n: float) -> int:
         return max(1, round(n * self.scale))
+
+
+def desktop_dpi(root: tk.Misc, env: Mapping[str, str] | None = None) -> float | None:
+    """The DPI the desktop asks for, where it says more than the X server does: Xft.dpi (how GNOME, KDE and
+    Xfce set 200 % on X11), or GDK_SCALE x GDK_DPI_SCALE x 96 (GTK's own); None where neither is set."""
+    env = os.environ if env is None else env
+    try:
+        gdk = float(env.get("GDK_SCALE") or 1) * float(env.get("GDK_DPI_SCALE") or 1)
+    except ValueError:
+        gdk = 1.0
+    found = [d for d in (_xft_dpi(root), BASE_DPI * gdk if gdk != 1 else None) if d and 48 <= d <= 960]
+    return max(found) if found else None
+
+
+def _xft_dpi(root: tk.Misc) -> float | None:
+    """Xft.dpi from the root window's RESOURCE_MANAGER (python-xlib, which pystray brings on Linux; else
+    `xrdb -query`); None where it is not set or cannot be read."""
+    if not sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):  # X11's; not Tk on macOS or Windows
+        return None
+    text = ""
+    try:
+        from Xlib import Xatom
+        from Xlib import display as xdisplay
+
+        d = xdisplay.Display(root.winfo_screen())
+        try:
+            prop = d.screen().root.get_full_property(d.intern_atom("RESOURCE_MANAGER"), Xatom.STRING)
+            text = prop.value.decode("utf-8", "replace") if prop is not None and isinstance(prop.value, bytes) else ""
+        finally:
+            d.close()
+    except Exception:  # no python-xlib, or no answer: ask xrdb
+        try:
+            done = subprocess.run(
+                ["xrdb", "-query"],
+                capture_output=True,
+                text=True,
+                timeout=2,
+                env={**os.environ, "DISPLAY": root.winfo_screen()},
+            )
+            text = done.stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "Xft.dpi":
+            try:
+                return float(value.strip())
+            except ValueError:
+                return None
+    return None
+
+
+def follow_desktop_dpi(root: tk.Misc, env: Mapping[str, str] | None = None) -> None:
+    """Tk's scaling (its points, hence every font and every `Metrics.px`) from the desktop's DPI, where that is
+    more than the X server's: Tk reads only the server's, so at Xft.dpi 192 its fonts doubled (Xft) but the
+    layout stayed at 96 and text was cut."""
+    dpi = desktop_dpi(root, env)
+    if dpi is not None and dpi > root.winfo_fpixels("1i") + 1:
+        root.tk.call("tk", "scaling", dpi / 72.0)
 
 
 def scale_of(root: tk.Misc) -> float:
@@ -125,8 +197,9 @@ def fonts(root: tk.Misc) -> dict[str, tkfont.Font]:
     return out
 
 
-def apply(root: tk.Misc, p: Palette) -> Metrics:
-    """Style every ttk widget for palette `p`; returns the sizes to lay out with."""
+def apply(root: tk.Misc, p: Palette, env: Mapping[str, str] | None = None) -> Metrics:
+    """Style every ttk widget for palette `p`; returns the sizes to lay out with (at the desktop's DPI)."""
+    follow_desktop_dpi(root, env)
     f = fonts(root)
     scale = scale_of(root)
     line = tkfont.nametofont("TkDefaultFont", root=root).metrics("linespace")
@@ -181,6 +254,10 @@ def _tables(s: ttk.Style, p: Palette, m: Metrics, f: dict) -> None:
     )
     s.map("Treeview.Heading", background=[("active", p.hover)], foreground=[("active", p.fg)])
     s.configure("Totals.Treeview", background=p.heading, fieldbackground=p.heading, font=f["heading"])
+    for style, colour in budget_styles(p).items():  # the budget bar by level: neutral, amber, red
+        s.configure(
+            style, background=colour, troughcolor=p.grid, bordercolor=p.border, lightcolor=colour, darkcolor=colour
+        )
     s.map("Totals.Treeview", background=[("selected", p.heading)])
     for orient in ("Vertical", "Horizontal"):
         s.configure(

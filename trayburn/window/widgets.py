@@ -55,7 +55,7 @@ class Table(ttk.Frame):
         self.sort_key: str | None = sort[0] if sort else None
         self.sort_desc = sort[1] if sort else False
         keys = [c.key for c in self.columns]
-        self.tree = ttk.Treeview(self, columns=keys, show="headings", height=height, selectmode="browse")
+        self.tree = ttk.Treeview(self, columns=keys, show="headings", height=height, selectmode="extended")
         self.vsb = ttk.Scrollbar(self, orient="vertical", command=self.tree.yview)
         self.tree.configure(yscrollcommand=self._scrolled)
         self.tree.grid(row=0, column=0, sticky="nsew")
@@ -217,6 +217,21 @@ class Table(ttk.Frame):
     def order(self) -> list[str]:
         return list(self.tree.get_children())
 
+    def select_all(self) -> None:
+        """Every row selected (Ctrl+A)."""
+        self.tree.selection_set(self.order())
+
+    def selected_text(self) -> str:
+        """The selected rows as text, in the order shown: a header line, then one line a row, the cells whole
+        (not cut to their columns) and tab-separated, as a spreadsheet or an editor takes them."""
+        chosen = set(self.tree.selection())
+        rows = [self.rows[iid] for iid in self.order() if iid in chosen and iid in self.rows]
+        if not rows:
+            return ""
+        lines = ["\t".join(c.heading for c in self.columns)]
+        lines += ["\t".join(str(v) for v in r.values) for r in rows]
+        return "\n".join(lines) + "\n"
+
     def focus_rows(self) -> None:
         """Keyboard focus on the table, on the selected row (or the first)."""
         self.tree.focus_set()
@@ -326,18 +341,23 @@ class BudgetBar(ttk.Progressbar):
     the budget is not drawn (the card says by how much)."""
 
     STYLE = "Budget.Horizontal.TProgressbar"
+    LEVELS = {"ok": STYLE, "warn": "Warn." + STYLE, "over": "Over." + STYLE}
 
     def __init__(self, master: tk.Misc, metrics: Metrics):
-        ttk.Style(master).configure(self.STYLE, thickness=metrics.px(6))
+        for style in self.LEVELS.values():
+            ttk.Style(master).configure(style, thickness=metrics.px(6))
         super().__init__(master, orient="horizontal", mode="determinate", maximum=100, style=self.STYLE)
         self.share: float | None = None
+        self.level = "ok"
 
     def show(self, share: float | None) -> None:
+        """Coloured by level: neutral under 80 %, amber from 80 %, red from 100 % (theme.budget_styles)."""
         self.share = share
         if share is None:
             self.grid_remove()
             return
-        self.configure(value=min(share, 1.0) * 100)
+        self.level = "over" if share >= 1.0 else "warn" if share >= 0.8 else "ok"
+        self.configure(value=min(share, 1.0) * 100, style=self.LEVELS[self.level])
         self.grid()
 
 
@@ -357,6 +377,8 @@ class FitLabel(ttk.Label):
     def _fit(self, width: int) -> None:
         text = self.full
         font = self._font()
+        shown = str(self.cget("text"))
+        width -= max(0, self.winfo_reqwidth() - font.measure(shown)) if shown else 0  # its padding and border
         if width > 1 and font.measure(text) > width:
             lo, hi = 0, len(text)  # the longest start that fits with its ellipsis
             while lo < hi:
