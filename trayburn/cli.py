@@ -314,6 +314,13 @@ def _as_toml(data: dict) -> str:
 
 
 def cmd_summary(args) -> int:
+    try:
+        import tkinter  # noqa: F401 -- a Python without Tk: a message, not a traceback
+    except ImportError:
+        raise NotFound(
+            "the summary window needs Tk, which this Python lacks (Debian/Ubuntu: sudo apt-get install python3-tk);"
+            " `trayburn today` and `trayburn report` work in a terminal"
+        ) from None
     from .window import summary
 
     return summary.main(args)
