@@ -15,6 +15,12 @@ inside() {  # inside DIR USER CMD...
   local dir=$1 user=$2
   shift 2
   cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
+  # This machine's own certificate authorities (a TLS-inspecting proxy's), as its network needs them.
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null && [ ! -f "$dir/.host-cas" ]; then
+    mkdir -p "$dir/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$dir/usr/local/share/ca-certificates/"
+    chroot "$dir" update-ca-certificates >/dev/null 2>&1 && touch "$dir/.host-cas"
+  fi
   local home=/root
   [ "$user" = root ] || home=/home/$user
   unshare -m --propagation private bash -c '
