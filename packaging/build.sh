@@ -26,7 +26,8 @@ log=$(realpath "$work")/build.log
 # What the build needs from the system (Debian/Ubuntu names): PyInstaller's objdump (binutils), the
 # interpreter's shared libpython, Tk, and PyGObject's build headers; installed as root, else named.
 ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])') || { say "no '$py' here (PYTHON=...)"; exit 1; }
-if [ "$(uname -s)" = Linux ] && command -v dpkg-query >/dev/null; then
+# (Only for the system's own Python: another one, e.g. a CI runner's, brings its own libpython and Tk.)
+if [ "$(uname -s)" = Linux ] && command -v dpkg-query >/dev/null && [ "$("$py" -c 'import sys; print(sys.base_prefix)')" = /usr ]; then
   need=(binutils "libpython$ver" python3-tk python3-venv)
   [ $gtk = 1 ] && need+=(python3-dev libgirepository1.0-dev libcairo2-dev pkg-config gir1.2-gtk-3.0 gir1.2-ayatanaappindicator3-0.1)
   have=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${need[@]}" 2>/dev/null | awk '$2 == "ii" {print $1}' || true)
