@@ -29,3 +29,20 @@ def test_every_setting_is_in_the_readme():
 def test_readme_names_the_test_command_ci_runs():
     ci = (Path(__file__).parents[1] / ".ci" / "run").read_text()
     assert "./scripts/test" in README and "./scripts/test" in ci
+
+
+def test_the_error_example_carries_this_version():
+    """README's --json error example is the one trayburn prints now, version included."""
+    import re
+
+    from trayburn import __version__
+
+    (example,) = re.findall(r'`(\{"error": "not_found".*?\})`', README)
+    assert f'"version": "{__version__}"' in example
+
+
+def test_each_setting_is_in_the_table_once():
+    from collections import Counter
+
+    rows = Counter(line.split("|")[1].strip() for line in README.splitlines() if line.startswith("| `"))
+    assert [k for k in settings.KEYS if rows[f"`{k}`"] > 1] == []

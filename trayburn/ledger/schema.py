@@ -287,7 +287,10 @@ def open_ledger(path: Path, busy_timeout_s: float, check: bool = False) -> Opene
     except OSError as exc:
         if verdict(exc) == "full":
             raise unavailable(path, exc) from None
-        raise CantWrite(f"the ledger's folder {path.parent} cannot be created or written ({exc})") from None
+        raise CantWrite(
+            f"the ledger's folder {path.parent} cannot be created or written ({exc});"
+            " give trayburn another with --state-dir DIR or TRAYBURN_STATE_DIR"
+        ) from None
     try:
         _create_private(path)
         db = _connect_checked(path, busy_timeout_s, check)
