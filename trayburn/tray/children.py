@@ -10,6 +10,7 @@ The summary window is one per tray: while it runs, another "open" writes a line 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import subprocess
 import threading
@@ -50,6 +51,7 @@ class Children:
         self.popen = popen if popen is not None else _popen
         self.on_failure = on_failure if on_failure is not None else (lambda message: None)
         self._windows: dict[str, Process] = {}
+        self._closed: set[int] = set()  # pids of the windows close_all ended
         self._lock = threading.Lock()
 
     def open_window(self, key: str, argv: Sequence[str], request: str = "raise") -> None:
@@ -69,6 +71,7 @@ class Children:
         is still there after `timeout`."""
         with self._lock:
             procs, self._windows = [p for p in self._windows.values() if p.poll() is None], {}
+            self._closed.update(p.pid for p in procs)
         for proc in procs:
             try:
                 proc.terminate()
@@ -79,6 +82,8 @@ class Children:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:
                 proc.kill()
+                with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+                    proc.wait(timeout)  # reaped: gone when Quit returns
             except OSError:
                 pass
             log.info("closed a window the tray opened (pid %d)", proc.pid)
@@ -97,7 +102,9 @@ class Children:
     def _watch(self, proc: Process, argv: Sequence[str], what: str) -> None:
         err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
         code = proc.wait()
-        if code:
+        with self._lock:
+            closed_by_us = proc.pid in self._closed  # ended by Quit's close_all: no failure to report
+        if code and not closed_by_us:
             log.error("%s exited with %d (%s): %s", what, code, launch.describe(argv), err[-STDERR_TAIL:].strip())
             self.on_failure(f"Could not open {what} (exit {code}): {_last_line(err) or 'see the log'}")
         else:
