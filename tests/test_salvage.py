@@ -196,13 +196,8 @@ def test_a_rebuild_killed_mid_salvage_loses_nothing_at_the_next_open(tmp_path):
     ledger = tmp_path / "state" / "ledger.db"
     engine = Engine(env=env)
     engine.refresh()
-    engine.close()
-    db = sqlite3.connect(ledger)
-    try:
-        kept = backup.make(db, ledger, now=time.time() - 7200)
-    finally:
-        db.close()
-    assert kept is not None
+    engine.close()  # makes the day's backup
+    (kept,) = backup.backups(ledger)
     for sid in later:
         shutil.move(held / sid, sessions_of(cline) / sid)
     engine = Engine(env=env)
@@ -219,9 +214,10 @@ def test_a_rebuild_killed_mid_salvage_loses_nothing_at_the_next_open(tmp_path):
     with open(ledger, "r+b") as fh:  # the header page: any open says "file is not a database"
         fh.write(b"\0" * pages.read(ledger).size)
 
-    # The salvage reads the newest backup after the damaged file's pages; one named an hour later than the
+    # The salvage reads the newest backup after the damaged file's pages; one named a day later than the
     # real one is a FIFO, so the child is held inside the salvage until this test opens the FIFO's other end.
-    fifo = kept.with_name(f"{ledger.name}.backup-{time.strftime('%Y%m%d-%H%M%S', time.localtime(time.time() - 3600))}")
+    later_name = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() + 86400))
+    fifo = kept.with_name(f"{ledger.name}.backup-{later_name}")
     os.mkfifo(fifo, 0o600)
     child = subprocess.Popen(
         [sys.executable, "-m", "trayburn", "today"],
@@ -252,3 +248,37 @@ def test_a_rebuild_killed_mid_salvage_loses_nothing_at_the_next_open(tmp_path):
     assert notice is not None and "recovered" in notice, notice
     assert _counted(ledger) == truth
     assert [p for p in ledger.parent.iterdir() if ".broken-" in p.name]  # the damaged file, kept as evidence
+
+
+def test_the_days_backup_is_made_after_the_figures_never_at_open(built, tmp_path):
+    """Opening the ledger (a command's first step) makes no backup: the first command of the day gives its
+    figures as fast as any other; its close makes the day's backup, whole. A long-lived process (the tray)
+    makes it after a refresh once it has been open for `backup_after_s`; a sound integrity check too."""
+    root, cline, ledger, kept, truth, gone_keys = built
+    state = tmp_path / "state"
+    state.mkdir()
+    here = state / "ledger.db"
+    shutil.copy2(ledger, here)
+    env = isolated_env(tmp_path, CLINE_DIR=str(cline), TRAYBURN_STATE_DIR=str(state))
+    engine = Engine(env=env)
+    engine.refresh()
+    assert backup.backups(here) == []  # open and refresh: none yet
+    engine.close()
+    (made,) = backup.backups(here)
+    assert _counted(made) == _counted(here) == truth
+    engine = Engine(env=env)
+    engine.refresh()
+    engine.close()
+    assert backup.backups(here) == [made]  # made within the day: no other
+
+    made.unlink()
+    engine = Engine(env=env)
+    engine.ledger.backup_after_s = 0  # as the tray is after an hour
+    engine.refresh()
+    assert len(backup.backups(here)) == 1
+    engine.close()
+    backup.backups(here)[0].unlink()
+    engine = Engine(env=env)
+    assert engine.check_integrity() is None
+    assert len(backup.backups(here)) == 1  # doctor's check, and the tray's daily one
+    engine.close()

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .. import files as fsutil
 from ..errors import CantWrite, Exit, TrayburnError
-from . import backup
 from .storable import LedgerConnection
 
 if TYPE_CHECKING:
@@ -295,8 +294,7 @@ def open_ledger(path: Path, busy_timeout_s: float, check: bool = False) -> Opene
     try:
         _create_private(path)
         db = _connect_checked(path, busy_timeout_s, check)
-        backup.daily(db, path)  # a checked copy beside it once a day, the last seven (one listing otherwise)
-        return Opened(db, None, None)
+        return Opened(db, None, None)  # (no backup here: Ledger.backup_if_due makes the day's after the figures)
     except _Rebuild as exc:
         return _rebuild(path, busy_timeout_s, str(exc))
     except fsutil.Refused as exc:
