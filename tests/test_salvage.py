@@ -5,9 +5,14 @@ counts twice, and every figure of a control session still on disk is right."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -174,3 +179,106 @@ def test_backups_are_daily_private_checked_and_the_last_seven_kept(built, tmp_pa
         db.close()
     assert backup.backups(here) == made
     assert not [n for n in os.listdir(state) if n.endswith(".tmp")]
+
+
+def test_a_rebuild_killed_mid_salvage_loses_nothing_at_the_next_open(tmp_path):
+    """A `today` killed while it salvages a damaged ledger (SIGKILL: a power cut, a closed laptop) leaves the
+    damaged file at its place, so the next open rebuilds it again and every call comes back: the calls of
+    sessions deleted since the backup (only the damaged file's pages hold them) and the backup's."""
+    cline = copy_corpus(tmp_path / "cline")
+    sessions = sorted(p.name for p in sessions_of(cline).iterdir())
+    later = sessions[1::2]
+    held = tmp_path / "held"
+    held.mkdir()
+    for sid in later:  # not there yet when the backup is made
+        shutil.move(sessions_of(cline) / sid, held / sid)
+    env = isolated_env(tmp_path, CLINE_DIR=str(cline))
+    ledger = tmp_path / "state" / "ledger.db"
+    engine = Engine(env=env)
+    engine.refresh()
+    engine.close()  # makes the day's backup
+    (kept,) = backup.backups(ledger)
+    for sid in later:
+        shutil.move(held / sid, sessions_of(cline) / sid)
+    engine = Engine(env=env)
+    engine.refresh()
+    engine.close()
+    for sid in sessions[::3]:  # from now on only the ledger holds their calls (the backup some of them)
+        shutil.rmtree(sessions_of(cline) / sid)
+    truth = _counted(ledger)
+    only_pages = {c for c in truth if c not in _counted(kept)}
+    assert len(truth) > 50 and only_pages
+    db = sqlite3.connect(ledger)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    with open(ledger, "r+b") as fh:  # the header page: any open says "file is not a database"
+        fh.write(b"\0" * pages.read(ledger).size)
+
+    # The salvage reads the newest backup after the damaged file's pages; one named a day later than the
+    # real one is a FIFO, so the child is held inside the salvage until this test opens the FIFO's other end.
+    later_name = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() + 86400))
+    fifo = kept.with_name(f"{ledger.name}.backup-{later_name}")
+    os.mkfifo(fifo, 0o600)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "trayburn", "today"],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+    def unblock_if_child_ends() -> None:  # (else a child that never reaches the FIFO would hang the test)
+        child.wait()
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+
+    threading.Thread(target=unblock_if_child_ends, daemon=True).start()
+    writer = os.open(fifo, os.O_WRONLY)  # returns once the child opens the FIFO: it is mid-salvage
+    try:
+        assert child.poll() is None, child.communicate()
+        child.send_signal(signal.SIGKILL)
+        child.communicate()
+    finally:
+        os.close(writer)
+    fifo.unlink()
+
+    engine = Engine(env=env)
+    engine.refresh()
+    notice = engine.ledger.notice
+    engine.close()
+    assert notice is not None and "recovered" in notice, notice
+    assert _counted(ledger) == truth
+    assert [p for p in ledger.parent.iterdir() if ".broken-" in p.name]  # the damaged file, kept as evidence
+
+
+def test_the_days_backup_is_made_after_the_figures_never_at_open(built, tmp_path):
+    """Opening the ledger (a command's first step) makes no backup: the first command of the day gives its
+    figures as fast as any other; its close makes the day's backup, whole. A long-lived process (the tray)
+    makes it after a refresh once it has been open for `backup_after_s`; a sound integrity check too."""
+    root, cline, ledger, kept, truth, gone_keys = built
+    state = tmp_path / "state"
+    state.mkdir()
+    here = state / "ledger.db"
+    shutil.copy2(ledger, here)
+    env = isolated_env(tmp_path, CLINE_DIR=str(cline), TRAYBURN_STATE_DIR=str(state))
+    engine = Engine(env=env)
+    engine.refresh()
+    assert backup.backups(here) == []  # open and refresh: none yet
+    engine.close()
+    (made,) = backup.backups(here)
+    assert _counted(made) == _counted(here) == truth
+    engine = Engine(env=env)
+    engine.refresh()
+    engine.close()
+    assert backup.backups(here) == [made]  # made within the day: no other
+
+    made.unlink()
+    engine = Engine(env=env)
+    engine.ledger.backup_after_s = 0  # as the tray is after an hour
+    engine.refresh()
+    assert len(backup.backups(here)) == 1
+    engine.close()
+    backup.backups(here)[0].unlink()
+    engine = Engine(env=env)
+    assert engine.check_integrity() is None
+    assert len(backup.backups(here)) == 1  # doctor's check, and the tray's daily one
+    engine.close()

@@ -466,6 +466,27 @@ def test_engine_reads_every_app_by_source(tmp_path, capsys):
     engine.close()
 
 
+def test_doctor_is_ok_with_editor_tasks_alone(tmp_path, capsys):
+    """No Cline CLI (no ~/.cline), only Roo Code's tasks: doctor says OK (exit 0), naming the tasks and that the
+    CLI is not installed; the tray's kind is "ok" too, so it shows the figures instead of "not installed"."""
+    from trayburn import cli
+    from trayburn.engine import Engine
+
+    r = TaskWriter(storage(Path.home(), "roo", "Code"), "roo")
+    r.write("r1", [say(T0, "text", "go"), usage_say(T0 + 1, "api_req_started", 5000, 10, 0, 4000, 0.01)])
+    assert not (Path.home() / ".cline").exists()
+    assert cli.main(["doctor", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["kind"] == "ok"
+    assert "1 of Roo Code" in out["verdict"] and "the Cline CLI is not installed" in out["verdict"]
+    engine = Engine()
+    assert engine.health().kind == "ok"
+    engine.close()
+    shutil.rmtree(r.root / "tasks")  # the tasks gone from disk: nothing left but what the ledger held
+    assert cli.main(["doctor", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["kind"] == "not_installed"
+
+
 def test_export_carries_the_app(tmp_path, capsys):
     from trayburn import cli
 

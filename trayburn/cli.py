@@ -9,6 +9,7 @@ the tray starts. GUI modules are imported only by the commands that need them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sqlite3
@@ -233,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     except (TrayburnError, st.SettingsError, OSError, sqlite3.Error) as exc:
         return _fail(as_error(exc), as_json)
     finally:
+        if _OPENED:  # the figures out before the close (which may make the day's backup: ~0.35 s)
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
         while _OPENED:  # the ledger closed when the command ends, not whenever its engine is collected
             _OPENED.pop().close()
         if warnings is not None:

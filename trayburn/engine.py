@@ -429,13 +429,17 @@ class Engine:
         if level is not None:
             return "override_missing", level
         root, sess = self.levels.root, self.levels.sessions
-        if not root.exists and root.origin == "default" and not sess.path.exists():
-            return "not_installed", None
         if sess.path.exists() and not sess.exists:
             return "sessions_not_a_folder", None
-        if not sess.exists:
+        if not sess.exists and not self._editor_tasks():  # (editor tasks alone are data: the CLI is optional)
+            if not root.exists and root.origin == "default" and not sess.path.exists():
+                return "not_installed", None
             return "no_sessions_folder", None
         return ("ok" if sessions else "no_sessions"), None
+
+    def _editor_tasks(self) -> dict[str, int]:
+        """Live sessions of the editor task sources (VS Code's Cline tasks, Roo Code, Kilo Code), by feed."""
+        return {f: n for f, n in self.ledger.live_by_feed().items() if f.startswith("tasks:") and n}
 
     def _verdict(self, kind: HealthKind, level: paths.Level | None, sessions: int) -> str:
         """The sentence for a person (the tray and doctor choose by `kind`, not by these words)."""
@@ -460,7 +464,21 @@ class Engine:
             return f"The sessions folder {sess.path} does not exist yet: Cline has not recorded a session"
         if kind == "no_sessions":
             return f"The sessions folder {sess.path} exists but holds no sessions"
-        return f"OK: {held}"
+        tasks = self._editor_tasks()
+        if not tasks:
+            return f"OK: {held}"
+        from .sources import task_places as tp
+
+        labels = {f"tasks:{app.name}": app.label for app in tp.APPS}
+        apps = ", ".join(f"{n} of {labels.get(feed, feed)}" for feed, n in sorted(tasks.items()))
+        cli = self.ledger.live_by_feed().get(ClineCliSource.feed, 0)
+        if sess.exists:
+            where = f"{cli} session{'' if cli == 1 else 's'} in {sess.path}"
+        elif not self.levels.root.exists:
+            where = f"the Cline CLI is not installed (nothing at {self.levels.root.path})"
+        else:
+            where = f"no Cline CLI sessions folder yet ({sess.path})"
+        return f"OK: editor tasks ({apps}); {where}"
 
     def _missing_override(self) -> paths.Level | None:
         """An override (setting or variable) pointing nowhere, among the levels the sessions folder derives from."""

@@ -362,6 +362,11 @@ class Queries:
         live, removed = self._rows("SELECT SUM(removed=0), SUM(removed=1) FROM sessions")[0]
         return SessionCounts(live or 0, removed or 0)
 
+    def live_by_feed(self) -> dict[str, int]:
+        """This machine's sessions still on disk, by the feed (source) that wrote them."""
+        rows = self._rows("SELECT feed, count(*) FROM sessions WHERE removed=0 AND origin IS NULL GROUP BY feed")
+        return {feed: n for feed, n in rows}
+
     def origins(self) -> list[str]:
         """The other machines the ledger holds sessions of (their files may be gone since)."""
         return [r[0] for r in self._rows("SELECT DISTINCT origin FROM sessions WHERE origin IS NOT NULL ORDER BY 1")]

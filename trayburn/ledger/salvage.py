@@ -31,13 +31,14 @@ class Salvaged(NamedTuple):
     of: int  # calls rows the source held, as far as it says
 
 
-def recover(broken: Path, db: sqlite3.Connection) -> Salvaged | None:
+def recover(broken: Path, db: sqlite3.Connection, ledger: Path | None = None) -> Salvaged | None:
     """What a damaged ledger file still holds, copied into `db` (a new, empty ledger), merged with the newest
     sound backup beside the ledger (backup.py): the file's rows first, read page by page (pages.py: a damaged
     root or interior page hides no intact leaf behind it), then the backup's rows the file no longer has.
     Files are copied without their checkpoints, so every file still on disk is read again. The pages are
     read before `db`'s write lock is taken, which is then held for the inserts and one settling of every
-    call's owner (about a second at 5,000 sessions). None when neither yields anything."""
+    call's owner (about a second at 5,000 sessions). `ledger`: where the backups are (default: beside `db`).
+    None when neither yields anything."""
     from . import backup, pages
 
     rows: dict[str, list[tuple]] = {}
@@ -47,7 +48,7 @@ def recover(broken: Path, db: sqlite3.Connection) -> Salvaged | None:
             rows, held = _page_rows(pages.read(broken))
         except (OSError, pages.NotSQLite) as exc:
             log.warning("no page of %s could be read: %s", broken, exc)
-    saved = backup.newest_sound(_ledger_path(db))
+    saved = backup.newest_sound(ledger if ledger is not None else _ledger_path(db))
     if not any(rows.values()) and saved is None:
         return None
     if saved is not None:

@@ -10,18 +10,21 @@ The ledger's tables, their versions and migrations, and opening a ledger file (w
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .. import files as fsutil
 from ..errors import CantWrite, Exit, TrayburnError
-from . import backup
 from .storable import LedgerConnection
+
+if TYPE_CHECKING:
+    from .salvage import Salvaged
 
 NEARLY_FULL = 1 << 20  # bytes free under which an I/O error is taken for a full disk
 
@@ -294,8 +297,7 @@ def open_ledger(path: Path, busy_timeout_s: float, check: bool = False) -> Opene
     try:
         _create_private(path)
         db = _connect_checked(path, busy_timeout_s, check)
-        backup.daily(db, path)  # a checked copy beside it once a day, the last seven (one listing otherwise)
-        return Opened(db, None, None)
+        return Opened(db, None, None)  # (no backup here: Ledger.backup_if_due makes the day's after the figures)
     except _Rebuild as exc:
         return _rebuild(path, busy_timeout_s, str(exc))
     except fsutil.Refused as exc:
@@ -463,24 +465,79 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
 
 
 def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
-    """Move the damaged file aside (never deleted), start a new ledger and copy into it every row the
-    old one still yields; a refresh then adds back what Cline's files hold."""
-    aside = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
-    for suffix in ("", "-wal", "-shm"):
-        src = Path(str(path) + suffix)
-        if src.exists():
-            os.replace(src, Path(str(aside) + suffix))
-    _create_private(path)
+    """Copy every row the damaged file still yields into a new ledger beside it, then put that new ledger in
+    its place; a refresh then adds back what Cline's files hold. The damaged file stays at its place until its
+    successor is whole, so a rebuild interrupted anywhere (killed, Ctrl-C, power cut) leaves the damaged file
+    for the next open to rebuild again, never an empty ledger it would trust. The damaged file is then kept
+    (never deleted) as `<name>.broken-<time>`: the evidence, nothing reads it again."""
+    tmp = path.with_name(f".{path.name}.rebuild-{os.getpid()}.tmp")  # two processes never share one
+    try:
+        got = _salvaged_into(tmp, path, busy_timeout_s)
+        aside = _keep_aside(path)
+        os.replace(tmp, path)  # (its WAL went aside first: SQLite must never apply the old WAL to the new file)
+    except (sqlite3.Error, OSError) as exc:  # a full disk, say: the damaged file stays for the next open
+        _remove(tmp)
+        if verdict(exc) == "busy" and isinstance(exc, sqlite3.Error):
+            raise busy_error(path, busy_timeout_s, exc) from None
+        raise unavailable(path, exc) from None
     db = _connect_checked(path, busy_timeout_s)
     notice = f"{why}; moved it to {aside.name} and rebuilt it from Cline's files"
-    try:
-        from . import salvage  # (only a rebuild needs it)
-
-        got = salvage.recover(aside, db)
-    except sqlite3.Error as exc:  # the new ledger keeps nothing of the old; Cline's files are read again
-        log.warning("could not copy the rows of %s: %s", aside, exc)
-        got = None
     if got is not None:
         notice += f"; recovered {got.calls} of {got.of} calls from it"
     log.warning(notice)
     return Opened(db, notice, None)
+
+
+def _salvaged_into(tmp: Path, path: Path, busy_timeout_s: float) -> Salvaged | None:
+    """A new ledger at `tmp` holding what the damaged ledger at `path` and its backups still yield, whole on
+    disk; what was recovered (None: nothing). Raises what writing `tmp` met (a full disk, an I/O error)."""
+    from . import salvage  # (only a rebuild needs it)
+
+    _remove(tmp)  # (what a killed rebuild of an earlier process with this id left)
+    _create_private(tmp)
+    db = _connect_checked(tmp, busy_timeout_s)
+    try:
+        try:
+            got = salvage.recover(path, db, ledger=path)
+        except sqlite3.Error as exc:
+            if verdict(exc) not in ("corrupt", "other"):
+                raise
+            log.warning("could not copy the rows of %s: %s", path, exc)  # Cline's files are read again
+            got = None
+        db.execute("PRAGMA journal_mode=DELETE")  # everything in the one file before it is renamed
+    finally:
+        db.close()
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    return got
+
+
+def _remove(tmp: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            Path(str(tmp) + suffix).unlink(missing_ok=True)
+
+
+def _keep_aside(path: Path) -> Path:
+    """The damaged ledger kept under a `.broken-` name (a second link to it: `path` itself stays until the new
+    ledger replaces it), its WAL and shared memory moved beside it."""
+    aside = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
+    n = 1
+    while True:
+        try:
+            if path.exists():
+                os.link(path, aside)
+            break
+        except FileExistsError:  # (rebuilt twice within a second)
+            n += 1
+            aside = aside.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+        except OSError:  # no hard links here: a copy (the damaged file stays at its place until replaced)
+            import shutil  # (about 20 ms to import, for a rare case)
+
+            shutil.copy2(path, aside)
+            break
+    for suffix in ("-wal", "-shm"):
+        side = Path(str(path) + suffix)
+        if side.exists():
+            os.replace(side, Path(str(aside) + suffix))
+    return aside

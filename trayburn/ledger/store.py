@@ -20,6 +20,7 @@ from sys import intern
 
 from ..files import Checkpoint
 from ..sources.base import Digested, Known, Plan, Seen, Source
+from . import backup
 from .queries import MachineQueries, PeriodQueries, Queries
 from .schema import (
     LedgerError,
@@ -42,6 +43,7 @@ IN_MEMORY = (-1, -1)  # the identity of a copy in memory, kept while no file at 
 ENDED = ("completed", "failed", "cancelled")  # a session with this status adds no files until its manifest changes
 SLICE_S = 1.0  # a long ingest commits about this often: killed mid-way, it resumes from the last commit
 CHECKPOINT_AFTER_BYTES = 32 * 10**6  # after reading this much, the write-ahead log is checkpointed and truncated
+BACKUP_AFTER_S = 3600.0  # a process open this long looks for the day's backup after a refresh (at most this often)
 
 
 class Ledger(Queries, PeriodQueries, MachineQueries):
@@ -70,10 +72,29 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
         self._known_memo: tuple[int, dict[str, Known]] | None = None  # (data_version, files) between refreshes
         self._ended_memo: tuple[int, set[str]] | None = None  # (data_version, ids of ended sessions)
+        self.backup_after_s = BACKUP_AFTER_S
+        self._backup_looked = time.monotonic()
 
     def close(self) -> None:
+        """The day's backup first, if due (a command's output is out by then), then the connection closed."""
         with self._lock:
+            self.backup_if_due()
             self.db.close()  # (the last connection to close checkpoints the write-ahead log into the file)
+
+    def backup_if_due(self) -> Path | None:
+        """The day's checked backup beside the ledger (`backup.daily`: one folder listing when not due; about
+        0.35 s at 5,000 sessions when due), made at close, after `check_integrity` found the ledger sound, and
+        after a refresh of a process open for `backup_after_s` (the tray): never at open, so never before a
+        command's figures. Never raises (a backup that fails is logged)."""
+        with self._lock:
+            self._backup_looked = time.monotonic()
+            if not self._writable or self._damaged or self._identity == IN_MEMORY:
+                return None
+            try:
+                return backup.daily(self.db, self.path)
+            except (OSError, sqlite3.Error) as exc:
+                log.warning("no backup of %s: %s", self.path, exc)
+                return None
 
     def check_integrity(self) -> str | None:
         """SQLite's full integrity check of the open ledger: None when it is sound. When it is not, the ledger
@@ -89,6 +110,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
                 log.warning("the ledger %s failed SQLite's integrity check: %s", self.path, problem)
                 self._damaged = True
                 self._check_file()
+            else:
+                self.backup_if_due()
             return problem
 
     @property
@@ -184,12 +207,15 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         since_ns = None if since_ms is None else since_ms * 10**6
         with self._lock:
             try:
-                return self._refresh_checked(source, since_ns, ends, budget_s)
+                stats = self._refresh_checked(source, since_ns, ends, budget_s)
             except LedgerError:
                 if not self._damaged:
                     raise
-            # a damaged page met on the way: rebuilt now (the next _check_file), and the refresh done again
-            return self._refresh_checked(source, since_ns, ends, budget_s)
+                # a damaged page met on the way: rebuilt now (the next _check_file), and the refresh done again
+                stats = self._refresh_checked(source, since_ns, ends, budget_s)
+            if time.monotonic() - self._backup_looked >= self.backup_after_s:
+                self.backup_if_due()
+            return stats
 
     def _refresh_checked(
         self, source: Source, since_ns: int | None, ends: float | None, budget_s: float | None
