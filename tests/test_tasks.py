@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import stat
+import time
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
@@ -495,3 +496,22 @@ def test_export_carries_the_app(tmp_path, capsys):
     assert cli.main(["export", "--since", "2025-12-01", "--until", "2025-12-01"]) == 0
     out = capsys.readouterr().out
     assert "roo-code" in out
+
+
+def test_the_menu_says_today_by_app():
+    """Two editor apps with spend today: the tray's menu has "Kilo Code $0.02 · Roo Code $0.01", biggest first,
+    each amount the one its task's file reports."""
+    from trayburn.engine import Engine
+    from trayburn.tray import backend
+    from trayburn.tray.app import TrayApp
+
+    now = int(time.time() * 1000)
+    r = TaskWriter(storage(Path.home(), "roo", "Code"), "roo")
+    r.write("r1", [say(now, "text", "go"), usage_say(now, "api_req_started", 5000, 10, 0, 4000, 0.01)])
+    k = TaskWriter(storage(Path.home(), "kilo", "Code"), "kilo")
+    k.write("k1", [say(now, "text", "go"), usage_say(now, "api_req_started", 7000, 10, 0, 0, 0.02)])
+    app = TrayApp(Engine(), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app.tick()
+    texts = [str(i.text) for i in app.icon.menu.items]
+    assert "Kilo Code $0.02 · Roo Code $0.01" in texts, texts
+    app.engine.close()

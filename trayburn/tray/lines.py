@@ -4,7 +4,7 @@ Each is None when there is nothing to say, so the menu shows only what applies."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,14 @@ def machines_line(engine: Any, money: Money = USD) -> str | None:
     """ "Today $4.20 on 3 machines (this one $1.10)"; None while no other machine is held."""
     line: str | None = engine.machines().menu_line(money.text)
     return line
+
+
+def sources_line(engine: Any, text: Callable[[float], str]) -> str | None:
+    """ "CLI $1.20 · VS Code $3.40": today's spend by app, each amount as `text` writes it; None while one
+    app has all of it."""
+    from ..sources.task_places import menu_line
+
+    return menu_line(engine.spend_by_source(), text)
 
 
 def sync_problem(engine: Any, problems: Sequence[tuple[str, str]] = ()) -> str | None:

@@ -66,6 +66,7 @@ class TrayView:
     money: Money = USD  # how the amounts above are written (the settings' currency and rate)
     plan: str | None = None  # "4 calls covered by plan, API value $1.23" (never in the spend)
     machines: str | None = None  # "Today $4.20 on 3 machines (this one $1.10)"
+    sources: str | None = None  # "CLI $1.20 · VS Code $3.40": today by app, when more than one has spend
     unpriced: str | None = None  # "2 calls unpriced: acme-1 — add a price in settings"
     sharing: str | None = None  # sync_dir, when set: the settings name it and offer "Stop sharing"
     progress: str | None = None  # "Reading history: 4,120 of 20,000 sessions" (today's figures are complete)
@@ -202,7 +203,7 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
         entries.append(SEPARATOR)
     entries += [
         Entry(view.today, "summary", default=has_default_action),
-        *[Entry(line, "summary") for line in (view.machines, view.plan) if line],
+        *[Entry(line, "summary") for line in (view.sources, view.machines, view.plan) if line],
         *([Entry(view.unpriced, "open_settings")] if view.unpriced else []),
         *([Entry(view.yesterday, "summary")] if view.yesterday else []),
         *([Entry(view.top_model, "summary")] if view.top_model else []),
@@ -353,6 +354,7 @@ def build_view(
         money=money,
         plan=plan_text(day.plan_calls, day.plan_api_value_usd, money),
         machines=None if first_run else lines.machines_line(engine, money),
+        sources=None if first_run else lines.sources_line(engine, lambda usd: amount(money, usd)),
         unpriced=lines.unpriced_line(day.unpriced_calls, day.unpriced_models),
         sharing=settings.sync_dir or None,
         progress=progress_text(engine.progress),
