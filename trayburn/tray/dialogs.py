@@ -43,8 +43,9 @@ def choose_folder(title: str, initial: str) -> str:
     return _tk_folder(title, initial)
 
 
-def _gtk_folder(title: str, initial: str) -> str | None:
-    """GTK's folder chooser; None where GTK cannot be used (then Tk's is)."""
+def _gtk() -> Any:
+    """GTK 3, initialised, with trayburn's program name; None where it cannot be used (no PyGObject, no
+    display)."""
     try:
         import gi
 
@@ -55,6 +56,14 @@ def _gtk_folder(title: str, initial: str) -> str | None:
     if not Gtk.init_check()[0]:
         return None
     GLib.set_prgname("trayburn")
+    return Gtk
+
+
+def _gtk_folder(title: str, initial: str) -> str | None:
+    """GTK's folder chooser; None where GTK cannot be used (then Tk's is)."""
+    Gtk = _gtk()
+    if Gtk is None:
+        return None
     dialog = Gtk.FileChooserNative.new(title, None, Gtk.FileChooserAction.SELECT_FOLDER, "_Choose", "_Cancel")
     if initial and os.path.isdir(initial):
         dialog.set_current_folder(initial)
@@ -108,16 +117,9 @@ def save_file(title: str, folder: str, name: str) -> str:
 
 def _gtk_save(title: str, folder: str, name: str) -> str | None:
     """GTK's native save chooser (through the desktop portal where there is one); None where GTK cannot be used."""
-    try:
-        import gi
-
-        gi.require_version("Gtk", "3.0")
-        from gi.repository import GLib, Gtk
-    except (ImportError, ValueError):
+    Gtk = _gtk()
+    if Gtk is None:
         return None
-    if not Gtk.init_check()[0]:
-        return None
-    GLib.set_prgname("trayburn")
     dialog = Gtk.FileChooserNative.new(title, None, Gtk.FileChooserAction.SAVE, "_Save", "_Cancel")
     dialog.set_do_overwrite_confirmation(True)
     for label, pattern in (("CSV (spreadsheets)", "*.csv"), ("JSON", "*.json")):
