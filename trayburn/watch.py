@@ -37,6 +37,28 @@ _GONE = 0x400 | 0x800 | 0x2000 | _IN_IGNORED  # IN_DELETE_SELF, IN_MOVE_SELF, IN
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then `len` bytes of name)
 
 
+def read_events(fd: int) -> list[tuple[int, int, bytes]] | None:
+    """Every event queued on an inotify descriptor, as (watch, mask, name), read without blocking; None when
+    the read failed (what changed is then unknown). Shared by the scan's Watcher and the tray's Waker."""
+    events: list[tuple[int, int, bytes]] = []
+    while True:
+        try:
+            data = os.read(fd, 64 * 1024)
+        except BlockingIOError:
+            return events
+        except OSError as exc:
+            if exc.errno == errno.EINTR:
+                continue
+            return None
+        if not data:
+            return events
+        at = 0
+        while at + _EVENT.size <= len(data):
+            wd, mask, _, size = _EVENT.unpack_from(data, at)
+            events.append((wd, mask, data[at + _EVENT.size : at + _EVENT.size + size].rstrip(b"\0")))
+            at += _EVENT.size + size
+
+
 class Watcher:
     def __init__(self, libc: Any, fd: int, limit: int):
         self._libc, self._fd, self._limit = libc, fd, limit
@@ -88,30 +110,19 @@ class Watcher:
         that failed): every folder is to be stat-ed."""
         seen: set[str] = set()
         unknown = False
-        while True:
-            try:
-                data = os.read(self._fd, 64 * 1024)
-            except BlockingIOError:
-                break
-            except OSError as exc:
-                if exc.errno == errno.EINTR:
-                    continue
-                return None
-            if not data:
-                break
-            at = 0
-            while at + _EVENT.size <= len(data):
-                wd, mask, _, size = _EVENT.unpack_from(data, at)
-                at += _EVENT.size + size
-                if mask & _IN_Q_OVERFLOW:
-                    unknown = True
-                    continue
-                path = self._paths.get(wd)
-                if path is None:
-                    continue
-                seen.add(path)
-                if mask & _GONE:  # the folder went away, or moved: that path is no longer vouched for
-                    self._forget(wd, drop=not mask & _IN_IGNORED)
+        events = read_events(self._fd)
+        if events is None:
+            return None
+        for wd, mask, _name in events:
+            if mask & _IN_Q_OVERFLOW:
+                unknown = True
+                continue
+            path = self._paths.get(wd)
+            if path is None:
+                continue
+            seen.add(path)
+            if mask & _GONE:  # the folder went away, or moved: that path is no longer vouched for
+                self._forget(wd, drop=not mask & _IN_IGNORED)
         return None if unknown else seen
 
     def close(self) -> None:
@@ -221,39 +232,27 @@ class Waker:
         sessions folder is watched at once (its first file comes a moment later)."""
         news = False
         with self._lock:
-            while True:
-                try:
-                    data = os.read(self._fd, 64 * 1024)
-                except BlockingIOError:
-                    break
-                except OSError as exc:
-                    if exc.errno == errno.EINTR:
-                        continue
-                    return True  # unknown: worth a poll
-                if not data:
-                    break
-                at = 0
-                while at + _EVENT.size <= len(data):
-                    wd, mask, _, size = _EVENT.unpack_from(data, at)
-                    name = data[at + _EVENT.size : at + _EVENT.size + size].rstrip(b"\0")
-                    at += _EVENT.size + size
-                    if mask & _IN_Q_OVERFLOW:
-                        news = True
-                        continue
-                    folder = self._paths.get(wd)
-                    if folder is None:
-                        continue
-                    if mask & _IN_IGNORED:  # the folder went away: its watch with it
-                        self._paths.pop(wd, None)
-                        self._watched.pop(folder, None)
-                        continue
-                    if name.endswith(b".tmp"):  # half of an atomic write: its rename comes next
-                        continue
+            events = read_events(self._fd)
+            if events is None:
+                return True  # unknown: worth a poll
+            for wd, mask, name in events:
+                if mask & _IN_Q_OVERFLOW:
                     news = True
-                    if folder in self._roots and mask & _IN_ISDIR and len(self._new) < MAX_ACTIVE:
-                        path = os.path.join(folder, os.fsdecode(name))
-                        self._new[path] = self.clock()
-                        self._add(path, _ACTIVE_MASK)
+                    continue
+                folder = self._paths.get(wd)
+                if folder is None:
+                    continue
+                if mask & _IN_IGNORED:  # the folder went away: its watch with it
+                    self._paths.pop(wd, None)
+                    self._watched.pop(folder, None)
+                    continue
+                if name.endswith(b".tmp"):  # half of an atomic write: its rename comes next
+                    continue
+                news = True
+                if folder in self._roots and mask & _IN_ISDIR and len(self._new) < MAX_ACTIVE:
+                    path = os.path.join(folder, os.fsdecode(name))
+                    self._new[path] = self.clock()
+                    self._add(path, _ACTIVE_MASK)
         return news
 
     def close(self) -> None:
