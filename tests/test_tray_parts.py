@@ -22,7 +22,7 @@ from trayburn.engine import Engine
 from trayburn.tray import folders, host, model, status
 from trayburn.tray.children import Children
 from trayburn.tray.dialogs import parse_money
-from trayburn.window.available import NO_TK
+from trayburn.window import NO_TK
 
 
 # --- can the tray start here -------------------------------------------------------------------

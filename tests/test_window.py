@@ -18,7 +18,7 @@ import pytest
 
 from trayburn import render
 from trayburn.engine import Engine
-from trayburn.window import model
+from trayburn.window import models
 
 tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
 from window_harness import (  # noqa: E402, F401  (fixtures)
@@ -45,29 +45,31 @@ from trayburn.window import theme  # noqa: E402  (needs tkinter)
 
 
 def test_clean_makes_one_short_line_of_plain_text():
-    assert model.clean("a\n\tb\x00c\u2028d  e") == "a b c d e"
-    assert model.clean("x" * 100, 10) == "x" * 9 + "…"
-    assert model.clean(None) == ""
-    assert model.short_path("/home/me/" + "deep/" * 30 + "project", 40).endswith("/deep/project")
-    assert len(model.short_path("/a/" + "b" * 200, 40)) == 40
+    assert models.clean("a\n\tb\x00c\u2028d  e") == "a b c d e"
+    assert models.clean("x" * 100, 10) == "x" * 9 + "…"
+    assert models.clean(None) == ""
+    assert models.short_path("/home/me/" + "deep/" * 30 + "project", 40).endswith("/deep/project")
+    assert len(models.short_path("/a/" + "b" * 200, 40)) == 40
 
 
 def test_figures_as_text():
-    assert model.cost_text(0.0, 0.0, 3, 3) == "unpriced"  # never $0 when nothing had a price
-    assert model.cost_text(1.5, 0.5, 1, 3) == "$1.50*?"
-    assert model.duration(42) == "42 s" and model.duration(125) == "2 min 05 s" and model.duration(3720) == "1 h 02 min"
-    assert model.start_text("2026-11-30T08:19:10+00:00", DAY) == "08:19"
-    assert model.start_text("2026-11-29T23:50:00+00:00", DAY) == "29 Nov"  # begun the day before
-    assert model.parse_day("2026-11-30") == DAY and model.parse_day(DAY) == DAY
-    with pytest.raises(model.BadDay, match="not a date"):
-        model.parse_day("30/11/2026")
+    assert models.cost_text(0.0, 0.0, 3, 3) == "unpriced"  # never $0 when nothing had a price
+    assert models.cost_text(1.5, 0.5, 1, 3) == "$1.50*?"
+    assert (
+        models.duration(42) == "42 s" and models.duration(125) == "2 min 05 s" and models.duration(3720) == "1 h 02 min"
+    )
+    assert models.start_text("2026-11-30T08:19:10+00:00", DAY) == "08:19"
+    assert models.start_text("2026-11-29T23:50:00+00:00", DAY) == "29 Nov"  # begun the day before
+    assert models.parse_day("2026-11-30") == DAY and models.parse_day(DAY) == DAY
+    with pytest.raises(models.BadDay, match="not a date"):
+        models.parse_day("30/11/2026")
 
 
 def test_sort_rows_is_stable_and_typed():
-    rows = [model.Row("b", (), (2, "x")), model.Row("a", (), (2, "y")), model.Row("c", (), (10, None))]
-    assert [r.iid for r in model.sort_rows(rows, 0, descending=False)] == ["a", "b", "c"]
-    assert [r.iid for r in model.sort_rows(rows, 0, descending=True)] == ["c", "b", "a"]
-    assert [r.iid for r in model.sort_rows(rows, 1, descending=False)] == ["c", "b", "a"]  # None first
+    rows = [models.Row("b", (), (2, "x")), models.Row("a", (), (2, "y")), models.Row("c", (), (10, None))]
+    assert [r.iid for r in models.sort_rows(rows, 0, descending=False)] == ["a", "b", "c"]
+    assert [r.iid for r in models.sort_rows(rows, 0, descending=True)] == ["c", "b", "a"]
+    assert [r.iid for r in models.sort_rows(rows, 1, descending=False)] == ["c", "b", "a"]  # None first
 
 
 # ---- the day ---------------------------------------------------------------------------------------
@@ -87,7 +89,7 @@ def test_day_table_holds_every_session_with_expected_calls_and_tokens(open_windo
         assert row["status"] == s["status"] or (s["status"] == "running" and row["status"] == "stale")
     # costs include estimates: compare with the engine, at the one precision of the column (some are below a cent)
     for s in engine.sessions(DAY, DAY):
-        want = model.cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, decimals=4)
+        want = models.cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, decimals=4)
         assert cells(tree, s.id)["cost"] == want
     assert {len(c.rstrip("*?").split(".")[1]) for c in column(tree, "cost")} == {4}
 
@@ -290,7 +292,7 @@ def test_bad_date_is_a_message(open_window, engine):
 
 
 def test_a_ledger_that_cannot_be_opened_is_a_message(open_window, tmp_path):
-    from trayburn.window.summary import open_engine
+    from trayburn.window import open_engine
 
     db = sqlite3.connect(tmp_path / "ledger.db")
     db.execute("CREATE TABLE t (x)")
@@ -328,7 +330,7 @@ def test_titles_are_shortened_and_shown_as_text(open_window, engine):
     win = open_window(engine, day=DAY)
     win.day_view.show(engine.day(DAY), [fake], [0.0] * 24, DAY, None)
     full = win.day_view.sessions.rows["odd"].values[1]
-    assert full == model.clean(title) and full.endswith("…") and len(full) == model.TITLE_CHARS
+    assert full == models.clean(title) and full.endswith("…") and len(full) == models.TITLE_CHARS
     shown = cells(win.day_view.sessions.tree, "odd")["title"]  # then cut to the column's width
     assert shown.endswith("…") and full.startswith(shown[:-1]) and len(shown) < len(full)
     assert shown.startswith("[exec rm -rf ~] {unbalanced $HOME \\ <b>")

@@ -27,7 +27,7 @@ from window_harness import (  # noqa: F401  (fixtures)
 from trayburn import render
 from trayburn.engine import Engine
 from trayburn.figures import periods as pd
-from trayburn.window import model, period_model
+from trayburn.window import models
 
 WEEK = pd.week_of(DAY)  # Monday 30 November to Sunday 6 December 2026
 MONTH = pd.month_of(DAY)
@@ -101,7 +101,7 @@ def test_month_with_a_budget_shows_spend_against_it_and_a_marked_projection(open
     view = win.period_view
     spent = e.history(MONTH, "day").total.totals.cost_usd
     c = cards(view)
-    assert c["COST"] == (render.usd(spent) + "*", model.budget_text(spent, 0.5))
+    assert c["COST"] == (render.usd(spent) + "*", models.budget_text(spent, 0.5))
     assert f"({spent / 0.5 * 100:.0f} %)" in c["COST"][1]
     assert c["PROJECTED"][0] == render.usd(spent / 30 * 30)  # the last day: the line ends where it stands
     assert c["PROJECTED"][1].startswith("projection: a straight line from 30 of 30 days")
@@ -290,7 +290,7 @@ def test_at_the_minimum_size_figures_stay_whole_and_titles_end_in_an_ellipsis(op
     wait_for(lambda: (settle(win.root), win.root.winfo_width())[1] == win.root.minsize()[0], "the minimum size")
     table = win.day_view.sessions
     settle(win.root)
-    for c in model.DAY_COLUMNS:
+    for c in models.DAY_COLUMNS:
         if c.fixed:
             assert table.tree.column(c.key, "width") == table._natural(c), c.key
     shown = [table.shown(i) for i in table.order()]
@@ -332,9 +332,9 @@ def test_one_precision_per_column_and_helpers_named_by_index(open_window, engine
 
 def test_period_entry_parsing():
     today = DAY
-    assert period_model.parse_entry("2026-11", "day", today) == MONTH
-    assert period_model.parse_entry("2026-11-04", "week", today) == pd.week_of(date(2026, 11, 4))
-    assert period_model.parse_entry("7d", "day", today) == pd.Period(date(2026, 11, 24), DAY)
-    assert period_model.parse_entry("last-month to today", "day", today) == pd.Period(date(2026, 10, 1), DAY, "range")
+    assert models.parse_entry("2026-11", "day", today) == MONTH
+    assert models.parse_entry("2026-11-04", "week", today) == pd.week_of(date(2026, 11, 4))
+    assert models.parse_entry("7d", "day", today) == pd.Period(date(2026, 11, 24), DAY)
+    assert models.parse_entry("last-month to today", "day", today) == pd.Period(date(2026, 10, 1), DAY, "range")
     with pytest.raises(pd.BadPeriod):
-        period_model.parse_entry("2026-13", "day", today)
+        models.parse_entry("2026-13", "day", today)

@@ -474,7 +474,7 @@ def _tray_check() -> dict[str, Any]:
         return {"can_start": False, "kind": "unavailable", "message": str(exc), "backend": None}
     check = host.can_start()
     out: dict[str, Any] = {"can_start": not check.fatal, "kind": check.kind, "message": check.message, "backend": None}
-    from .window.available import tk_missing
+    from .window import tk_missing
 
     out["window"] = tk_missing()  # None, or the line naming python3-tk
     if not check.fatal:
@@ -517,9 +517,9 @@ def _as_toml(data: dict) -> str:
 
 
 def cmd_summary(args) -> int:
-    from .window import summary  # (tkinter: only for the window)
+    from . import window  # (the window's process: only for this command)
 
-    return summary.main(args)
+    return window.main(args)
 
 
 def cmd_autostart(args) -> int:

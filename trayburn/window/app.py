@@ -1,33 +1,49 @@
-"""The summary window: a day or one session, kept up to date while it is open.
+"""The summary window: a day, a period or one session, kept up to date while it is open; its keys and Export….
 
 It shows what is in the ledger at once, then refreshes the ledger on a timer (the tray's interval)
 and updates the rows in place, keeping the selection and the scroll position. Nothing it shows is
 interpreted, and nothing is sent anywhere.
+
+Its keys (`bind_keys`): arrows and Alt+arrows change the day, Enter opens (the table's own binding), Escape or
+Backspace go back (Escape closes the window where there is nothing to go back to), Ctrl+A selects every row of
+the table, Ctrl+C copies the selected rows as text (in a session: its id unless rows of its tables are
+selected), F5 refreshes, Ctrl+W/Q close. Bound on the toplevel, so they apply wherever the focus is, except
+where a text field needs the key.
+
+*Export…* (`ask_and_export`): the platform's save dialog (GTK's native chooser on Linux, in a child process so
+the window keeps drawing; Tk's elsewhere), opening in the Documents folder with the file name filled in, then
+the period's calls as CSV or JSON (by the name's ending), streamed by `trayburn.figures.export` as
+`trayburn export` writes them.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import subprocess
+import sys
 import tkinter as tk
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from tkinter import ttk
+from tkinter import filedialog, ttk
 
+from .. import platform as launch
 from .. import watch
 from ..demo import is_demo
 from ..engine import Engine
+from ..errors import TrayburnError
 from ..figures import day as report
+from ..figures import export
 from ..figures import periods as pd
+from ..ledger import LedgerBusy
 from ..platform import open_path
 from ..render import progress_text
-from . import exporting, keys, model, period_model, theme
-from .day import DayView
-from .period_view import PeriodView
-from .session import SessionView
-from .widgets import FitLabel, Notice
+from ..tray.dialogs import documents_folder
+from . import models, theme
+from .views import DayView, PeriodView, SessionView
+from .widgets import FitLabel, Notice, Table
 
 log = logging.getLogger(__name__)
 HISTORY_SLICE_S = 0.3  # after what is shown, this long of the rest of a history being read (a first run)
@@ -66,13 +82,13 @@ class SummaryWindow:
         self._status_after: str | None = None
         self.waker: watch.Waker | None = None  # Linux: a session written refreshes at once (`start`)
         try:
-            self.day = model.parse_day(day) if day is not None else today()
-        except model.BadDay as exc:
+            self.day = models.parse_day(day) if day is not None else today()
+        except models.BadDay as exc:
             self.problem = self.problem or str(exc)
         self.period = pd.of_kind(kind if kind in ("day", "week", "month") else "day", self.day)
         self.demo = engine is not None and is_demo(engine.levels.sessions.path)
         self._build()
-        keys.bind(self)
+        bind_keys(self)
 
     # ---- building -------------------------------------------------------------------------------
 
@@ -158,13 +174,13 @@ class SummaryWindow:
         money = e.money()
         split = e.machines(day, day).menu_line(money.text, label="All")
         self.day_view.show(e.day(day), e.sessions(day, day), e.hourly(day), today, now_hour, money, budget, split)
-        self._show_view(self.day_view, model.day_heading(day))
+        self._show_view(self.day_view, models.day_heading(day))
 
     def _render_period(self, e: Engine) -> None:
         p, s = self.period, e.settings
         views = e.overview(p)
         sessions = e.sessions(p.since, p.until)
-        by_machine, plan = e.machines(p.since, p.until), period_model.plan_of(e, p)
+        by_machine, plan = e.machines(p.since, p.until), models.plan_of(e, p)
         view, money = self.period_view, e.money()
         view.show(p, views, sessions, self.today(), money, s.daily_budget, s.monthly_budget, by_machine, plan)
         self._show_view(self.period_view, p.label())
@@ -180,11 +196,11 @@ class SummaryWindow:
         detail = e.session(session_id)
         if detail is None:
             if self.updated_at is None:
-                self._notice("Reading Cline's sessions…", f"Looking for session {model.clean(session_id, 80)}.")
+                self._notice("Reading Cline's sessions…", f"Looking for session {models.clean(session_id, 80)}.")
                 return
             self._notice(
                 "Unknown session",
-                f"There is no session “{model.clean(session_id, 80)}” in the ledger.\n"
+                f"There is no session “{models.clean(session_id, 80)}” in the ledger.\n"
                 "“trayburn sessions --all” lists the sessions; “trayburn doctor” shows where trayburn looks.",
                 "Show today's sessions",
                 lambda: self.show_day(None),
@@ -201,7 +217,7 @@ class SummaryWindow:
         self._raise(self.session_view)
         if was_hidden:
             self.session_view.calls.focus_rows()
-        self.root.title(f"{APP_TITLE} — {model.clean(detail.summary.title, 60)}")
+        self.root.title(f"{APP_TITLE} — {models.clean(detail.summary.title, 60)}")
 
     def _show_problem(self) -> None:
         if self.engine is None:
@@ -263,7 +279,7 @@ class SummaryWindow:
 
     def typed(self, text: str) -> None:
         try:
-            self.show_period(period_model.parse_entry(text, self.period.kind, self.today()))
+            self.show_period(models.parse_entry(text, self.period.kind, self.today()))
         except pd.BadPeriod as exc:
             self.current_view().say(str(exc))
 
@@ -276,15 +292,15 @@ class SummaryWindow:
     # ---- actions --------------------------------------------------------------------------------
 
     def export_period(self) -> None:
-        """Ask where to write the calls of the period in view, then write them there (`exporting`)."""
+        """Ask where to write the calls of the period in view, then write them there (`ask_and_export`)."""
         if self.engine is not None:
-            exporting.ask_and_export(self.root, self.period, self.say, self.export_to)
+            ask_and_export(self.root, self.period, self.say, self.export_to)
 
     def export_to(self, path: str) -> str:
         """Write the period's calls to `path`; what happened, in words."""
         if self.engine is None:
             return "Nothing to export: the ledger is not open"
-        return exporting.write_period(self.engine, self.period, path)
+        return write_period(self.engine, self.period, path)
 
     def copy_id(self) -> None:
         detail = self.session_view.detail
@@ -301,7 +317,7 @@ class SummaryWindow:
             return
         try:
             self.opener(folder)
-            self.say(f"Opened {model.clean(folder, model.PATH_CHARS)}")
+            self.say(f"Opened {models.clean(folder, models.PATH_CHARS)}")
         except (OSError, subprocess.SubprocessError) as exc:
             self.say(f"Cannot open the folder: {exc}")
 
@@ -368,8 +384,6 @@ class SummaryWindow:
         """Bring the ledger up to date and update what is shown in place."""
         if self.engine is None:
             return
-        from ..ledger import LedgerBusy
-
         try:
             # what is shown first and exact (a session: all of it), then a slice of the rest of the history
             since = None if self.session_id else self.period.bounds_ms()[0]
@@ -416,3 +430,146 @@ class SummaryWindow:
             self.engine.close()
             self.engine = None
         self.root.destroy()
+
+
+# ---- keys ---------------------------------------------------------------------------------------
+
+ALT = 0x0008  # Mod1 in an X event's state
+
+
+def bind_keys(win: SummaryWindow) -> None:
+    """The window's keys, on its toplevel (see the module's docstring)."""
+    r = win.root
+    for seq in ("<Control-w>", "<Control-W>", "<Control-q>", "<Control-Q>"):
+        r.bind(seq, lambda e: win.close())
+    for seq, step in (("<Left>", -1), ("<Right>", 1), ("<Alt-Left>", -1), ("<Alt-Right>", 1)):
+        r.bind(seq, functools.partial(_key_arrow, win, step=step))
+    for seq in ("<Escape>", "<BackSpace>"):
+        r.bind(seq, lambda e: _key_escape(win, e))
+    r.bind("<Control-c>", lambda e: _key_copy(win, e))
+    for seq in ("<Control-a>", "<Control-A>"):
+        r.bind(seq, lambda e: _key_select_all(win, e))
+    r.bind("<F5>", lambda e: win.refresh())
+    r.bind("<Control-r>", lambda e: win.refresh())
+
+
+def _in_text_field(event: tk.Event) -> bool:
+    return isinstance(event.widget, (ttk.Entry, tk.Entry))
+
+
+def _key_arrow(win: SummaryWindow, event: tk.Event, step: int) -> str | None:
+    alt = isinstance(event.state, int) and bool(event.state & ALT)  # a str only for non-key events
+    if _in_text_field(event) and not alt:
+        return None  # plain arrows move the cursor in the date field
+    if win.current in (win.day_view, win.period_view):
+        win.step(step)
+        return "break"
+    if win.current is win.session_view and alt and step < 0:
+        win.back()  # Alt+Left: back, as in a browser
+        return "break"
+    return None
+
+
+def _key_escape(win: SummaryWindow, event: tk.Event) -> str | None:
+    if _in_text_field(event):
+        return None
+    if win.current is win.session_view:
+        win.back()
+    elif event.keysym == "Escape":
+        win.close()  # nothing to go back to: Escape closes, as a dialog-like window does
+    else:
+        return None
+    return "break"
+
+
+def _key_table(win: SummaryWindow, event: tk.Event) -> Table | None:
+    """The table the key is for: the one with the focus, else the current view's main table."""
+    master = getattr(event.widget, "master", None)
+    if isinstance(master, Table):
+        return master
+    view = win.current
+    return getattr(view, "sessions", None) or getattr(view, "calls", None)
+
+
+def _key_select_all(win: SummaryWindow, event: tk.Event) -> str | None:
+    if _in_text_field(event):
+        return None
+    table = _key_table(win, event)
+    if table is None:
+        return None
+    table.select_all()
+    return "break"
+
+
+def _key_copy(win: SummaryWindow, event: tk.Event) -> str | None:
+    if _in_text_field(event):
+        return None
+    table = _key_table(win, event)
+    focused = isinstance(getattr(event.widget, "master", None), Table)
+    if win.current is win.session_view and not focused:
+        win.copy_id()
+        return "break"
+    text = table.selected_text() if table is not None else ""
+    if not text:
+        return None
+    win.root.clipboard_clear()
+    win.root.clipboard_append(text)
+    rows = text.count("\n") - 1
+    win.say(f"Copied {rows} row{'s' if rows != 1 else ''}")
+    return "break"
+
+
+# ---- Export… -------------------------------------------------------------------------------------
+
+POLL_MS = 100  # how often the window looks whether the save dialog (a child process) has answered
+
+
+def ask_and_export(root: tk.Misc, p: pd.Period, say: Callable[[str], None], write: Callable[[str], str]) -> None:
+    name = f"trayburn-{p.since}" + ("" if p.days == 1 else f"-to-{p.until}") + ".csv"
+    title = "Export the calls of " + p.label()
+    folder = documents_folder()
+
+    def chosen(path: str) -> None:
+        if path:
+            say(f"Exporting the calls of {p.label()}…")
+            root.update_idletasks()  # a long period takes a second or two: say so first
+            say(write(path))
+
+    if sys.platform.startswith("linux") and not os.environ.get("TRAYBURN_TK_DIALOGS"):
+        argv = launch.command("_dialog", "save", title, folder, name)
+        try:
+            child = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        except OSError as exc:
+            log.warning("the save dialog did not start (%s): Tk's instead", exc)
+        else:
+            _wait_for_dialog(root, child, chosen)
+            return
+    path = filedialog.asksaveasfilename(
+        parent=root,
+        title=title,
+        initialdir=folder,
+        initialfile=name,
+        defaultextension=".csv",
+        filetypes=[("CSV (spreadsheets)", "*.csv"), ("JSON", "*.json")],
+    )
+    chosen(path)
+
+
+def _wait_for_dialog(root: tk.Misc, child: subprocess.Popen[str], then: Callable[[str], None]) -> None:
+    """The window goes on drawing and refreshing while the dialog is open; its answer comes to `then`."""
+    if child.poll() is None:
+        root.after(POLL_MS, _wait_for_dialog, root, child, then)
+        return
+    out = child.stdout.read() if child.stdout else ""
+    then(out.strip() if child.returncode == 0 else "")
+
+
+def write_period(e: Engine, p: pd.Period, path: str) -> str:
+    """Write the period's calls to `path` (JSON when it ends in .json, else CSV); what happened, in words."""
+    fmt = "json" if path.lower().endswith(".json") else "csv"
+    try:
+        n = export.to_file(export.rows(e.ledger, e.book, p), path, fmt, e.money())
+    except (OSError, ValueError, TrayburnError) as exc:
+        log.warning("export to %s failed: %s", path, exc)
+        return f"Could not export: {exc}"
+    return f"Exported {n:,} calls to {models.clean(path, models.PATH_CHARS)}"

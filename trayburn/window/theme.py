@@ -127,7 +127,7 @@ def _xft_dpi(root: tk.Misc) -> float | None:
         return None
     text = ""
     try:
-        from Xlib import Xatom
+        from Xlib import Xatom  # (optional, and X11's only)
         from Xlib import display as xdisplay
 
         d = xdisplay.Display(root.winfo_screen())

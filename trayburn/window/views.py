@@ -1,0 +1,430 @@
+"""The summary window's views: a day, a period and one session, and the navigation strip of the first two.
+
+They place the rows and strings of `models` in the widgets of `widgets`; they compute no figure.
+
+- `DayView`: the day's figures, its sessions, cost per model and cost per hour.
+- `PeriodView`: a week, a month or a range of days — its figures, a bar of cost per day (click one to open
+  that day), its sessions, and its spend by project, by model and by source.
+- `SessionView`: one session's facts and figures, its helpers, and its calls in order.
+- `PeriodNav` (`header`): Day / Week / Month / Range, previous and next, a field to type a date, a month or
+  a range, the way back to today, and Export…
+"""
+
+from __future__ import annotations
+
+import tkinter as tk
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date
+from functools import partial
+from tkinter import ttk
+
+from ..figures import periods as pd
+from ..figures.costs import Totals
+from ..figures.day import DayReport, SessionDetail, SessionSummary
+from ..figures.history import HistoryReport
+from ..figures.machines import MachinesReport
+from ..figures.money import Money
+from . import models
+from .models import USD, entry_text
+from .theme import Metrics, Palette
+from .widgets import BudgetBar, Cards, DayChart, FitLabel, HourChart, Table, show_text
+
+
+class DayView(ttk.Frame):
+    def __init__(
+        self,
+        master: tk.Misc,
+        metrics: Metrics,
+        palette: Palette,
+        *,
+        nav: Mapping[str, Callable],
+        on_open: Callable[[str], None],
+    ):
+        super().__init__(master, padding=(metrics.px(16), metrics.px(12), metrics.px(16), 0))
+        self.m = metrics
+        self.day: date | None = None
+        self.today: date | None = None
+        self.columnconfigure(0, weight=1)
+        self._header(metrics, nav)
+        self.cards = Cards(self, 4, metrics)
+        self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(10), metrics.px(4)))
+        self.budget = BudgetBar(self, metrics)
+        self.budget.grid(row=3, column=0, sticky="ew", pady=(0, metrics.px(8)))
+        self.sessions = Table(
+            self,
+            models.DAY_COLUMNS,
+            metrics,
+            height=9,
+            totals=True,
+            on_open=on_open,
+            empty="No Cline sessions on this day.",
+            sort=("start", True),
+        )
+        self.sessions.grid(row=4, column=0, sticky="nsew")
+        self.rowconfigure(4, weight=3)  # at a small size the tables below give up room too
+        self.rowconfigure(6, weight=1)
+        self.legend = ttk.Label(self, style="Small.TLabel")
+        self.legend.grid(row=5, column=0, sticky="w", pady=(metrics.px(4), 0))
+        self._bottom(metrics, palette)
+        self.recolor(palette)
+
+    def _header(self, m: Metrics, nav: Mapping[str, Callable]) -> None:
+        self.heading, self.zone, self.nav = header(self, m, nav)
+        self.prev, self.next, self.entry = self.nav.prev, self.nav.next, self.nav.entry
+        self.today_button, self.date_text = self.nav.now, self.nav.text
+        self.problem = ttk.Label(self, style="Error.TLabel")
+        self.problem.grid(row=1, column=0, sticky="w")
+        self.problem.grid_remove()
+
+    def _bottom(self, m: Metrics, p: Palette) -> None:
+        strip = ttk.Frame(self)
+        strip.grid(row=6, column=0, sticky="nsew", pady=(m.px(10), m.px(12)))
+        strip.columnconfigure(0, weight=5, uniform="strip")
+        strip.columnconfigure(1, weight=6, uniform="strip")
+        strip.rowconfigure(1, weight=1)
+        ttk.Label(strip, text="COST PER MODEL", style="Section.TLabel").grid(row=0, column=0, sticky="w")
+        ttk.Label(strip, text="COST PER HOUR", style="Section.TLabel").grid(
+            row=0, column=1, sticky="w", padx=(m.px(12), 0)
+        )
+        self.models = Table(strip, models.MODEL_COLUMNS, m, height=3, empty="No model calls.", sort=("cost", True))
+        self.models.tree.configure(takefocus=False)
+        self.models.grid(row=1, column=0, sticky="nsew", pady=(m.px(4), 0))
+        frame = ttk.Frame(strip, style="Table.TFrame", padding=1)
+        frame.grid(row=1, column=1, sticky="nsew", padx=(m.px(12), 0), pady=(m.px(4), 0))
+        frame.columnconfigure(0, weight=1)
+        frame.rowconfigure(0, weight=1)
+        self.chart = HourChart(frame, m, p, height=m.px(96))
+        self.chart.grid(row=0, column=0, sticky="nsew")
+
+    # ---- showing a day --------------------------------------------------------------------------
+
+    def show(
+        self,
+        report: DayReport,
+        sessions: Sequence[SessionSummary],
+        hours: Sequence[float],
+        today: date,
+        now_hour: int | None,
+        money: Money = USD,
+        budget: float | None = None,
+        machines: str | None = None,
+    ) -> None:
+        day = models.parse_day(report.date)
+        self.today, self.day = today, day
+        self.nav.show(pd.day_of(day), today)
+        self.heading.set(models.day_heading(day))
+        self.zone.set(f"Times in {models.clean(report.timezone, 40)}" + ("  ·  today" if day == today else ""))
+        self.cards.show(models.day_cards(report, sessions, money, budget, today=day == today, machines=machines))
+        self.budget.show(models.budget_share(report.cost_usd, budget))
+        decimals = money.decimals([s.cost_usd for s in sessions] + [report.cost_usd])
+        rows = models.session_rows(sessions, day, money, decimals)
+        self.sessions.set_rows(rows)
+        totals = models.day_totals(report, money, decimals)
+        self.sessions.set_totals(totals)
+        self.models.set_rows(models.model_rows(report, money))
+        self._legend(models.legend([r.values[-1] for r in rows] + [totals[-1]]))
+        self.chart.show(hours, now_hour if day == today else None, money)
+        self.say(None)
+
+    def say(self, problem: str | None) -> None:
+        show_text(self.problem, problem or "")
+
+    def _legend(self, text: str) -> None:
+        show_text(self.legend, text)
+
+    def recolor(self, p: Palette) -> None:
+        self.sessions.recolor(p)
+        self.models.recolor(p)
+        self.chart.recolor(p)
+
+
+class PeriodView(ttk.Frame):
+    def __init__(
+        self,
+        master: tk.Misc,
+        metrics: Metrics,
+        palette: Palette,
+        *,
+        nav: Mapping[str, Callable],
+        on_day: Callable[[date], None],
+        on_open: Callable[[str], None],
+    ):
+        m = metrics
+        super().__init__(master, padding=(m.px(16), m.px(12), m.px(16), 0))
+        self.m = m
+        self.period: pd.Period | None = None
+        self.columnconfigure(0, weight=1)
+        self.heading, self.zone, self.nav = header(self, m, nav)
+        self.problem = ttk.Label(self, style="Error.TLabel")
+        self.problem.grid(row=1, column=0, sticky="w")
+        self.problem.grid_remove()
+        self.cards = Cards(self, 4, m)
+        self.cards.grid(row=2, column=0, sticky="ew", pady=(m.px(10), m.px(4)))
+        self.budget = BudgetBar(self, m)
+        self.budget.grid(row=3, column=0, sticky="ew", pady=(0, m.px(6)))
+        frame = ttk.Frame(self, style="Table.TFrame", padding=1)
+        frame.grid(row=4, column=0, sticky="ew", pady=(m.px(2), m.px(10)))
+        frame.columnconfigure(0, weight=1)
+        self.chart = DayChart(frame, m, palette, height=m.px(104), on_day=on_day)
+        self.chart.grid(row=0, column=0, sticky="nsew")
+        self._tables(m, on_open)
+        self.legend = ttk.Label(self, style="Small.TLabel")
+        self.legend.grid(row=6, column=0, sticky="w", pady=(m.px(4), m.px(8)))
+        self.recolor(palette)
+
+    def _tables(self, m: Metrics, on_open: Callable[[str], None]) -> None:
+        below = ttk.Frame(self)
+        below.grid(row=5, column=0, sticky="nsew")
+        self.rowconfigure(5, weight=1)
+        below.columnconfigure(0, weight=3, uniform="below")
+        below.columnconfigure(1, weight=2, uniform="below")
+        below.rowconfigure(0, weight=1)
+        self.sessions = Table(
+            below,
+            models.PERIOD_SESSION_COLUMNS,
+            m,
+            height=6,
+            totals=True,
+            on_open=on_open,
+            empty="No Cline sessions in this period.",
+            sort=("start", True),
+        )
+        self.sessions.grid(row=0, column=0, sticky="nsew")
+        self.tabs = ttk.Notebook(below, takefocus=False)
+        self.tabs.grid(row=0, column=1, sticky="nsew", padx=(m.px(12), 0))
+        self.groups: dict[str, Table] = {}
+        for by, caption, heading in models.GROUP_TABLES:
+            table = Table(self.tabs, models.group_columns(heading), m, height=4, empty="–", sort=("cost", True))
+            table.tree.configure(takefocus=False)
+            self.tabs.add(table, text=caption.capitalize())
+            self.groups[by] = table
+        self.machines = Table(self.tabs, models.MACHINE_COLUMNS, m, height=4, empty="–", sort=("cost", True))
+        self.machines.tree.configure(takefocus=False)
+        self.tabs.add(self.machines, text="By machine", state="hidden")  # shown when other machines are held
+
+    # ---- showing a period -----------------------------------------------------------------------
+
+    def show(
+        self,
+        p: pd.Period,
+        views: Mapping[str, HistoryReport],
+        sessions: Sequence[SessionSummary],
+        today: date,
+        money: Money = USD,
+        daily_budget: float | None = None,
+        monthly_budget: float | None = None,
+        machines: MachinesReport | None = None,
+        plan: Totals | None = None,
+    ) -> None:
+        self.period = p
+        days = views["day"]
+        self.heading.set(p.label())
+        ahead = models.projection(p, 0.0, today) is not None
+        note = "  ·  the projection is a straight line, not a forecast" if ahead else ""
+        self.zone.set(f"Times in {models.clean(days.timezone, 40)}{note}")
+        self.nav.show(p, today)
+        total = days.total
+        self.cards.show(models.period_cards(total, sessions, p, today, money, daily_budget, monthly_budget, plan))
+        self.budget.show(models.budget_progress(p, total.totals.cost_usd, daily_budget, monthly_budget))
+        self.chart.show(models.bars(days), today, money)
+        decimals = money.decimals([s.cost_usd for s in sessions] + [total.cost_usd])
+        rows = models.session_rows(sessions, None, money, decimals, models.PERIOD_SESSION_COLUMNS)
+        self.sessions.set_rows(rows)
+        totals = models.period_totals(total, money, decimals)
+        self.sessions.set_totals(totals)
+        for by, table in self.groups.items():
+            table.set_rows(models.group_rows(views[by], money))
+        split = models.machine_rows(machines, money) if machines else []
+        self.machines.set_rows(split)
+        self.tabs.tab(self.machines, state="normal" if split else "hidden")
+        texts = [r.values[-1] for r in rows] + [totals[-1]]
+        texts += [r.values[-1] for t in (*self.groups.values(), self.machines) for r in t.rows.values()]
+        show_text(self.legend, models.legend(texts))
+        self.say(None)
+
+    def say(self, problem: str | None) -> None:
+        show_text(self.problem, problem or "")
+
+    def recolor(self, p: Palette) -> None:
+        self.sessions.recolor(p)
+        for t in (*self.groups.values(), self.machines):
+            t.recolor(p)
+        self.chart.recolor(p)
+
+
+class SessionView(ttk.Frame):
+    def __init__(
+        self,
+        master: tk.Misc,
+        metrics: Metrics,
+        palette: Palette,
+        *,
+        on_back: Callable[[], None],
+        on_copy: Callable[[], None],
+        on_folder: Callable[[], None],
+    ):
+        super().__init__(master, padding=(metrics.px(16), metrics.px(12), metrics.px(16), metrics.px(12)))
+        self.m = metrics
+        self.detail: SessionDetail | None = None
+        self.columnconfigure(0, weight=1)
+        self._header(metrics, on_back, on_copy, on_folder)
+        self.facts = ttk.Frame(self)
+        self.facts.grid(row=1, column=0, sticky="ew", pady=(metrics.px(8), 0))
+        self.fact_values = self._fact_grid(metrics)
+        self.cards = Cards(self, 6, metrics, wide=(0,))
+        self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(12), metrics.px(10)))
+        self.agents_caption = ttk.Label(self, text="SUBAGENTS AND TEAMMATES", style="Section.TLabel")
+        self.agents_caption.grid(row=3, column=0, sticky="w")
+        self.agents = Table(self, models.SUBAGENT_COLUMNS, metrics, height=2)
+        self.agents.tree.configure(takefocus=False)
+        self.agents.grid(row=4, column=0, sticky="ew", pady=(metrics.px(4), metrics.px(10)))
+        ttk.Label(self, text="CALLS IN ORDER", style="Section.TLabel").grid(row=5, column=0, sticky="w")
+        self.calls = Table(self, models.CALL_COLUMNS, metrics, height=8, empty="No model calls recorded yet.")
+        self.calls.grid(row=6, column=0, sticky="nsew", pady=(metrics.px(4), 0))
+        self.rowconfigure(6, weight=1)
+        self.legend = ttk.Label(self, style="Small.TLabel")
+        self.legend.grid(row=7, column=0, sticky="w", pady=(metrics.px(4), 0))
+        self.recolor(palette)
+
+    def _header(self, m: Metrics, on_back, on_copy, on_folder) -> None:
+        top = ttk.Frame(self)
+        top.grid(row=0, column=0, sticky="ew")
+        top.columnconfigure(1, weight=1)
+        self.back = ttk.Button(top, text="◀ Day", style="Nav.TButton", command=on_back)
+        self.back.grid(row=0, column=0, sticky="nw", padx=(0, m.px(12)))
+        self.title = ttk.Label(top, style="Title.TLabel", justify="left")
+        self.title.grid(row=0, column=1, sticky="ew")
+        self.buttons = buttons = ttk.Frame(top)
+        buttons.grid(row=0, column=2, sticky="ne", padx=(m.px(12), 0))
+        self.copy = ttk.Button(buttons, text="Copy session id", command=on_copy)
+        self.folder = ttk.Button(buttons, text="Open session folder", command=on_folder)
+        self.copy.grid(row=0, column=0)
+        self.folder.grid(row=0, column=1, padx=(m.px(6), 0))
+        top.bind("<Configure>", lambda e: self._wrap_title(e.width))
+
+    def _wrap_title(self, width: int) -> None:
+        """Wrap the title in the room the buttons leave (a label's own width follows its text)."""
+        room = width - self.back.winfo_reqwidth() - self.buttons.winfo_reqwidth() - self.m.px(24)
+        self.title.configure(wraplength=max(room, self.m.px(200)))
+
+    def _fact_grid(self, m: Metrics) -> dict[str, ttk.Label]:
+        labels = {}
+        self.facts.columnconfigure(1, weight=3)
+        self.facts.columnconfigure(3, weight=2)
+        for i, name in enumerate(models.FACT_LABELS):
+            row, col = i % 4, (i // 4) * 2
+            ttk.Label(self.facts, text=name, style="Fact.TLabel").grid(
+                row=row, column=col, sticky="nw", padx=(0 if col == 0 else m.px(24), m.px(10)), pady=m.px(1)
+            )
+            value = ttk.Label(self.facts)
+            value.grid(row=row, column=col + 1, sticky="nw", pady=m.px(1))
+            labels[name] = value
+        return labels
+
+    # ---- showing a session ----------------------------------------------------------------------
+
+    def show(self, d: SessionDetail, day_label: str, money: Money = USD) -> None:
+        self.detail = d
+        s = d.summary
+        self.back.configure(text=f"◀ {day_label}")
+        self.title.configure(text=models.clean(s.title, models.HEADING_CHARS))
+        for name, value in models.session_facts(d):
+            self.fact_values[name].configure(text=value)
+        self.cards.show(models.session_cards(d, money))
+        if s.subagents:
+            self.agents.set_rows(models.subagent_rows(s, money))
+            self.agents.tree.configure(height=min(len(s.subagents), 4))
+            self.agents_caption.grid()
+            self.agents.grid()
+        else:
+            self.agents_caption.grid_remove()
+            self.agents.grid_remove()
+        rows = models.call_rows(d, money)
+        self.calls.set_rows(rows)
+        cost = [c.key for c in models.CALL_COLUMNS].index("cost")
+        self._legend(models.legend([r.values[cost] for r in rows]))
+        self.folder.state(["!disabled"] if s.folder and not s.removed else ["disabled"])
+
+    def _legend(self, text: str) -> None:
+        show_text(self.legend, text)
+
+    def recolor(self, p: Palette) -> None:
+        self.calls.recolor(p)
+        self.agents.recolor(p)
+
+
+KINDS = (("day", "Day"), ("week", "Week"), ("month", "Month"), ("range", "Range"))
+BACK_TO_NOW = {"day": "Today", "week": "This week", "month": "This month", "range": "Last 30 days"}
+
+
+def header(view: ttk.Frame, m: Metrics, nav: Mapping[str, Callable]) -> tuple[FitLabel, FitLabel, PeriodNav]:
+    """The top of the day and period views: the heading, the time zone under it, the navigation strip."""
+    top = ttk.Frame(view)
+    top.grid(row=0, column=0, sticky="ew")
+    top.columnconfigure(0, weight=1)
+    heading = FitLabel(top, style="Title.TLabel")
+    heading.grid(row=0, column=0, sticky="ew")
+    zone = FitLabel(top, style="Muted.TLabel")  # cut with "…" beside the navigation at a small size
+    zone.grid(row=1, column=0, sticky="ew")
+    strip = PeriodNav(top, m, **nav)
+    strip.grid(row=0, column=1, rowspan=2, sticky="e")
+    return heading, zone, strip
+
+
+class PeriodNav(ttk.Frame):
+    def __init__(
+        self,
+        master: tk.Misc,
+        m: Metrics,
+        *,
+        on_kind: Callable[[str], None],
+        on_step: Callable[[int], None],
+        on_typed: Callable[[str], None],
+        on_now: Callable[[], None],
+        on_export: Callable[[], None],
+    ):
+        super().__init__(master)
+        self.columnconfigure(0, weight=1)
+        self.kind = tk.StringVar(value="day")
+        kinds = ttk.Frame(self)
+        kinds.grid(row=0, column=0, columnspan=4, sticky="e", pady=(0, m.px(4)))
+        self.kind_buttons: dict[str, ttk.Radiobutton] = {}
+        for i, (kind, label) in enumerate(KINDS):
+            b = ttk.Radiobutton(
+                kinds, text=label, value=kind, variable=self.kind, style="Toolbutton", command=partial(on_kind, kind)
+            )
+            b.grid(row=0, column=i, sticky="ns")
+            self.kind_buttons[kind] = b
+        self.export = ttk.Button(kinds, text="Export…", command=on_export)
+        self.export.grid(row=0, column=len(KINDS), sticky="ns", padx=(m.px(10), 0))
+        self.prev = ttk.Button(self, text="◀", width=3, style="Nav.TButton", command=lambda: on_step(-1))
+        self.text = tk.StringVar()
+        self.entry = ttk.Entry(self, textvariable=self.text, width=21, justify="center")
+        self.next = ttk.Button(self, text="▶", width=3, style="Nav.TButton", command=lambda: on_step(1))
+        self.now = ttk.Button(self, text="Today", width=11, command=on_now)
+        for i, w in enumerate((self.prev, self.entry, self.next, self.now)):
+            w.grid(row=1, column=i, padx=(0 if i == 0 else m.px(4), 0), sticky="nse" if i == 0 else "ns")
+        self.on_typed = on_typed
+        for seq in ("<Return>", "<KP_Enter>"):
+            self.entry.bind(seq, self._typed)
+        self.entry.bind("<Escape>", lambda e: self.reset())
+        self.period: pd.Period | None = None
+
+    def show(self, p: pd.Period, today) -> None:
+        """Mark the period's kind, put it in the field (unless it is being typed), and allow "next" only
+        towards today."""
+        changed = p != self.period
+        self.period = p
+        self.kind.set(p.kind)
+        if changed:
+            self.reset()
+        self.next.state(["disabled"] if p.until >= today else ["!disabled"])
+        self.now.configure(text=BACK_TO_NOW[p.kind])
+        self.now.state(["disabled"] if p.contains(today) and p.kind != "range" else ["!disabled"])
+
+    def _typed(self, _event: tk.Event) -> str:
+        self.on_typed(self.text.get())
+        return "break"
+
+    def reset(self) -> None:
+        self.text.set(entry_text(self.period) if self.period else "")
