@@ -8,6 +8,7 @@ as its own process and screenshots it. The pure row-building layer is tested wit
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -18,6 +19,8 @@ import pytest
 
 from trayburn import render
 from trayburn.engine import Engine
+from trayburn.figures.money import Money
+from trayburn.tray import model as tray_model
 from trayburn.window import models
 
 tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
@@ -44,6 +47,20 @@ from trayburn.window import theme  # noqa: E402  (needs tkinter)
 # ---- the rows, without a display -----------------------------------------------------------------
 
 
+def amount_as_the_menu(usd: float) -> str:
+    """What the tray's menu writes for an amount (issue 18's one rule): the window must write the same."""
+    return tray_model.amount(Money(), usd)
+
+
+def test_amounts_are_written_as_the_menu_writes_them():
+    written = {0.0: "$0.00", 0.0042: "<$0.01", 0.0099: "<$0.01", 0.01: "$0.01", 0.0786: "$0.08", 1234.567: "$1,234.57"}
+    for usd, text in written.items():
+        assert models.amount(models.USD, usd) == amount_as_the_menu(usd) == text
+    assert models.amount(models.USD, None) == "unpriced"
+    assert models.estimate_note(models.USD, 0.42, 0.07) == "incl. $0.07 estimated"  # the menu's words
+    assert models.estimate_note(models.USD, 0.42, 0.0) == "all reported by Cline"
+
+
 def test_clean_makes_one_short_line_of_plain_text():
     assert models.clean("a\n\tb\x00c\u2028d  e") == "a b c d e"
     assert models.clean("x" * 100, 10) == "x" * 9 + "…"
@@ -54,7 +71,8 @@ def test_clean_makes_one_short_line_of_plain_text():
 
 def test_figures_as_text():
     assert models.cost_text(0.0, 0.0, 3, 3) == "unpriced"  # never $0 when nothing had a price
-    assert models.cost_text(1.5, 0.5, 1, 3) == "$1.50*?"
+    assert models.cost_text(1.5, 0.5, 1, 3) == "≈$1.50?"  # about: part estimated; "?": some unpriced (the legend)
+    assert models.cost_text(12.4012) == "$12.40" and models.cost_text(0.0084) == "<$0.01"
     assert (
         models.duration(42) == "42 s" and models.duration(125) == "2 min 05 s" and models.duration(3720) == "1 h 02 min"
     )
@@ -87,11 +105,13 @@ def test_day_table_holds_every_session_with_expected_calls_and_tokens(open_windo
         assert row["title"].startswith(f"[{s['label']}]")
         # a session left "running" by a killed process shows as stale once it has been silent for long
         assert row["status"] == s["status"] or (s["status"] == "running" and row["status"] == "stale")
-    # costs include estimates: compare with the engine, at the one precision of the column (some are below a cent)
+    # costs include estimates: compare with the engine, at the menu's precision (cents; some are below a cent)
     for s in engine.sessions(DAY, DAY):
-        want = models.cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, decimals=4)
-        assert cells(tree, s.id)["cost"] == want
-    assert {len(c.rstrip("*?").split(".")[1]) for c in column(tree, "cost")} == {4}
+        marked = ("≈" if s.estimated_cost_usd else "") + amount_as_the_menu(s.cost_usd)
+        assert cells(tree, s.id)["cost"] == marked + ("?" if s.unpriced_calls else ""), s.title
+    costs = column(tree, "cost")
+    assert all(re.fullmatch(r"≈?(\$\d+\.\d\d|<\$0\.01)\??", c) for c in costs), costs
+    assert "<$0.01" in costs and "$0.08" in costs  # never "$0.0786" beside "$0.0003"
 
 
 def test_totals_line_and_cards_match_expected_and_the_engine(open_window, engine):
@@ -102,15 +122,18 @@ def test_totals_line_and_cards_match_expected_and_the_engine(open_window, engine
     assert str(totals[1]) == f"{EXPECTED['session_count']} sessions"
     assert str(totals[5]) == str(t["calls"])
     assert str(totals[6]) == render.tokens(t["inputTokens"] + t["outputTokens"])
-    assert str(totals[7]) == f"${day.cost_usd:.4f}*"  # the column's precision; part of it is estimated
+    assert str(totals[7]) == f"≈${day.cost_usd:.2f}"  # cents, as the card; "≈": part of it is estimated
     assert day.cost_usd >= t["cost"] - 1e-9  # reported cost plus estimates
     cards = dict((c[0], c[1:]) for c in win.day_view.cards.texts())
-    assert cards["TODAY"][0] == render.usd(day.cost_usd)  # the day shown is today (no budget set)
-    assert cards["TODAY"][1] == f"{render.usd(day.estimated_cost_usd)} estimated"
+    assert cards["TODAY"][0] == render.usd(day.cost_usd) == str(totals[7]).lstrip("≈")  # today (no budget set)
+    assert cards["TODAY"][1] == f"incl. {render.usd(day.estimated_cost_usd)} estimated"
+    # the same figure and the same words as the tray's menu
+    menu = tray_model.build_view(engine, day, engine.sessions(DAY, DAY), None, False).today
+    assert menu.startswith(f"Today: {cards['TODAY'][0]} ") and menu.endswith(" " + cards["TODAY"][1]), menu
     assert not win.day_view.budget.winfo_ismapped()
     assert cards["SESSIONS"][0] == "18" and cards["CALLS"][0] == "94"
     assert "4 failed" in cards["SESSIONS"][1] and "1 cancelled" in cards["SESSIONS"][1]
-    assert "includes an estimate" in str(win.day_view.legend.cget("text"))
+    assert str(win.day_view.legend.cget("text")).startswith("≈ includes an estimate from token counts")
     assert win.day_view.heading.cget("text") == "Monday 30 November 2026"
     assert "30 November 2026" in win.root.title()
 
@@ -253,10 +276,12 @@ def test_session_figures_tools_and_estimates(open_window, engine):
     view = win.session_view
     assert win.current is view and win.day == DAY  # back goes to the session's day
     assert column(view.calls.tree, "tools") == ["read, shell", "patch", "shell", "patch", "–"]
-    assert all(c.endswith("*") for c in column(view.calls.tree, "cost"))  # gpt-4o via openai-compatible: no cost
+    costs = column(view.calls.tree, "cost")
+    assert all(c.startswith("≈$") for c in costs), costs  # gpt-4o via openai-compatible: no cost, all estimated
+    assert "≈ includes an estimate" in str(view.legend.cget("text"))
     cards = dict((c[0], c[1:]) for c in view.cards.texts())
     s = engine.session(sid).summary
-    assert cards["COST"] == (render.usd(s.cost_usd), f"reported $0.00 · estimated {render.usd(s.estimated_cost_usd)}")
+    assert cards["COST"] == (render.usd(s.cost_usd), "all estimated from token counts")
     t = BY_LABEL["b_tools_patch"]["totals"]
     assert cards["TOKENS IN"][1] == f"{t['inputTokens']:,}" and cards["CACHE READ"][1] == f"{t['cacheReadTokens']:,}"
     assert not view.agents.winfo_ismapped()

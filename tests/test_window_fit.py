@@ -91,9 +91,19 @@ def demo_env(tmp_path):
     return {"TRAYBURN_CONFIG": str(config), "TRAYBURN_STATE_DIR": str(tmp_path / "state"), "TZ": "UTC"}
 
 
-@pytest.mark.parametrize("which", ["recorded corpus", "demo"])
-def test_no_label_is_cut_at_the_default_or_minimum_size_at_96_dpi(display, env, demo_env, which):
-    win, engine = open_on(display, env if which == "recorded corpus" else demo_env)
+@pytest.fixture
+def budget_env(env, tmp_path):
+    """The recorded corpus with a daily and a monthly budget: the cost cards then say the spend against the
+    budget and, on a second line, the estimate in words."""
+    settings = tmp_path / "budgets.toml"
+    settings.write_text("daily_budget = 0.4\nmonthly_budget = 0.5\n")
+    return env | {"TRAYBURN_CONFIG": str(settings)}
+
+
+@pytest.mark.parametrize("which", ["recorded corpus", "recorded corpus with budgets", "demo"])
+def test_no_label_is_cut_at_the_default_or_minimum_size_at_96_dpi(display, env, budget_env, demo_env, which):
+    chosen = {"recorded corpus": env, "recorded corpus with budgets": budget_env, "demo": demo_env}[which]
+    win, engine = open_on(display, chosen)
     try:
         assert theme.scale_of(win.root) == pytest.approx(1.0, abs=0.02)
         found = every_view_at_both_sizes(win)

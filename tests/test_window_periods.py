@@ -99,9 +99,14 @@ def test_month_with_a_budget_shows_spend_against_it_and_a_marked_projection(open
     e = engine_with(monthly_budget=0.5)
     win = open_window(e, day=DAY, kind="month")  # "today" is 30 November: the month is under way
     view = win.period_view
-    spent = e.history(MONTH, "day").total.totals.cost_usd
+    totals = e.history(MONTH, "day").total.totals
+    spent = totals.cost_usd
     c = cards(view)
-    assert c["COST"] == (render.usd(spent) + "*", models.budget_text(spent, 0.5))
+    assert totals.estimated_usd > 0  # the estimate in words under the spend against the budget, no bare "*"
+    assert c["COST"] == (
+        render.usd(spent),
+        f"{models.budget_text(spent, 0.5)}\nincl. {render.usd(totals.estimated_usd)} estimated",
+    )
     assert f"({spent / 0.5 * 100:.0f} %)" in c["COST"][1]
     assert c["PROJECTED"][0] == render.usd(spent / 30 * 30)  # the last day: the line ends where it stands
     assert c["PROJECTED"][1].startswith("projection: a straight line from 30 of 30 days")
@@ -247,9 +252,13 @@ def test_export_of_a_day_and_a_failed_export_say_so(open_window, engine, tmp_pat
 def test_daily_budget_on_the_cost_card(open_window, engine_with):
     e = engine_with(daily_budget=0.4)
     win = open_window(e, day=DAY)
-    spent = e.day(DAY).cost_usd
+    day = e.day(DAY)
+    spent = day.cost_usd
     c = cards(win.day_view)
-    assert c["TODAY"] == (render.usd(spent) + "*", f"of $0.40 budget ({spent / 0.4 * 100:.0f} %)")
+    assert c["TODAY"] == (
+        render.usd(spent),
+        f"of $0.40 budget ({spent / 0.4 * 100:.0f} %)\nincl. {render.usd(day.estimated_cost_usd)} estimated",
+    )
     assert win.day_view.budget.winfo_ismapped() and win.day_view.budget.share == pytest.approx(spent / 0.4)
 
 
@@ -259,7 +268,7 @@ def test_amounts_in_the_chosen_currency(open_window, engine_with):
     spent = e.history(WEEK, "day").total.totals.cost_usd
     assert cards(win.period_view)["COST"][0] == e.money().text(spent)
     assert cards(win.period_view)["COST"][0].endswith("€") and "," in cards(win.period_view)["COST"][0]
-    assert all(c.rstrip("*?").endswith("€") for c in column(win.period_view.sessions.tree, "cost"))
+    assert all(c.rstrip("?").endswith("€") for c in column(win.period_view.sessions.tree, "cost"))
     win.show_day(DAY)  # the hour chart's caption too
     peak = max(e.hourly(DAY))
     assert (
@@ -323,7 +332,7 @@ def test_one_precision_per_column_and_helpers_named_by_index(open_window, engine
     names = [str(view.agents.tree.set(i, "name")) for i in view.agents.tree.get_children()]
     assert names == ["Subagent 1", "Subagent 2"]
     costs = column(view.calls.tree, "cost")
-    assert len({len(c.rstrip("*").split(".")[1]) for c in costs}) == 1
+    assert len({len(c.split(".")[1]) for c in costs}) == 1  # a call's cost: one precision for the column
     writes = column(view.calls.tree, "cache_write")
     assert sum(int(w.replace(",", "")) for w in writes) == BY_LABEL["c_subagent"]["totals"]["cacheWriteTokens"]
     team = open_window(engine, session_id=BY_LABEL["d_team"]["session_id"]).session_view.agents

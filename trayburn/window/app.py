@@ -172,7 +172,7 @@ class SummaryWindow:
         now_hour = datetime.now().hour if day == today else None
         budget = e.settings.daily_budget
         money = e.money()
-        split = e.machines(day, day).menu_line(money.text, label="All")
+        split = e.machines(day, day).menu_line(functools.partial(models.amount, money), label="All")
         self.day_view.show(e.day(day), e.sessions(day, day), e.hourly(day), today, now_hour, money, budget, split)
         self._show_view(self.day_view, models.day_heading(day))
 

@@ -29,16 +29,16 @@ from ..figures.day import CallRow, DayReport, ModelCost, SessionDetail, SessionS
 from ..figures.history import Group, HistoryReport
 from ..figures.machines import MachineCost, MachinesReport
 from ..figures.money import Money
-from ..render import UNPRICED_MARK, plan_text, tokens
+from ..render import UNPRICED_MARK, plural, tokens
 
 USD = Money()
 
 TITLE_CHARS = 90  # in a table cell
 HEADING_CHARS = 240  # a session's title above its figures
 PATH_CHARS = 72
-ESTIMATE_MARK = "*"
+ESTIMATE_MARK = "≈"  # before a cost in a table: "about", part or all of it estimated (the legend says so in words)
 LEGEND = {
-    ESTIMATE_MARK: "* includes an estimate from token counts (Cline reported no cost)",
+    ESTIMATE_MARK: "≈ includes an estimate from token counts (Cline reported no cost)",
     UNPRICED_MARK: "? some calls have no known price and are not counted",
 }
 
@@ -113,19 +113,31 @@ def short_path(path: object, width: int = PATH_CHARS) -> str:
     return text[: keep // 3].rstrip() + "…" + text[len(text) - (keep - keep // 3) :]
 
 
-def cost_text(
-    cost: float | None,
-    estimated: float = 0.0,
-    unpriced: int = 0,
-    calls: int = 0,
-    money: Money = USD,
-    decimals: int | None = None,
-) -> str:
-    """A cost with its marks (* estimated, ? some unpriced); when none of the calls has a price it is
-    "unpriced", never $0. `decimals`: the precision of the cost's column (`Money.decimals`)."""
+def amount(money: Money, usd_value: float | None) -> str:
+    """The menu's precision rule (`tray.model.amount`) for every amount the window writes but a call's: cents
+    from one cent up ("$0.09", "$12.40"), "<$0.01" below (never "$0.0084" beside "$0.09"), "$0.00" for
+    nothing, "unpriced" for None. Other currencies as `Money.text` writes them."""
+    if usd_value is not None and not money.converts:
+        return "<$0.01" if 0 < usd_value < 0.01 else f"${usd_value:,.2f}"
+    return money.text(usd_value)
+
+
+def estimate_note(money: Money, cost: float, estimated: float) -> str:
+    """A cost card's words for its estimate, as the menu says it: "incl. $0.07 estimated"."""
+    if not estimated:
+        return "all reported by Cline"
+    if estimated >= cost:
+        return "all estimated from token counts"
+    return f"incl. {amount(money, estimated)} estimated"
+
+
+def cost_text(cost: float | None, estimated: float = 0.0, unpriced: int = 0, calls: int = 0, money: Money = USD) -> str:
+    """A cost in a table, at the menu's precision (`amount`), with its marks: "≈" before it when part of it is
+    estimated, "?" after it when some calls are unpriced (the table's legend says both in words); when none of
+    the calls has a price it is "unpriced", never $0."""
     if calls and unpriced >= calls:
         return "unpriced"
-    return money.text(cost, bool(estimated), decimals) + (UNPRICED_MARK if unpriced else "")
+    return (ESTIMATE_MARK if estimated else "") + amount(money, cost) + (UNPRICED_MARK if unpriced else "")
 
 
 def clock(iso: str | None, seconds: bool = False) -> str:
@@ -191,21 +203,15 @@ def session_rows(
     sessions: Sequence[SessionSummary],
     day: date | None = None,
     money: Money = USD,
-    decimals: int | None = None,
     columns: Sequence[Column] = DAY_COLUMNS,
 ) -> list[Row]:
-    """`decimals`: the cost column's precision (default: what these sessions need); `columns`: the day's
-    (DAY_COLUMNS) or a period's (PERIOD_SESSION_COLUMNS, whose start has its date)."""
-    if decimals is None:
-        decimals = money.decimals(s.cost_usd for s in sessions)
+    """`columns`: the day's (DAY_COLUMNS) or a period's (PERIOD_SESSION_COLUMNS, whose start has its date)."""
     keys = [c.key for c in columns]
     dated = columns is PERIOD_SESSION_COLUMNS
-    return [_session_row(s, day, money, decimals, dated, keys) for s in sessions]
+    return [_session_row(s, day, money, dated, keys) for s in sessions]
 
 
-def _session_row(
-    s: SessionSummary, day: date | None, money: Money, decimals: int, dated: bool, columns: list[str]
-) -> Row:
+def _session_row(s: SessionSummary, day: date | None, money: Money, dated: bool, columns: list[str]) -> Row:
     status = s.state + (" (removed)" if s.removed else "")
     models = ", ".join(s.models) or "–"
     started = datetime.fromisoformat(s.started_at).timestamp() if s.started_at else 0.0
@@ -217,37 +223,35 @@ def _session_row(
         "status": (status, status),
         "calls": (f"{s.calls:,}", s.calls),
         "tokens": (tokens(s.tokens.total), s.tokens.total),
-        "cost": (cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money, decimals), s.cost_usd),
+        "cost": (cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money), s.cost_usd),
     }
     tags = tuple(t for t in (s.state, "removed" if s.removed else "") if t)
     return Row(s.id, tuple(cells[k][0] for k in columns), tuple(cells[k][1] for k in columns), tags)
 
 
-def day_totals(r: DayReport, money: Money = USD, decimals: int | None = None) -> tuple[str, ...]:
-    plural = "" if r.sessions == 1 else "s"
+def day_totals(r: DayReport, money: Money = USD) -> tuple[str, ...]:
     return (
         "Total",
-        f"{r.sessions} session{plural}",
+        plural(r.sessions, "session"),
         "",
         "",
         "",
         f"{r.calls:,}",
         tokens(r.tokens.total),
-        cost_text(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls, money, decimals),
+        cost_text(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls, money),
     )
 
 
 def model_rows(r: DayReport, money: Money = USD) -> list[Row]:
-    decimals = money.decimals(m.cost_usd for m in r.models)
-    return [_model_row(m, money, decimals) for m in r.models]
+    return [_model_row(m, money) for m in r.models]
 
 
-def _model_row(m: ModelCost, money: Money, decimals: int) -> Row:
+def _model_row(m: ModelCost, money: Money) -> Row:
     values = (
         clean(m.name, 60),
         f"{m.calls:,}",
         tokens(m.tokens),
-        cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money, decimals),
+        cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money),
     )
     return Row(f"model:{m.name}", values, (m.name.casefold(), m.calls, m.tokens, m.cost_usd))
 
@@ -264,17 +268,18 @@ def day_cards(
     how much of it is spent: "TODAY  $0.33  of $0.40 budget (82 %)"; with other machines held, the
     cost card also says the day's spend on all of them (`machines`: "All $4.20 on 3 machines (this one $1.10)")."""
     t = r.tokens
-    estimated = f"{money.text(r.estimated_cost_usd)} estimated" if r.estimated_cost_usd else "all reported by Cline"
+    estimated = estimate_note(money, r.cost_usd, r.estimated_cost_usd)
     if r.unpriced_calls:
         estimated += f" · {r.unpriced_calls} unpriced"
-    if budget:  # the estimate, if any, is marked on the figure and explained by the legend
-        estimated = budget_text(r.cost_usd, budget, money)
+    if budget:  # the spend against the budget first, the estimate (if any) in words on the next line
+        spent = budget_text(r.cost_usd, budget, money)
+        estimated = f"{spent}\n{estimated}" if r.estimated_cost_usd or r.unpriced_calls else spent
     estimated = with_plan(estimated, r.plan_calls, r.plan_api_value_usd, money)
     if machines:
         estimated += f"\n{machines}"
     per_session = f"{r.calls / r.sessions:.1f} per session" if r.sessions else "no sessions"
     return [
-        ("Today" if today else "Cost", money.text(r.cost_usd, bool(budget and r.estimated_cost_usd)), estimated),
+        ("Today" if today else "Cost", amount(money, r.cost_usd), estimated),
         ("Sessions", f"{len(sessions):,}", _states(sessions)),
         ("Calls", f"{r.calls:,}", per_session),
         ("Tokens", tokens(t.total), f"{tokens(t.cache_read)} cache read · {tokens(t.output)} out"),
@@ -283,14 +288,15 @@ def day_cards(
 
 def with_plan(note: str, plan_calls: int, plan_value_usd: float, money: Money = USD) -> str:
     """A cost card's note with, on its own line, what a plan covered: beside the spend, never in it."""
-    plan = plan_text(plan_calls, plan_value_usd, money)
-    return f"{note}\n{plan}" if plan else note
+    if plan_calls <= 0:
+        return note
+    return f"{note}\n{plural(plan_calls, 'call')} covered by plan, API value {amount(money, plan_value_usd)}"
 
 
 def budget_text(spent: float, budget: float, money: Money = USD, what: str = "budget") -> str:
     """ "of $0.40 budget (82 %)"; "(over 10×)" past ten times the budget, never five digits."""
     share = (budget_share(spent, budget) or 0.0) * 100
-    return f"of {money.text(budget)} {what} ({'over 10×' if share > 1000 else f'{share:.0f} %'})"
+    return f"of {amount(money, budget)} {what} ({'over 10×' if share > 1000 else f'{share:.0f} %'})"
 
 
 def budget_share(spent: float, budget: float | None) -> float | None:
@@ -419,12 +425,13 @@ def period_cards(
     plan: Totals | None = None,
 ) -> list[tuple[str, str, str]]:
     t = total.totals
-    cost_note = f"{money.text(t.estimated_usd)} estimated" if t.estimated_usd else "all reported by Cline"
+    cost_note = estimate_note(money, t.cost_usd, t.estimated_usd)
     if t.unpriced_calls:
         cost_note += f" · {t.unpriced_calls} unpriced"
     budget = month_budget(p, monthly_budget)
-    if budget:  # the estimate, if any, is marked on the figure and explained by the legend
-        cost_note = budget_text(t.cost_usd, budget, money)
+    if budget:  # the spend against the budget first, the estimate (if any) in words on the next line
+        spent = budget_text(t.cost_usd, budget, money)
+        cost_note = f"{spent}\n{cost_note}" if t.estimated_usd or t.unpriced_calls else spent
     covered = plan or t
     cost_note = with_plan(cost_note, covered.plan_calls, covered.plan_api_value_usd, money)
     days = min(p.days, max((today - p.since).days + 1, 1)) if p.contains(today) else p.days
@@ -432,17 +439,17 @@ def period_cards(
     if ahead is not None:
         note = f"projection: a straight line from {days} of {p.days} days"
         if budget and ahead > budget:
-            note += f" · over the budget by {money.text(ahead - budget)}"
-        second = ("Projected", money.text(ahead), note)
+            note += f" · over the budget by {amount(money, ahead - budget)}"
+        second = ("Projected", amount(money, ahead), note)
     else:
         per_day = t.cost_usd / days
         note = f"over {days} day{'s' if days != 1 else ''}"
         if daily_budget:
-            note += f" · daily budget {money.text(daily_budget)}"
-        second = ("Per day", money.text(per_day), note)
+            note += f" · daily budget {amount(money, daily_budget)}"
+        second = ("Per day", amount(money, per_day), note)
     per_session = f"{t.calls / total.sessions:.1f} per session" if total.sessions else "no sessions"
     return [
-        ("Cost", money.text(t.cost_usd, bool(budget and t.estimated_usd)), cost_note),
+        ("Cost", amount(money, t.cost_usd), cost_note),
         second,
         ("Sessions", f"{len(sessions):,}", f"{t.calls:,} calls · {per_session}"),
         ("Tokens", tokens(t.tokens.total), f"{tokens(t.tokens.cache_read)} cache read · {tokens(t.tokens.output)} out"),
@@ -471,16 +478,15 @@ def bars(days: HistoryReport) -> list[Bar]:
 
 
 def group_rows(r: HistoryReport, money: Money = USD) -> list[Row]:
-    decimals = money.decimals(g.cost_usd for g in r.rows)
-    return [_group_row(g, r.by, money, decimals) for g in r.rows]
+    return [_group_row(g, r.by, money) for g in r.rows]
 
 
-def _group_row(g: Group, by: str, money: Money, decimals: int) -> Row:
+def _group_row(g: Group, by: str, money: Money) -> Row:
     t = g.totals
     values = (
         clean(g.label, 60),
         f"{g.sessions:,}",
-        cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money, decimals),
+        cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money),
     )
     return Row(f"{by}:{g.key}", values, (g.label.casefold(), g.sessions, t.cost_usd))
 
@@ -497,25 +503,23 @@ def machine_rows(r: MachinesReport, money: Money = USD) -> list[Row]:
     empty while no other machine is held (the tab is then hidden)."""
     if not r.shared:
         return []
-    decimals = money.decimals(m.cost_usd for m in r.machines)
-    return [_machine_row(m, money, decimals) for m in r.machines]
+    return [_machine_row(m, money) for m in r.machines]
 
 
-def _machine_row(m: MachineCost, money: Money, decimals: int) -> Row:
+def _machine_row(m: MachineCost, money: Money) -> Row:
     name = clean(m.name, 40) + (" (this one)" if m.this else "") + (" (file gone; history kept)" if m.file_gone else "")
-    cost = cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money, decimals)
+    cost = cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money)
     return Row(f"machine:{m.id or 'this'}", (name, f"{m.calls:,}", cost), (name.casefold(), m.calls, m.cost_usd))
 
 
-def period_totals(total: Group, money: Money = USD, decimals: int | None = None) -> tuple[str, ...]:
+def period_totals(total: Group, money: Money = USD) -> tuple[str, ...]:
     t = total.totals
-    plural = "" if total.sessions == 1 else "s"
-    cost = cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money, decimals)
-    return ("Total", f"{total.sessions} session{plural}", "", f"{t.calls:,}", cost)
+    cost = cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money)
+    return ("Total", plural(total.sessions, "session"), "", f"{t.calls:,}", cost)
 
 
 def bar_label(bar: Bar, money: Money = USD) -> str:
-    return f"{bar.day:%a} {bar.day.day} {bar.day:%b}   {money.text(bar.cost_usd)}   {bar.calls:,} calls"
+    return f"{bar.day:%a} {bar.day.day} {bar.day:%b}   {amount(money, bar.cost_usd)}   {bar.calls:,} calls"
 
 
 CALL_COLUMNS = (
@@ -539,13 +543,19 @@ SUBAGENT_COLUMNS = (
 
 
 def call_rows(d: SessionDetail, money: Money = USD) -> list[Row]:
+    """A session's calls in order. Their cost column is the one place the window writes fractions of a cent: a
+    call costs less than a cent more often than not, a call's cost is shown nowhere else, and which call cost
+    what is what the list is read for; so the column has one precision (`Money.decimals`: four decimals when a
+    call is under a cent), with "≈" before an estimated call's cost."""
     decimals = money.decimals(c.cost_usd for c in d.calls)
     return [_call_row(n, c, money, decimals) for n, c in enumerate(d.calls, 1)]
 
 
 def _call_row(n: int, c: CallRow, money: Money, decimals: int) -> Row:
     t = c.tokens
-    cost = money.text(c.cost_usd, c.estimated, decimals)
+    cost = money.text(c.cost_usd, False, decimals)
+    if c.estimated and c.cost_usd is not None:
+        cost = ESTIMATE_MARK + cost
     tools = ", ".join(c.tools) or "–"
     values = (
         str(n),
@@ -575,9 +585,8 @@ def _call_row(n: int, c: CallRow, money: Money, decimals: int) -> Row:
 
 
 def subagent_rows(s: SessionSummary, money: Money = USD) -> list[Row]:
-    decimals = money.decimals(a.cost_usd for a in s.subagents)
     names = helper_names(s.subagents)
-    return [_subagent_row(a, name, money, decimals) for a, name in zip(s.subagents, names, strict=True)]
+    return [_subagent_row(a, name, money) for a, name in zip(s.subagents, names, strict=True)]
 
 
 def helper_names(helpers: Sequence[Subagent]) -> list[str]:
@@ -595,8 +604,8 @@ def helper_names(helpers: Sequence[Subagent]) -> list[str]:
     return names
 
 
-def _subagent_row(a: Subagent, name: str, money: Money, decimals: int) -> Row:
-    values = (clean(name, 60), a.kind, f"{a.calls:,}", money.text(a.cost_usd, False, decimals))
+def _subagent_row(a: Subagent, name: str, money: Money) -> Row:
+    values = (clean(name, 60), a.kind, f"{a.calls:,}", amount(money, a.cost_usd))
     return Row(f"agent:{a.name}", values, (name.casefold(), a.kind, a.calls, a.cost_usd))
 
 
@@ -622,12 +631,14 @@ def session_facts(d: SessionDetail) -> list[tuple[str, str]]:
 def session_cards(d: SessionDetail, money: Money = USD) -> list[tuple[str, str, str]]:
     s, t = d.summary, d.summary.tokens
     reported = s.cost_usd - s.estimated_cost_usd
-    note = f"reported {money.text(reported)} · estimated {money.text(s.estimated_cost_usd)}"
+    note = estimate_note(money, s.cost_usd, s.estimated_cost_usd)
+    if 0 < s.estimated_cost_usd < s.cost_usd:
+        note = f"reported {amount(money, reported)} · {note}"
     if s.unpriced_calls:
         note += f" · {s.unpriced_calls} unpriced"
     note = with_plan(note, s.plan_calls, s.plan_api_value_usd, money)
     return [
-        ("Cost", money.text(s.cost_usd), note),
+        ("Cost", amount(money, s.cost_usd), note),
         ("Calls", f"{s.calls:,}", _agents_note(s)),
         ("Tokens in", tokens(t.input), f"{t.input:,}"),
         ("Tokens out", tokens(t.output), f"{t.output:,}"),

@@ -22,6 +22,7 @@ from .models import USD, Bar, bar_label
 from .theme import Metrics, Palette
 
 TOTALS_IID = "total"
+LONG_NOTE = 32  # characters: a card's note line longer than this widens its card (see `Cards._weight`)
 FIT_SAMPLE = "the quick brown fox jumps over a lazy dog: Fix add() in app.py, 2026-11-30"
 
 
@@ -292,8 +293,9 @@ class Cards(ttk.Frame):
             c.configure(text=note)
 
     def _weight(self, i: int, note: str) -> int:
-        """Wide cards twice the others; a note of several lines (a plan's value, other machines) half again."""
-        return 4 if i in self.wide else 3 if "\n" in note else 2
+        """Wide cards twice the others; a note with a long line (a plan's value, other machines) half again: two
+        short lines (the spend against a budget, then the estimate) need no more width than one."""
+        return 4 if i in self.wide else 3 if max(len(line) for line in note.split("\n")) > LONG_NOTE else 2
 
     def texts(self) -> list[tuple[str, str, str]]:
         return [(str(a.cget("text")), str(b.cget("text")), str(c.cget("text"))) for a, b, c in self.cells]
@@ -564,10 +566,10 @@ class HourChart(_Bars):
                     x0 + (slot - gap) / 2, bottom + px(4), text=f"{hour:02d}", anchor="n", font=small, fill=p.muted
                 )
         if self.hover is not None:
-            text = f"{models.hour_label(self.hover)}   {self.money.text(self.values[self.hover])}"
+            text = f"{models.hour_label(self.hover)}   {models.amount(self.money, self.values[self.hover])}"
         elif peak:
             busiest = self.values.index(peak)
-            text = f"Busiest hour {models.hour_label(busiest)}   {self.money.text(peak)}"
+            text = f"Busiest hour {models.hour_label(busiest)}   {models.amount(self.money, peak)}"
         else:
             text = "No spend on this day"
         self.create_text(left, px(4), text=text, anchor="nw", font=small, fill=p.muted, tags=("caption",))
