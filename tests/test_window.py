@@ -553,7 +553,7 @@ def test_the_budget_bar_is_coloured_by_level_and_a_huge_share_reads_over_10x(ope
         wanted = theme.budget_styles(win.palette)[bar.LEVELS[level]]
         assert colour == wanted and (level == "ok") == (colour == win.palette.muted)
         note = " ".join(t for card in win.day_view.cards.texts() for t in card)
-        wanted_note = "(over 10×)" if share > 10 else f"({round(share * 100)} %)"
+        wanted_note = "(over\u00a010×)" if share > 10 else f"({round(share * 100)}\u00a0%)"
         assert wanted_note in note, note
     finally:
         engine.close()

@@ -107,7 +107,7 @@ def test_month_with_a_budget_shows_spend_against_it_and_a_marked_projection(open
         render.usd(spent),
         f"{models.budget_text(spent, 0.5)}\nincl. {render.usd(totals.estimated_usd)} estimated",
     )
-    assert f"({spent / 0.5 * 100:.0f} %)" in c["COST"][1]
+    assert f"({spent / 0.5 * 100:.0f}\u00a0%)" in c["COST"][1]
     assert c["PROJECTED"][0] == render.usd(spent / 30 * 30)  # the last day: the line ends where it stands
     assert c["PROJECTED"][1].startswith("projection: a straight line from 30 of 30 days")
     assert "projection" in view.zone.cget("text")
@@ -257,7 +257,7 @@ def test_daily_budget_on_the_cost_card(open_window, engine_with):
     c = cards(win.day_view)
     assert c["TODAY"] == (
         render.usd(spent),
-        f"of $0.40 budget ({spent / 0.4 * 100:.0f} %)\nincl. {render.usd(day.estimated_cost_usd)} estimated",
+        f"of $0.40 budget ({spent / 0.4 * 100:.0f}\u00a0%)\nincl. {render.usd(day.estimated_cost_usd)} estimated",
     )
     assert win.day_view.budget.winfo_ismapped() and win.day_view.budget.share == pytest.approx(spent / 0.4)
 

@@ -36,6 +36,7 @@ USD = Money()
 TITLE_CHARS = 90  # in a table cell
 HEADING_CHARS = 240  # a session's title above its figures
 PATH_CHARS = 72
+NBSP = "\u00a0"  # a space a wrapped line never breaks at
 ESTIMATE_MARK = "≈"  # before a cost in a table: "about", part or all of it estimated (the legend says so in words)
 LEGEND = {
     ESTIMATE_MARK: "≈ includes an estimate from token counts (Cline reported no cost)",
@@ -294,9 +295,11 @@ def with_plan(note: str, plan_calls: int, plan_value_usd: float, money: Money = 
 
 
 def budget_text(spent: float, budget: float, money: Money = USD, what: str = "budget") -> str:
-    """ "of $0.40 budget (82 %)"; "(over 10×)" past ten times the budget, never five digits."""
+    """ "of $0.40 budget (82 %)"; "(over 10×)" past ten times the budget, never five digits. The space before
+    "%" does not break (a narrow card wraps the note before "(82 %)", not inside it)."""
     share = (budget_share(spent, budget) or 0.0) * 100
-    return f"of {amount(money, budget)} {what} ({'over 10×' if share > 1000 else f'{share:.0f} %'})"
+    part = f"over{NBSP}10×" if share > 1000 else f"{share:.0f}{NBSP}%"
+    return f"of {amount(money, budget)} {what} ({part})"
 
 
 def budget_share(spent: float, budget: float | None) -> float | None:

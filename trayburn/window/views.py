@@ -137,6 +137,11 @@ class DayView(ttk.Frame):
         self.chart.recolor(p)
 
 
+CHART_PX = 104  # the period's chart of cost per day (at 96 dpi) ...
+SHORT_CHART_PX = 64  # ... and in a view shorter than TALL_PX
+TALL_PX = 540
+
+
 class PeriodView(ttk.Frame):
     def __init__(
         self,
@@ -164,12 +169,21 @@ class PeriodView(ttk.Frame):
         frame = ttk.Frame(self, style="Table.TFrame", padding=1)
         frame.grid(row=4, column=0, sticky="ew", pady=(m.px(2), m.px(10)))
         frame.columnconfigure(0, weight=1)
-        self.chart = DayChart(frame, m, palette, height=m.px(104), on_day=on_day)
+        self.chart = DayChart(frame, m, palette, height=m.px(CHART_PX), on_day=on_day)
         self.chart.grid(row=0, column=0, sticky="nsew")
+        self.bind("<Configure>", self._fit_chart)
         self._tables(m, on_open)
         self.legend = ttk.Label(self, style="Small.TLabel")
         self.legend.grid(row=6, column=0, sticky="w", pady=(m.px(4), m.px(8)))
         self.recolor(palette)
+
+    def _fit_chart(self, event: tk.Event) -> None:
+        """A short window gives the chart's room to the sessions (at the minimum size they had no row left)."""
+        if event.widget is not self:
+            return
+        height = self.m.px(CHART_PX if event.height >= self.m.px(TALL_PX) else SHORT_CHART_PX)
+        if int(self.chart.cget("height")) != height:
+            self.chart.configure(height=height)
 
     def _tables(self, m: Metrics, on_open: Callable[[str], None]) -> None:
         below = ttk.Frame(self)

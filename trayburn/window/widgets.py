@@ -30,6 +30,26 @@ def _cut(text: str, chars: int) -> str:
     return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
 
 
+def style_font(widget: tk.Misc, style: str, default: str) -> tkfont.Font:
+    """The font a ttk style draws with (`default` where the style sets none)."""
+    name = ttk.Style(widget).lookup(style, "font") or default
+    try:
+        return tkfont.nametofont(name, root=widget)
+    except tk.TclError:  # a font description rather than a named font
+        return tkfont.Font(root=widget, font=name)
+
+
+def fit_text(text: str, width: int, font: tkfont.Font) -> str:
+    """`text` as it fits in `width` pixels of `font`: whole, or its longest start that fits with "…"."""
+    if width <= 1 or font.measure(text) <= width:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if font.measure(text[:mid].rstrip() + "…") <= width else (lo, mid - 1)
+    return text[:lo].rstrip() + "…"
+
+
 class Table(ttk.Frame):
     """A Treeview with a scrollbar, sortable headings, an optional totals line and an empty note.
 
@@ -70,6 +90,7 @@ class Table(ttk.Frame):
         self.columnconfigure(0, weight=1)
         self.rowconfigure(0, weight=1)
         self.totals: ttk.Treeview | None = None
+        self.totals_values: tuple[str, ...] = ()
         self._setup_columns(self.tree, metrics, headings=True)
         self.totals = self._totals(metrics, keys) if totals else None
         self.empty = ttk.Label(self, text=empty, style="Muted.TLabel", anchor="center")
@@ -93,7 +114,8 @@ class Table(ttk.Frame):
     def _layout(self, width: int) -> None:
         """Share the table's width: figures (numeric columns) always whole at their natural width, the
         stretching column takes what is left over, and when room is short the text columns give it up,
-        in proportion, their texts cut with an ellipsis."""
+        in proportion, their texts cut with an ellipsis, each keeping the width of its heading while the
+        headings fit at all."""
         numeric = sum(self._natural(c) for c in self.columns if c.fixed)
         texts = [c for c in self.columns if not c.fixed]
         wanted = {c.key: self._natural(c) // (2 if c.stretch else 1) for c in texts}
@@ -101,11 +123,17 @@ class Table(ttk.Frame):
         extra = room - sum(wanted.values())
         stretch = [c for c in texts if c.stretch]
         widths = {}
-        for c in texts:
-            if extra >= 0:
+        if extra >= 0:
+            for c in texts:
                 widths[c.key] = wanted[c.key] + (extra // len(stretch) if c in stretch else 0)
-            else:
-                widths[c.key] = max(int(wanted[c.key] * room / sum(wanted.values())), self.unit * 3)
+        else:
+            floor = {c.key: min(wanted[c.key], self._heading_width(c)) for c in texts}
+            if sum(floor.values()) > room:  # not even the headings fit: the figures keep their room first
+                floor = {k: min(wanted[k], self.unit * 3) for k in floor}
+            spare = max(room - sum(floor.values()), 0)
+            need = {k: wanted[k] - floor[k] for k in floor}
+            for k in floor:
+                widths[k] = floor[k] + int(need[k] * spare / (sum(need.values()) or 1))
         for c in self.columns:
             self.tree.column(c.key, width=widths.get(c.key, self._natural(c)))
         chars = {k: max(int((w - self.m.px(12)) / self.letter), 2) for k, w in widths.items()}
@@ -113,8 +141,14 @@ class Table(ttk.Frame):
             self.chars = chars
             for r in self.rows.values():
                 self.tree.item(r.iid, values=self._fitted(r.values))
+            self.set_totals(self.totals_values)
+        self._headings()
         if self.totals is not None:
             self.after_idle(self._sync_widths)
+
+    def _heading_width(self, c: models.Column) -> int:
+        """What a column's heading needs, with the sort arrow and the heading's padding."""
+        return style_font(self, "Treeview.Heading", "TkHeadingFont").measure(c.heading + " ▼") + self.m.px(20)
 
     def _fitted(self, values: Sequence[str]) -> list[str]:
         return [
@@ -169,8 +203,15 @@ class Table(ttk.Frame):
             self.empty.place(relx=0.5, rely=0.5, anchor="center")
 
     def set_totals(self, values: Sequence[str]) -> None:
-        if self.totals is not None:
-            self.totals.item(TOTALS_IID, values=list(values))
+        """The totals line, its texts cut to their columns as the rows' are."""
+        self.totals_values = tuple(values)
+        if self.totals is not None and self.totals_values:
+            font = style_font(self, "Totals.Treeview", "TkDefaultFont")  # bold: wider than the rows' letters
+            fitted = [
+                fit_text(str(v), int(self.tree.column(c.key, "width")) - self.m.px(12), font) if not c.fixed else v
+                for c, v in zip(self.columns, self.totals_values, strict=True)
+            ]
+            self.totals.item(TOTALS_IID, values=fitted)
 
     def shown(self, iid: str) -> dict[str, str]:
         """The cells of a row as they are on screen (cut to their columns)."""
@@ -201,9 +242,18 @@ class Table(ttk.Frame):
             if self._tags.get(r.iid) != tags:  # a Tk call only where the stripes or the state changed
                 self.tree.item(r.iid, tags=tags)
                 self._tags[r.iid] = tags
+        self._headings()
+
+    def _headings(self) -> None:
+        """Each heading with its sort arrow, ended with "…" where its column is narrower (never "Sessior")."""
+        font = style_font(self, "Treeview.Heading", "TkHeadingFont")
         for c in self.columns:
             arrow = (" ▼" if self.sort_desc else " ▲") if c.key == self.sort_key else ""
-            self.tree.heading(c.key, text=c.heading + arrow)
+            text = c.heading + arrow
+            if not c.fixed:
+                text = fit_text(text, int(self.tree.column(c.key, "width")) - self.m.px(16), font)
+            if str(self.tree.heading(c.key, "text")) != text:
+                self.tree.heading(c.key, text=text)
 
     def recolor(self, p: Palette) -> None:
         self.tree.tag_configure("odd", background=p.stripe)
@@ -283,6 +333,8 @@ class Cards(ttk.Frame):
             )
             for row, label in enumerate(labels):
                 label.grid(row=row, column=0, sticky="w")
+            # the note wraps to its card's width (at the minimum size "4 failed · 1 cancelled · 1 stale" does not fit)
+            card.bind("<Configure>", functools.partial(self._wrap, labels[2], 2 * metrics.px(12)))
             self.cells.append(labels)
 
     def show(self, cards: Sequence[tuple[str, str, str]]) -> None:
@@ -291,6 +343,12 @@ class Cards(ttk.Frame):
             a.configure(text=caption.upper())
             b.configure(text=figure)
             c.configure(text=note)
+
+    @staticmethod
+    def _wrap(note: ttk.Label, padding: int, event: tk.Event) -> None:
+        width = max(1, event.width - padding)
+        if str(note.cget("wraplength")) != str(width):
+            note.configure(wraplength=width)
 
     def _weight(self, i: int, note: str) -> int:
         """Wide cards twice the others; a note with a long line (a plan's value, other machines) half again: two
@@ -383,25 +441,12 @@ class FitLabel(ttk.Label):
         self._fit(self.winfo_width())
 
     def _fit(self, width: int) -> None:
-        text = self.full
-        font = self._font()
+        font = style_font(self, str(self.cget("style")) or "TLabel", "TkDefaultFont")
         shown = str(self.cget("text"))
         width -= max(0, self.winfo_reqwidth() - font.measure(shown)) if shown else 0  # its padding and border
-        if width > 1 and font.measure(text) > width:
-            lo, hi = 0, len(text)  # the longest start that fits with its ellipsis
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                lo, hi = (mid, hi) if font.measure(text[:mid] + "…") <= width else (lo, mid - 1)
-            text = text[:lo].rstrip() + "…"
-        if str(self.cget("text")) != text:
+        text = fit_text(self.full, width, font)
+        if shown != text:
             self.configure(text=text)
-
-    def _font(self) -> tkfont.Font:
-        name = ttk.Style(self).lookup(str(self.cget("style")) or "TLabel", "font") or "TkDefaultFont"
-        try:
-            return tkfont.nametofont(name, root=self)
-        except tk.TclError:  # a font description rather than a named font
-            return tkfont.nametofont("TkDefaultFont", root=self)
 
 
 LABELS = 12  # at most this many day labels under the bars
