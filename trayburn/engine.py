@@ -31,8 +31,7 @@ from .sources.base import Source
 from .sources.cline_cli.source import ClineCliSource
 
 if TYPE_CHECKING:
-    from .sync.share import ShareState, Sharing
-    from .sync.survey import SyncHealth
+    from .sync.share import ShareState, Sharing, SyncHealth
 
 log = logging.getLogger(__name__)
 
@@ -357,7 +356,7 @@ class Engine:
     def sync_health(self) -> SyncHealth:
         """Sharing as `doctor` shows it: this machine's id and file, each other machine's file."""
         s = self.settings
-        from .sync.survey import survey  # (doctor only)
+        from .sync.share import survey  # (doctor only: without a sync_dir the sharing code stays unloaded)
 
         return survey(self.sharing, s.sync_dir, s.machine_name, s.sync_titles)
 
