@@ -19,8 +19,7 @@ from ..figures import periods as days
 from ..figures import periods as pd
 from ..figures.costs import Totals
 from ..figures.day import SessionSummary
-from ..figures.history import Group, HistoryReport
-from ..figures.machines import MachineCost, MachinesReport
+from ..figures.history import Group, HistoryReport, MachineCost, MachinesReport
 from ..figures.money import Money
 from ..render import tokens
 from .model import USD, Column, Row, budget_share, budget_text, clean, cost_text, with_plan
