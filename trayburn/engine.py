@@ -23,7 +23,7 @@ from .figures import periods as days
 from .figures.history import MachinesReport
 from .files import Checkpoint, stat_file
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
-from .ledger.storable import storable_id
+from .ledger.writer import storable_id
 from .pricing import PriceBook
 from .pricing.show import SeenModel, seen
 from .sources.base import Source

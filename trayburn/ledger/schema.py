@@ -23,7 +23,7 @@ from .. import files as fsutil
 from ..errors import CantWrite, Exit, TrayburnError
 from . import salvage
 from .salvage import Salvaged
-from .storable import LedgerConnection
+from .writer import LedgerConnection
 
 NEARLY_FULL = 1 << 20  # bytes free under which an I/O error is taken for a full disk
 
@@ -330,7 +330,7 @@ def _create_private(path: Path) -> None:
 
 
 def connect(target: str | Path, busy_timeout_s: float, uri: bool = False) -> sqlite3.Connection:
-    """Every connection to a ledger: names byte-exact (see storable.py), autocommit, shared by threads."""
+    """Every connection to a ledger: names byte-exact (see writer.LedgerConnection), autocommit, shared by threads."""
     return sqlite3.connect(
         target,
         timeout=busy_timeout_s,

@@ -34,8 +34,7 @@ from .schema import (
     unavailable,
     verdict,
 )
-from .storable import StorableIds, text
-from .writer import RefreshStats
+from .writer import RefreshStats, StorableIds, text
 
 log = logging.getLogger(__name__)
 
