@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import files
-from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, Reader, Row, SessionRecord, T, Writer, should_read
+from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, Reader, SessionRecord, T, Writer, should_read
 from ..sources.cline_cli import layout as cf
 from ..sources.cline_cli.parse import _key, id_ms
 
@@ -100,7 +100,7 @@ class RefreshState:
 
     touched: dict[str, int] = field(default_factory=dict)  # sessions given a row or calls: id -> fallback ms
     reordered: set[str] = field(default_factory=set)  # sessions whose start (or whose files' session) changed
-    records: dict[str, tuple[SessionRecord, Call | None, int]] = field(default_factory=dict)  # (rollup, file id)
+    records: dict[str, tuple[SessionRecord, int]] = field(default_factory=dict)  # (the session, its file id)
     with_metrics: set[str] = field(default_factory=set)  # sessions given calls from messages
     new_ids: dict[str, int] = field(default_factory=dict)  # files rows added
     added: dict[str, Known] = field(default_factory=dict)  # rows added with a good read, as `Known` (see `known_added`)
@@ -246,8 +246,8 @@ class Refresh:
 
     # ---- sessions and calls ---------------------------------------------------------------------
 
-    def session(self, r: SessionRecord, rollup: Call | None, file_id: int, fallback_ms: int) -> None:
-        """Upsert the session's row. `rollup`: its total as one call, counted only while none of its
+    def session(self, r: SessionRecord, file_id: int, fallback_ms: int) -> None:
+        """Upsert the session's row. `r.rollup`: its total as one call, counted only while none of its
         messages has figures; `fallback_ms`: the time of calls without one when the session has no start."""
         self.db.execute(
             "INSERT INTO sessions(id, folder, started_ms, ended_ms, status, title, prompt, cwd, workspace_root,"
@@ -264,7 +264,7 @@ class Refresh:
         )  # fmt: skip
         if r.id in self.sessions and self.sessions[r.id] != r.started_ms:  # a new one's calls settle on insert
             self.state.reordered.add(r.id)
-        self.state.records[r.id] = (r, rollup, file_id)
+        self.state.records[r.id] = (r, file_id)
         self.state.touched[r.id] = fallback_ms
 
     def _defaults(self, sid: str, fallback_ms: int) -> tuple[int, str | None, str | None]:
@@ -280,19 +280,15 @@ class Refresh:
 
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
         """A message file's calls (a row whose key is new is inserted counted; copies settle at the end)."""
-        self.rows(sid, file_id, agent, [c.row() for c in calls], fallback_ms)
-
-    def rows(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
-        """`calls`, given as rows (`parse.Row`, what the parser builds)."""
-        self._upsert_calls(sid, file_id, agent, rows, fallback_ms)
+        self._upsert_calls(sid, file_id, agent, calls, fallback_ms)
         if self.legacy:
             self.db.execute(LEGACY_ROWS, (file_id,))  # schema 3's keys of messages without an id, now re-keyed
-        if rows:
+        if calls:
             self.state.with_metrics.add(sid)
         self.state.touched[sid] = fallback_ms
 
-    def _upsert_calls(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
-        if not rows:
+    def _upsert_calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
+        if not calls:
             return
         start, model, provider = self._defaults(sid, fallback_ms)
         self.db.executemany(
@@ -305,10 +301,10 @@ class Refresh:
             " cost=excluded.cost, tools=excluded.tools, provider=excluded.provider",
             [
                 (key, sid, file_id, agent, seq, ts or start, m or model, i, o, cr, cw, cost, ",".join(t), p or provider)
-                for key, seq, ts, m, i, o, cr, cw, cost, t, _, p in rows
+                for key, seq, ts, m, i, o, cr, cw, cost, t, _, p in calls
             ],
         )
-        self.stats.calls_upserted += len(rows)
+        self.stats.calls_upserted += len(calls)
 
     # ---- one session at a time ------------------------------------------------------------------
 
@@ -395,7 +391,8 @@ class Refresh:
         has_metrics = sid in self.state.with_metrics or (  # a session new to the ledger has no older calls
             known and self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
         )
-        record, rollup, file_id = self.state.records.get(sid, (None, None, 0))
+        record, file_id = self.state.records.get(sid, (None, 0))
+        rollup = record.rollup if record is not None else None
         if has_metrics or (record is not None and record.forked_from):
             if known:  # only a session known before this refresh can have a rollup row
                 self.db.execute(
@@ -403,7 +400,7 @@ class Refresh:
                 )
                 self.db.execute("DELETE FROM calls WHERE session_id=? AND seq<0", (sid,))
         elif rollup is not None:
-            self._upsert_calls(sid, file_id, "lead", [rollup.row()], fallback_ms)
+            self._upsert_calls(sid, file_id, "lead", [rollup], fallback_ms)
             self.db.execute("INSERT OR IGNORE INTO touched(key) VALUES(?)", (rollup.key,))
 
 
@@ -471,16 +468,13 @@ class StorableIds:
     def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int:
         return self._w.ok(path, storable_id(sid), kind, agent, c)
 
-    def session(self, record: SessionRecord, rollup: Call | None, file_id: int, fallback_ms: int) -> None:
+    def session(self, record: SessionRecord, file_id: int, fallback_ms: int) -> None:
         if not record.id.isascii():
             record = dataclasses.replace(record, id=storable_id(record.id))
-        self._w.session(record, rollup, file_id, fallback_ms)
+        self._w.session(record, file_id, fallback_ms)
 
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
         self._w.calls(storable_id(sid), file_id, agent, calls, fallback_ms)
-
-    def rows(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
-        self._w.rows(storable_id(sid), file_id, agent, rows, fallback_ms)
 
     def seen(self, path: str) -> None:
         self._w.seen(path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Container, Mapping, Sized
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from ..files import Checkpoint, FileStat
 
@@ -24,7 +24,6 @@ __all__ = [
     "Known",
     "Plan",
     "Reader",
-    "Row",
     "Seen",
     "SessionRecord",
     "Source",
@@ -44,16 +43,14 @@ MAX_TOKENS = 2**53  # above this a token count is garbage (and would not fit SQL
 MAX_COST = 10_000.0  # USD: above this a reported cost for one call is garbage (1e308 twice is Infinity)
 
 
-# One call as a plain tuple, in `Call`'s field order (what a cold ingest builds: no object per call).
-Row = tuple[str, int, int | None, str | None, int, int, int, int, float | None, tuple[str, ...], str | None, str | None]
+class Call(NamedTuple):
+    """One model call, from the parser to the ledger: a tuple, so a cold ingest builds no object per call beyond
+    it, and the writer binds it as it is."""
 
-
-@dataclass(slots=True)
-class Call:
     key: str  # identity across sessions: the message id (or session:index when it has none)
-    index: int
+    seq: int  # its place in its file (rollups: -1), the ledger's `seq` (`index` is tuple's)
     ts_ms: int | None  # None: use the session's start
-    model: str | None  # modelInfo.id; None: use the manifest's model
+    model: str | None  # modelInfo.id; None: use the session's model
     input: int
     output: int
     cache_read: int
@@ -62,12 +59,6 @@ class Call:
     tools: tuple[str, ...]
     note: str | None = None  # why a reported value was set aside (the call still counts, its cost estimated)
     provider: str | None = None  # modelInfo.provider; None: use the session's provider
-
-    def row(self) -> Row:
-        return (
-            self.key, self.index, self.ts_ms, self.model, self.input, self.output, self.cache_read,
-            self.cache_write, self.cost, self.tools, self.note, self.provider,
-        )  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -100,7 +91,7 @@ def changed(f: FileStat, known: Known | None) -> bool:
 
 @dataclass(slots=True)
 class SessionRecord:
-    """What a source knows of one session (the sessions row)."""
+    """One session, from the parser (or a source) to the ledger: its sessions row, and what comes with it."""
 
     id: str
     folder: str | None
@@ -115,6 +106,8 @@ class SessionRecord:
     provider: str | None = None
     source: str | None = None  # the Cline client that wrote it ("cli", "vscode", …)
     forked_from: str | None = None
+    rollup: Call | None = None  # its total as one call, counted only while no message of it has figures
+    messages_path: str | None = None  # where the session says its messages are (not stored)
 
 
 @dataclass
@@ -153,7 +146,7 @@ class Plan:
 
 
 class Writer(Protocol):
-    """What a source may do inside the ledger's write transaction (see `ledger.refresh.Refresh`)."""
+    """What a source may do inside the ledger's write transaction (see `ledger.writer.Refresh`)."""
 
     known: Mapping[str, Known]
     plan: Plan  # a source may ignore it (it then reads everything that changed in one transaction)
@@ -163,11 +156,8 @@ class Writer(Protocol):
     def read_with(self, f: FileStat, sid: str, kind: str, reader: Reader[T]) -> tuple[T, Checkpoint] | None: ...
     def failed(self, f: FileStat, sid: str, kind: str, why: str) -> None: ...
     def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int: ...
-    def session(self, record: SessionRecord, rollup: Call | None, file_id: int, fallback_ms: int) -> None: ...
+    def session(self, record: SessionRecord, file_id: int, fallback_ms: int) -> None: ...
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None: ...
-    def rows(
-        self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int
-    ) -> None: ...  # `calls`, as rows
     def seen(self, path: str) -> None: ...
     def live(self, sid: str) -> None: ...
     def has_session(self, sid: str) -> bool: ...
