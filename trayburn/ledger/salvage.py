@@ -34,6 +34,7 @@ import logging
 import os
 import re
 import sqlite3
+import stat
 import struct
 import time
 from collections.abc import Iterator
@@ -51,14 +52,36 @@ _NAME = re.compile(r"\.backup-(\d{8}-\d{6})$")
 
 
 def backups(ledger: Path) -> list[Path]:
-    """The ledger's backups, newest first."""
+    """The ledger's backups, newest first: regular files only (a FIFO, device or link named like one is left
+    alone: opening a FIFO waits for a writer that never comes)."""
     try:
         names = os.listdir(ledger.parent)
     except OSError:
         return []
     prefix = f"{ledger.name}.backup-"
-    found = [n for n in names if n.startswith(prefix) and _NAME.search(n)]
+    found = [n for n in names if n.startswith(prefix) and _NAME.search(n) and _regular(ledger.parent / n)]
     return [ledger.parent / n for n in sorted(found, reverse=True)]
+
+
+def _regular(path: Path, opened: bool = False) -> bool:
+    """`path` is a regular file, not a link (lstat: nothing opened). `opened`: checked again on a descriptor
+    opened without blocking and without following a link, just before SQLite opens it by name."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        if not opened:
+            return True
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    finally:
+        os.close(fd)
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def backup_due(ledger: Path, now: float | None = None) -> bool:
@@ -120,8 +143,10 @@ def daily_backup(db: sqlite3.Connection, ledger: Path, now: float | None = None)
 
 
 def newest_sound(ledger: Path) -> Path | None:
-    """The newest backup that opens and passes SQLite's quick check."""
+    """The newest backup that opens and passes SQLite's quick check (never a file that is not a regular one)."""
     for b in backups(ledger):
+        if not _regular(b, opened=True):
+            continue
         try:
             src = sqlite3.connect(f"{b.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None)
         except sqlite3.Error:
