@@ -23,10 +23,9 @@ from .figures import periods as days
 from .figures.history import MachinesReport
 from .files import Checkpoint, stat_file
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
-from .ledger.writer import storable_id
 from .pricing import PriceBook
 from .pricing.show import SeenModel, seen
-from .sources.base import Source
+from .sources.base import Source, storable_id
 from .sources.cline_cli.source import ClineCliSource
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ A folder or file name that is not valid UTF-8 (`b"sess\\xff"`) reaches Python as
 surrogate escapes, which SQLite cannot take as text. Such a value is bound as its file-system bytes
 (a BLOB, which SQLite keeps in a TEXT column as it is) and read back through `text()` (os.fsdecode)
 where a path is read, so the path a scan gives and the path the ledger holds are the same str. Session ids
-from such folder names are escaped text instead (`parse._key`, as for ids inside files), so they
+from such folder names are escaped text instead (`sources.base.storable_id`, as for ids inside files), so they
 print and can be typed back.
 """
 
@@ -29,9 +29,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import files
-from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, Reader, SessionRecord, T, Writer, should_read
-from ..sources.cline_cli import layout as cf
-from ..sources.cline_cli.parse import _key, id_ms
+from ..files import RACY_NS
+from ..sources.base import (
+    Call,
+    Checkpoint,
+    FileStat,
+    Known,
+    Plan,
+    Reader,
+    SessionRecord,
+    T,
+    Writer,
+    id_ms,
+    should_read,
+    storable_id,
+)
 
 
 @dataclass
@@ -82,7 +94,6 @@ SETTLE = (
 # The racy-timestamp rule (as git's): a file read within RACY_NS of its mtime may be rewritten within the
 # same timestamp tick with the same size, which no stat shows. Its checkpoint is stored with this mtime,
 # which no stat gives, so the file is read again at the next refresh (and trusted then, once it is older).
-RACY_NS = cf.RACY_NS
 UNTRUSTED_MTIME = -1
 
 
@@ -442,10 +453,6 @@ class LedgerConnection(sqlite3.Connection):
             return super().executemany(sql, rows)
         except UnicodeEncodeError:
             return super().executemany(sql, [_bind(r) for r in rows])
-
-
-def storable_id(sid: str) -> str:
-    return sid if sid.isascii() else _key(sid)
 
 
 class StorableIds:

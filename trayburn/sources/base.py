@@ -29,7 +29,9 @@ __all__ = [
     "Source",
     "Writer",
     "RETRY_RECENT_NS",
+    "id_ms",
     "qualified_id",
+    "storable_id",
     "should_read",
 ]
 
@@ -41,6 +43,31 @@ RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retr
 
 MAX_TOKENS = 2**53  # above this a token count is garbage (and would not fit SQLite's INTEGER)
 MAX_COST = 10_000.0  # USD: above this a reported cost for one call is garbage (1e308 twice is Infinity)
+
+# Times local time can show on every platform, whatever the zone (Windows' localtime stops in 3000):
+MIN_MS = 86_400_000  # 1970-01-02T00:00:00Z
+MAX_MS = 32_503_680_000_000 - 1  # 2999-12-31T23:59:59.999Z
+
+
+def id_ms(session_id: str) -> int | None:
+    """The epoch ms a session id begins with (`1796023651231_hi7ti` → 1796023651231), if plausible."""
+    head = session_id.partition("_")[0]
+    if not (head.isascii() and head.isdigit()):
+        return None
+    value = int(head)
+    return value if 1e12 <= value <= MAX_MS else None  # (1e12 ms is 2001)
+
+
+def storable_id(value: str) -> str:
+    """An identity from a file, storable and still distinct: a lone surrogate becomes its escape
+    text (`\\ud83d`), so two ids differing only there stay two calls."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 class Call(NamedTuple):

@@ -21,16 +21,12 @@ from types import ModuleType
 from typing import Any
 
 from ...files import blake2b
-from ..base import MAX_COST, MAX_TOKENS, Call, SessionRecord
+from ..base import MAX_COST, MAX_MS, MAX_TOKENS, MIN_MS, Call, SessionRecord, storable_id
 
 
 class ParseError(ValueError):
     """The bytes are not the document we expected (often a file caught mid-write)."""
 
-
-# Times local time can show on every platform, whatever the zone (Windows' localtime stops in 3000):
-MIN_MS = 86_400_000  # 1970-01-02T00:00:00Z
-MAX_MS = 32_503_680_000_000 - 1  # 2999-12-31T23:59:59.999Z
 
 # The typed fast path (msgspec structs decoding only the fields used) lives in typed.py, imported at the first
 # parse: a refresh that finds nothing changed never pays for msgspec.
@@ -90,15 +86,6 @@ def displayable(epoch_ms: int | None) -> int | None:
     return epoch_ms if epoch_ms is not None and MIN_MS <= epoch_ms <= MAX_MS else None
 
 
-def id_ms(session_id: str) -> int | None:
-    """The epoch ms a session id begins with (`1796023651231_hi7ti` → 1796023651231), if plausible."""
-    head = session_id.partition("_")[0]
-    if not (head.isascii() and head.isdigit()):
-        return None
-    value = int(head)
-    return value if 1e12 <= value <= MAX_MS else None  # (1e12 ms is 2001)
-
-
 def _iso_ms(text: str) -> int | None:
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -152,7 +139,9 @@ def _calls(messages: list, session_id: str) -> list[Call]:
             model, provider = (info.get("id"), info.get("provider")) if isinstance(info, dict) else (None, None)
             mid, ts_ms, name = m.get("id"), to_ms(m.get("ts")), _str(model)
             key = (
-                _key(mid) if isinstance(mid, str) and mid else idless_key(session_id, index, ts_ms, name, tokens, cost)
+                storable_id(mid)
+                if isinstance(mid, str) and mid
+                else idless_key(session_id, index, ts_ms, name, tokens, cost)
             )
             tools = _tool_names(m.get("content"))
             calls.append(Call(key, index, ts_ms, name, *tokens, cost, tools, note, _str(provider)))
@@ -183,7 +172,7 @@ def _typed_calls(messages: list, session_id: str) -> list[Call]:
         if not (type(mid) is str and mid.isascii() and mid):
             # no id: its content is its identity (renamed copies of a session count it once)
             mid = (
-                _key(mid)
+                storable_id(mid)
                 if isinstance(mid, str) and mid
                 else idless_key(session_id, index, ts, model, (i, o, cr, cw), cost)
             )
@@ -219,18 +208,6 @@ def _text(value: str) -> str:
         value.encode("utf-8")
     except UnicodeEncodeError:  # (a pair split across two escapes joins up again here)
         return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return value
-
-
-def _key(value: str) -> str:
-    """An identity from a file, storable and still distinct: a lone surrogate becomes its escape
-    text (`\\ud83d`), so two ids differing only there stay two calls."""
-    if value.isascii():
-        return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
     return value
 
 
@@ -291,7 +268,7 @@ def parse_manifest(data: bytes) -> SessionRecord:
         doc = _slow(data)  # valid JSON msgspec refuses (1e400) still parses; the rest raises ParseError
     if not isinstance(doc, dict):
         raise ParseError("not a JSON object")
-    sid = _key(doc["session_id"]) if isinstance(doc.get("session_id"), str) else ""
+    sid = storable_id(doc["session_id"]) if isinstance(doc.get("session_id"), str) else ""
     meta: dict[str, Any] = doc["metadata"] if isinstance(doc.get("metadata"), dict) else {}
     fork: dict[str, Any] = meta["fork"] if isinstance(meta.get("fork"), dict) else {}
     return SessionRecord(
@@ -308,7 +285,7 @@ def parse_manifest(data: bytes) -> SessionRecord:
         provider=_str(doc.get("provider")),
         source=_str(doc.get("source")),
         messages_path=_str(doc.get("messages_path")),
-        forked_from=_key(fork["forkedFromSessionId"]) if _str(fork.get("forkedFromSessionId")) else None,
+        forked_from=storable_id(fork["forkedFromSessionId"]) if _str(fork.get("forkedFromSessionId")) else None,
         rollup=_rollup(meta.get("usage"), sid),
     )
 
