@@ -275,11 +275,10 @@ class Engine:
     def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
         """(label, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the
         menu's "CLI $1.20 · VS Code $3.40" line (`task_places.menu_line` writes it from this)."""
-        from .figures.periods import Period
         from .sources.task_places import source_label
 
         first = since or days.now_date()
-        got = history.report(self.ledger, self.book, Period(first, until or first), "source", self.machine_name())
+        got = history.report(self.ledger, self.book, days.Period(first, until or first), "source", self.machine_name())
         pairs = [(source_label(r.key), r.cost_usd) for r in got.rows]
         return sorted(pairs, key=lambda pair: -(pair[1] or 0.0))
 
