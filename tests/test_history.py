@@ -20,9 +20,9 @@ from corpus import CORPUS, assistant, cline_estimate, expected, isolated_env, ma
 from trayburn import cli
 from trayburn.engine import Engine
 from trayburn.errors import Exit
+from trayburn.figures import day as report
 from trayburn.figures import export, history
 from trayburn.figures import periods as pd
-from trayburn.figures import sessions as session_list
 from trayburn.figures.day import totals_between
 from trayburn.figures.money import Money
 from trayburn.pricing import PriceBook
@@ -435,19 +435,17 @@ def test_an_export_that_cannot_be_written_names_the_path_given_and_what_to_do(cl
 @pytest.mark.parametrize("span", [(None, None), (date(2026, 11, 3), date(2026, 11, 10)), (date(2026, 11, 30), None)])
 def test_grouped_sessions_equal_their_calls_one_by_one(made, real, span):
     """The sessions list (two grouped queries) against each session's calls as its detail prices them."""
-    from trayburn.figures import day as report
-
     for engine in (made[0], real):
         since, until = span
         until = until or (since and date(2026, 12, 31))
         start = report.local_midnight_ms(since) if since else 0
         end = report.day_bounds(until)[1] if until else 2**62
         now = 1796100000000
-        grouped = session_list.sessions(engine.ledger, engine.book, since, until, now)
+        grouped = report.sessions(engine.ledger, engine.book, since, until, now)
         assert [s.id for s in grouped] == [s.id for s in engine.sessions(since, until)]  # the engine's list
         assert {s.id for s in grouped} == set(engine.ledger.session_ids(start, end))
         for s in grouped:
-            detail = session_list.session_detail(engine.ledger, engine.book, s.id, now)
+            detail = report.session_detail(engine.ledger, engine.book, s.id, now)
             calls = [c for c in detail.calls if start <= c.ts_ms < end]
             assert s.calls == len(calls) and s.tokens.input == sum(c.tokens.input for c in calls)
             assert s.cost_usd == pytest.approx(sum(c.cost_usd or 0 for c in calls), abs=1e-9)
@@ -460,7 +458,7 @@ def test_grouped_sessions_equal_their_calls_one_by_one(made, real, span):
             assert s.project == (history.project_name(where) if where else None)  # the one project rule
             if since is None:
                 assert s.to_json() == detail.summary.to_json()
-    assert len(session_list.sessions(made[0].ledger, made[0].book, None, None)) == 6
+    assert len(report.sessions(made[0].ledger, made[0].book, None, None)) == 6
 
 
 def test_overview_equals_the_single_reports(made, real):
@@ -524,7 +522,7 @@ def test_export_takes_the_call_s_provider_when_the_ledger_has_one(made):
         r = engine.history(NOVEMBER, by)
         assert_adds_up(r)
         assert group_sums(r.total)[:5] == hc.sums(calls)[:5]
-    assert len(session_list.sessions(engine.ledger, engine.book, None, None)) == 6
+    assert len(report.sessions(engine.ledger, engine.book, None, None)) == 6
 
 
 def test_a_long_period_by_day_is_a_few_queries_and_still_adds_up(made):

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
-from trayburn import appearance
+from trayburn import platform as appearance
 from trayburn.tray import font, icon, label, mark
 from trayburn.tray.icon import CRISP_BELOW, IconState, draw_mark, render_icon
 from trayburn.tray.label import format_cost

@@ -128,3 +128,16 @@ def test_the_core_never_imports_tray_or_window():
         if not name.startswith(("trayburn.tray", "trayburn.window")) and name != "trayburn.cli"
     }
     assert {k: v for k, v in core.items() if v} == {}
+
+
+def test_the_ledger_knows_no_layout():
+    """The ledger is given a `Source` and imports only the seam (`sources/base.py`) of sources/: no source's
+    layout, parser or cache."""
+    edges, _ = _graph()
+    seam = {"trayburn.sources", "trayburn.sources.base"}
+    knows = {
+        name: sorted(t for t in targets if t.startswith("trayburn.sources") and t not in seam)
+        for name, targets in edges.items()
+        if name.startswith("trayburn.ledger")
+    }
+    assert {k: v for k, v in knows.items() if v} == {}

@@ -26,7 +26,6 @@ from ledgers import LONG, REAL, T0, assert_no_write_needed, cline, corpus_files,
 
 from trayburn.engine import Engine
 from trayburn.figures import day as report
-from trayburn.figures import sessions as session_list
 from trayburn.ledger import SCHEMA_VERSION, LedgerBusy, LedgerError
 from trayburn.ledger.schema import CALLS_INDEXES, V2_FILES_AND_CALLS
 from trayburn.pricing import PriceBook
@@ -277,8 +276,8 @@ def test_report_queries_find_calls_by_index(ledger):
     statements = []
     ledger.db.set_trace_callback(statements.append)
     try:
-        session_list.sessions_report(ledger, PriceBook(), None, None)
-        session_list.session_detail(ledger, PriceBook(), LONG)
+        report.sessions_report(ledger, PriceBook(), None, None)
+        report.session_detail(ledger, PriceBook(), LONG)
         report.day_report(ledger, PriceBook(), date(2026, 11, 30))
         report.hourly_costs(ledger, PriceBook(), date(2026, 11, 30))
     finally:

@@ -31,7 +31,7 @@ from ledgers import LONG, PLAIN, T0, append_call, assert_no_write_needed, cline,
 
 from trayburn import files as trayburn_files
 from trayburn.engine import Engine
-from trayburn.figures import sessions as session_list
+from trayburn.figures import day as report
 from trayburn.pricing import PriceBook
 from trayburn.sources.cline_cli.layout import FULL_SWEEP_S
 
@@ -223,7 +223,7 @@ def test_removed_session_keeps_counting_and_is_marked(ledger, sessions, tmp_path
     assert stats.removed_sessions == 1
     assert_sums(counted(ledger), total())
     assert ledger.query("SELECT id FROM sessions WHERE removed=1") == [(LONG,)]
-    (summary,) = [s for s in session_list.sessions_report(ledger, PriceBook(), None, None) if s.id == LONG]
+    (summary,) = [s for s in report.sessions_report(ledger, PriceBook(), None, None) if s.id == LONG]
     assert summary.removed and summary.calls == expected_sessions()[LONG]["totals"]["calls"]
     assert ledger.problems() == []
     assert_no_write_needed(ledger, sessions)

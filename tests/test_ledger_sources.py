@@ -57,9 +57,7 @@ class ExportFile:
             sid = qualified_id(self.origin, s["id"])
             self.known_sessions.append(sid)
             writer.live(sid)
-            writer.session(
-                SessionRecord(sid, None, s["started_ms"], None, "completed", model=s["model"]), None, file_id, 0
-            )
+            writer.session(SessionRecord(sid, None, s["started_ms"], None, "completed", model=s["model"]), file_id, 0)
             calls = [
                 Call(
                     c["key"],

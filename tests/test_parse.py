@@ -46,7 +46,7 @@ def test_recorded_manifest_fields():
     sid = "1796026750424_j6crs"
     m = parse_manifest((CORPUS / "data" / "sessions" / sid / f"{sid}.json").read_bytes())
     raw = json.loads((CORPUS / "data" / "sessions" / sid / f"{sid}.json").read_text())
-    assert m.session_id == sid
+    assert m.id == sid
     assert m.started_ms == ms(raw["started_at"]) and m.ended_ms == ms(raw["ended_at"])
     assert (m.status, m.model, m.provider, m.source) == (raw["status"], raw["model"], raw["provider"], "cli")
     assert m.messages_path == raw["messages_path"]
@@ -103,7 +103,7 @@ def test_rule2_key_is_the_message_id():
 
 def test_rule2_messages_without_id_keyed_by_content_and_original_index():
     calls = parse_messages(quirk("messages/odd_shapes.messages.json"), "S").calls
-    assert [c.index for c in calls] == [3, 4, 5]  # stray entries 0-2 keep their places
+    assert [c.seq for c in calls] == [3, 4, 5]  # stray entries 0-2 keep their places
     assert [c.input for c in calls] == [100, 200, 300]
     assert all(c.key.startswith(IDLESS) for c in calls) and len({c.key for c in calls}) == 3
     renamed = parse_messages(quirk("messages/odd_shapes.messages.json"), "S-renamed").calls
@@ -320,7 +320,7 @@ def test_old_content_with_new_tail_is_not_valid():
 )
 def test_broken_manifest(data):
     if data == b'{"a": 1e400}':
-        assert parse_manifest(data).session_id == ""  # valid enough: an object
+        assert parse_manifest(data).id == ""  # valid enough: an object
         return
     with pytest.raises(ParseError):
         parse_manifest(data)
@@ -446,7 +446,7 @@ def test_lone_surrogates_in_a_manifest():
     doc = manifest("S\ud800", "2026-11-30T07:27:31.238Z", cwd="/w/\udcff", model="m\ud83d", source="cli\ud83d")
     doc["metadata"] = {"title": "hi \ud83d there", "fork": {"forkedFromSessionId": "P\ud83d"}}
     m = parse_manifest(dumps(doc))
-    assert (m.session_id, m.title, m.cwd, m.model, m.forked_from) == (
+    assert (m.id, m.title, m.cwd, m.model, m.forked_from) == (
         "S\\ud800",
         "hi \ufffd there",
         "/w/\ufffd",
@@ -491,7 +491,7 @@ def test_manifest_times_local_time_cannot_show_are_missing(field, value):
 def test_the_edges_of_the_displayable_range():
     from datetime import datetime
 
-    from trayburn.sources.cline_cli.parse import MAX_MS, MIN_MS
+    from trayburn.sources.base import MAX_MS, MIN_MS
 
     assert to_ms(MIN_MS // 1000) == MIN_MS and to_ms(MIN_MS // 1000 - 1) is None  # seconds below 1e12
     assert to_ms(MAX_MS) == MAX_MS and to_ms(MAX_MS + 1) is None
@@ -511,12 +511,12 @@ def test_a_valid_file_with_deeply_nested_tool_input_parses(depth):
     assert data.count(b"[") > depth
     calls = by_key(data)
     assert list(calls) == ["msg_control", "deep", "after"] and calls["deep"].tools == ("editor",)
-    assert calls["deep"].index == 1 and calls["after"].index == 2
+    assert calls["deep"].seq == 1 and calls["after"].seq == 2
     _control_counted(calls)
     with pytest.raises(ParseError, match="mid-write"):  # the same file cut short is still refused
         parse_messages(data[: len(data) // 2], "S")
     manifest_data = dumps(manifest("S", "2026-11-30T07:27:31.238Z")).replace(b'"pid": 1', b'"pid": ' + deep, 1)
-    assert parse_manifest(manifest_data).session_id == "S"
+    assert parse_manifest(manifest_data).id == "S"
 
 
 def _depth(node) -> int:
@@ -601,8 +601,7 @@ odd_time = odd_number | st.sampled_from(["0001-01-01T00:00:00+14:00", "9999-12-3
     odd_text,
 )
 def test_whatever_a_file_holds_calls_are_storable_displayable_and_finite(rows, sid):
-    from trayburn.sources.base import MAX_COST
-    from trayburn.sources.cline_cli.parse import MAX_MS, MIN_MS
+    from trayburn.sources.base import MAX_COST, MAX_MS, MIN_MS
 
     msgs = [
         assistant(r["id"], r["ts"], r["n"], r["n"], cost=r["cost"], model=r["model"], tools=(r["tool"],)) for r in rows

@@ -21,7 +21,6 @@ from trayburn.engine import Engine
 from trayburn.figures import day as report
 from trayburn.figures import export, history
 from trayburn.figures import periods as period
-from trayburn.figures import sessions as session_list
 from trayburn.pricing import PriceBook
 from trayburn.sources.base import MAX_COST
 
@@ -88,7 +87,7 @@ def test_long_context_tier_above_and_below_200k_through_the_report(tmp_path):
     led = ledger_with(tmp_path, {"1796020000000_tiers": ("anthropic", messages)})
     r = report.day_report(led, PriceBook(), DAY)
     assert r.estimated_cost_usd == pytest.approx(1.5225 + 3 * (0.6 + 0.015), rel=1e-9)
-    detail = session_list.session_detail(led, PriceBook(), "1796020000000_tiers")
+    detail = report.session_detail(led, PriceBook(), "1796020000000_tiers")
     assert [c.cost_usd for c in detail.calls] == pytest.approx([1.5225] + [0.615] * 3, rel=1e-9)
     assert detail.summary.cost_usd == pytest.approx(r.cost_usd, rel=1e-12)
     led.close()
@@ -144,9 +143,9 @@ def test_grouped_estimates_equal_the_calls_priced_one_by_one(calls, session_prov
         assert sum(report.hourly_costs(led, book, DAY)) == pytest.approx(day.cost_usd, rel=1e-9, abs=1e-12)
         start, end = report.day_bounds(DAY)
         assert report.totals_between(led, book, start, end).cost_usd == pytest.approx(day.cost_usd, rel=1e-12)
-        (s,) = session_list.sessions_report(led, book, DAY, DAY)
+        (s,) = report.sessions_report(led, book, DAY, DAY)
         assert (s.cost_usd, s.plan_api_value_usd) == pytest.approx((day.cost_usd, plan), rel=1e-9, abs=1e-12)
-        detail = session_list.session_detail(led, book, "1796020000000_prop1")
+        detail = report.session_detail(led, book, "1796020000000_prop1")
         rows = [c.cost_usd for c in detail.calls if c.estimated]
         assert sum(rows) == pytest.approx(est, rel=1e-9, abs=1e-12)
         for by in history.BY:  # history's every grouping: the same groups, the same prices
@@ -157,7 +156,7 @@ def test_grouped_estimates_equal_the_calls_priced_one_by_one(calls, session_prov
             for f in ("reported_usd", "estimated_usd", "plan_api_value_usd"):  # the rows add up to the total
                 # (approx: sum() compensates rounding since Python 3.12, a running total does not)
                 assert sum(getattr(g.totals, f) for g in h.rows) == pytest.approx(getattr(t, f), rel=1e-12), (by, f)
-        (listed,) = session_list.sessions(led, book, DAY, DAY)
+        (listed,) = report.sessions(led, book, DAY, DAY)
         assert listed.to_json() == detail.summary.to_json()  # the whole span's groups, or the session's alone
         assert (listed.estimated_cost_usd, listed.unpriced_calls) == (pytest.approx(est, rel=1e-9, abs=1e-12), unpriced)
         exported = list(export.rows(led, book, period.day_of(DAY)))  # each call as the session detail prices it
@@ -189,9 +188,9 @@ def test_one_name_per_model_whatever_ids_a_day_saw(tmp_path):
     book = PriceBook()
     names = [[(m.name, m.calls) for m in report.day_report(led, book, d).models] for d in (DAY, date(2026, 12, 1))]
     assert names == [[("GLM-4.6", 1)], [("GLM-4.6", 2)]]
-    (s,) = session_list.sessions_report(led, book, None, None)
+    (s,) = report.sessions_report(led, book, None, None)
     assert s.models == ["GLM-4.6"]
-    assert {c.model for c in session_list.session_detail(led, book, "1796020000000_names").calls} == {"GLM-4.6"}
+    assert {c.model for c in report.session_detail(led, book, "1796020000000_names").calls} == {"GLM-4.6"}
     led.close()
 
 
@@ -246,11 +245,11 @@ def test_an_absurd_token_count_is_capped_and_marked(tmp_path):
     normal = book.call_cost("gpt-4o", 1000, 10, 0, 0)
     assert r.capped_calls == 1 and r.estimated_cost_usd == pytest.approx(MAX_COST + normal, rel=1e-12)
     assert "held at $10,000" in render.day(r)
-    rows = session_list.session_detail(led, book, "1796020000000_huge1").calls
+    rows = report.session_detail(led, book, "1796020000000_huge1").calls
     assert [(c.cost_usd, c.capped) for c in rows] == [(MAX_COST, True), (pytest.approx(normal), False)]
     total = history.report(led, book, period.day_of(DAY), "model").to_json()["total"]
     assert (total["capped_calls"], total["estimated_cost_usd"]) == (1, pytest.approx(MAX_COST + normal, rel=1e-12))
-    (listed,) = session_list.sessions(led, book, None, None)
+    (listed,) = report.sessions(led, book, None, None)
     assert listed.capped_calls == 1
     led.close()
 

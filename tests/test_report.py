@@ -26,7 +26,6 @@ from trayburn import cli, render
 from trayburn import settings as st
 from trayburn.engine import Engine
 from trayburn.figures import day as report
-from trayburn.figures import sessions as session_list
 from trayburn.pricing import PriceBook
 
 REAL = sessions_of(CORPUS)
@@ -149,10 +148,10 @@ def test_a_session_spanning_midnight_splits_across_days(ledger, sessions, set_tz
     d1, d2 = report.day_report(ledger, book, date(2026, 11, 29)), report.day_report(ledger, book, DAY)
     assert (d1.calls, d1.sessions, d1.tokens.input, d1.cost_usd) == (1, 1, 100, 0.1)
     assert (d2.calls, d2.sessions, d2.tokens.input, d2.cost_usd) == (1, 1, 200, 0.2)
-    (s1,) = session_list.sessions_report(ledger, book, date(2026, 11, 29), date(2026, 11, 29))
-    (s2,) = session_list.sessions_report(ledger, book, DAY, DAY)
+    (s1,) = report.sessions_report(ledger, book, date(2026, 11, 29), date(2026, 11, 29))
+    (s2,) = report.sessions_report(ledger, book, DAY, DAY)
     assert (s1.id, s1.calls, s2.id, s2.calls) == (sid, 1, sid, 1)
-    assert session_list.session_detail(ledger, book, sid).summary.calls == 2
+    assert report.session_detail(ledger, book, sid).summary.calls == 2
 
 
 # ---- the recorded corpus ----------------------------------------------------------------------------
@@ -201,7 +200,7 @@ def test_corpus_sessions_and_subagents(ledger, set_tz):
     ledger.refresh(REAL)
     book = PriceBook()
     later = ms("2026-11-30T12:00:00Z")  # hours after the recording
-    items = {s.id: s for s in session_list.sessions_report(ledger, book, DAY, DAY, now_ms=later)}
+    items = {s.id: s for s in report.sessions_report(ledger, book, DAY, DAY, now_ms=later)}
     assert set(items) == set(expected_sessions())
     for sid, want in expected_sessions().items():
         s = items[sid]
@@ -213,14 +212,14 @@ def test_corpus_sessions_and_subagents(ledger, set_tz):
         )
     assert items["1796026882505_9kqtu"].status == "failed"
     assert items["1796026927416_jd244"].state == "stale"  # left "running" by a SIGHUP, silent since
-    soon = session_list.sessions_report(ledger, book, DAY, DAY, now_ms=ms("2026-11-30T08:23:00Z"))
+    soon = report.sessions_report(ledger, book, DAY, DAY, now_ms=ms("2026-11-30T08:23:00Z"))
     assert {s.id: s.state for s in soon}["1796026927416_jd244"] == "running"
 
 
 def test_session_detail_marks_estimates(ledger):
     ledger.refresh(REAL)
     sid = "1796026740928_n4h5j"  # openai-compatible gpt-4o: no cost reported
-    d = session_list.session_detail(ledger, PriceBook(), sid)
+    d = report.session_detail(ledger, PriceBook(), sid)
     assert len(d.calls) == expected_sessions()[sid]["totals"]["calls"]
     assert all(c.estimated for c in d.calls)
     raw = [m for m in json.loads((REAL / sid / f"{sid}.messages.json").read_text())["messages"] if m.get("metrics")]
@@ -230,9 +229,9 @@ def test_session_detail_marks_estimates(ledger):
         )
     assert d.summary.estimated_cost_usd == pytest.approx(sum(c.cost_usd for c in d.calls))
     assert d.calls[0].tools == ["read", "shell"]
-    priced = session_list.session_detail(ledger, PriceBook(), "1796026745477_z1cga")
+    priced = report.session_detail(ledger, PriceBook(), "1796026745477_z1cga")
     assert not any(c.estimated for c in priced.calls)
-    assert session_list.session_detail(ledger, PriceBook(), "no-such-session") is None
+    assert report.session_detail(ledger, PriceBook(), "no-such-session") is None
 
 
 # ---- prices -----------------------------------------------------------------------------------------
@@ -284,7 +283,7 @@ def test_day_estimate_equals_the_sum_of_its_calls(ledger, sessions):
     )
     book = PriceBook()
     day = report.day_report(ledger, book, date(2026, 11, 29))
-    per_call = [c.cost_usd for c in session_list.session_detail(ledger, book, sid).calls]
+    per_call = [c.cost_usd for c in report.session_detail(ledger, book, sid).calls]
     assert all(c >= 0 for c in per_call)
     assert day.estimated_cost_usd == pytest.approx(sum(per_call), rel=1e-12)
 

@@ -5,11 +5,13 @@ counts twice, and every figure of a control session still on disk is right."""
 
 from __future__ import annotations
 
-import contextlib
+import ctypes
 import os
+import select
 import shutil
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -20,7 +22,7 @@ import pytest
 from corpus import copy_corpus, isolated_env, sessions_of
 
 from trayburn.engine import Engine
-from trayburn.ledger import backup, pages
+from trayburn.ledger import salvage
 
 CALL = "SELECT key, ts_ms, input, output, cache_read, cache_write, cost FROM calls WHERE counted=1"
 
@@ -31,6 +33,15 @@ def _counted(ledger_path: Path) -> set[tuple]:
         return set(db.execute(CALL))
     finally:
         db.close()
+
+
+def _watch_opens(path: Path) -> int:
+    """An inotify descriptor that becomes readable when any process opens `path` (IN_OPEN)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    if fd < 0 or libc.inotify_add_watch(fd, os.fsencode(path), 0x20) < 0:
+        raise OSError(ctypes.get_errno(), "inotify")
+    return fd
 
 
 @pytest.fixture(scope="module", params=[4096, 512], ids=["4k-pages", "512-byte-pages"])
@@ -57,7 +68,7 @@ def built(request, tmp_path_factory):
         db.close()
     db = sqlite3.connect(ledger)
     try:
-        kept = backup.make(db, ledger)
+        kept = salvage.make_backup(db, ledger)
         gone_keys = {
             r[0] for r in db.execute(f"SELECT key FROM calls WHERE session_id IN ({','.join('?' * len(gone))})", gone)
         }
@@ -77,7 +88,7 @@ def _rebuilt(built, tmp_path: Path, page: int, with_backup: bool) -> tuple[set[t
     shutil.copy2(ledger, damaged)
     if with_backup:
         shutil.copy2(kept, state / kept.name)
-    size = pages.read(damaged).size
+    size = salvage.read_pages(damaged).size
     st = os.stat(damaged)
     with open(damaged, "r+b") as fh:
         fh.seek((page - 1) * size)
@@ -97,7 +108,7 @@ def _rebuilt(built, tmp_path: Path, page: int, with_backup: bool) -> tuple[set[t
 def _leaf_keys(ledger: Path) -> dict[int, set[str]]:
     """The call keys each page of the intact ledger holds (what a damaged page can take away)."""
     out: dict[int, set[str]] = {}
-    for number, _rowid, values in pages.read(ledger).rows():
+    for number, _rowid, values in salvage.read_pages(ledger).rows():
         if len(values) >= 15 and values[0] is None and isinstance(values[3], int):
             out.setdefault(number, set()).add(values[1])
     return out
@@ -105,7 +116,7 @@ def _leaf_keys(ledger: Path) -> dict[int, set[str]]:
 
 def test_any_one_damaged_page_loses_no_call_the_backup_holds(built, tmp_path):
     root, cline, ledger, kept, truth, gone_keys = built
-    n = pages.read(ledger).count
+    n = salvage.read_pages(ledger).count
     times, rebuilt = [], 0
     for page in range(1, n + 1):
         got, took, notice = _rebuilt(built, tmp_path, page, with_backup=True)
@@ -124,7 +135,7 @@ def test_any_one_damaged_page_loses_only_what_that_page_alone_held(built, tmp_pa
     rows were on the damaged page can be lost. Nothing counts twice, and nothing comes back changed."""
     root, cline, ledger, kept, truth, gone_keys = built
     on_page = _leaf_keys(ledger)
-    n = pages.read(ledger).count
+    n = salvage.read_pages(ledger).count
     by_key = {c[0]: c for c in truth}
     lost_total, times, rebuilt, worst = 0, [], 0, 0
     for page in range(1, n + 1):
@@ -133,7 +144,7 @@ def test_any_one_damaged_page_loses_only_what_that_page_alone_held(built, tmp_pa
         rebuilt += notice is not None
         may_lose = on_page.get(page, set()) & gone_keys
         if page == 1:  # the header page: the page size is guessed (4096), the freelist unknown
-            may_lose = gone_keys if pages.read(ledger).size != 4096 else may_lose
+            may_lose = gone_keys if salvage.read_pages(ledger).size != 4096 else may_lose
         assert got <= truth, (page, notice, sorted(got - truth)[:3])  # nothing forged, nothing doubled
         lost = {k for k in by_key if k not in {c[0] for c in got}}
         assert lost <= may_lose, (page, notice, sorted(lost - may_lose)[:3])
@@ -159,28 +170,58 @@ def test_backups_are_daily_private_checked_and_the_last_seven_kept(built, tmp_pa
         day = 86400.0
         start = time.time() - 10 * day
         for i in range(9):
-            assert backup.make(db, here, now=start + i * day) is not None
-        assert backup.daily(db, here, now=start + 8.5 * day) is None  # made within the day: none
-        assert backup.daily(db, here, now=start + 9 * day) is not None  # a day after the last: one
+            assert salvage.make_backup(db, here, now=start + i * day) is not None
+        assert salvage.daily_backup(db, here, now=start + 8.5 * day) is None  # made within the day: none
+        assert salvage.daily_backup(db, here, now=start + 9 * day) is not None  # a day after the last: one
     finally:
         db.close()
-    made = backup.backups(here)
-    assert len(made) == backup.KEEP and all((os.stat(b).st_mode & 0o777) == 0o600 for b in made)
+    made = salvage.backups(here)
+    assert len(made) == salvage.BACKUPS_KEPT and all((os.stat(b).st_mode & 0o777) == 0o600 for b in made)
     assert not [n for n in os.listdir(state) if n.endswith(".tmp")]
     assert _counted(made[0]) == truth  # a backup is the ledger, whole
-    size = pages.read(here).size
+    size = salvage.read_pages(here).size
     with open(here, "r+b") as fh:  # a damaged page (the last): the copy fails its check, nothing is replaced
         fh.seek(-size, os.SEEK_END)
         fh.write(b"\xff" * size)
     db = sqlite3.connect(here)
     try:
-        assert backup.make(db, here) is None
+        assert salvage.make_backup(db, here) is None
     finally:
         db.close()
-    assert backup.backups(here) == made
+    assert salvage.backups(here) == made
     assert not [n for n in os.listdir(state) if n.endswith(".tmp")]
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="this platform has no FIFOs")
+def test_a_fifo_or_a_link_named_like_a_backup_is_never_opened(built, tmp_path):
+    """A FIFO named like the newest backup in the state folder (and a link to it): looking for the newest sound
+    backup passes over both to the real one instead of waiting forever for a writer, and neither counts as the
+    day's backup."""
+    root, cline, ledger, kept, truth, gone_keys = built
+    state = tmp_path / "state"
+    state.mkdir()
+    here = state / "ledger.db"
+    shutil.copy2(ledger, here)
+    real = state / "ledger.db.backup-20200101-000000"
+    shutil.copy2(kept, real)
+    fifo = state / "ledger.db.backup-29991231-235959"  # the newest by its name
+    os.mkfifo(fifo, 0o600)
+    os.symlink(fifo, state / "ledger.db.backup-29991231-235958")
+    found: list[Path | None] = []
+    looking = threading.Thread(target=lambda: found.append(salvage.newest_sound(here)), daemon=True)
+    looking.start()
+    looking.join(timeout=60)  # a guard, not a wait: it returns at once unless it opened the FIFO
+    if looking.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # a writer's open lets the stuck reader's return
+        looking.join()
+        pytest.fail("newest_sound opened a FIFO named like a backup and waited on it")
+    assert found == [real]
+    assert salvage.backups(here) == [real]
+    assert salvage.backup_due(here)  # the real one is years old; the FIFO is not the day's backup
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # left as it was
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="inotify (which says when the child opens the backup) is Linux's")
 def test_a_rebuild_killed_mid_salvage_loses_nothing_at_the_next_open(tmp_path):
     """A `today` killed while it salvages a damaged ledger (SIGKILL: a power cut, a closed laptop) leaves the
     damaged file at its place, so the next open rebuilds it again and every call comes back: the calls of
@@ -197,7 +238,7 @@ def test_a_rebuild_killed_mid_salvage_loses_nothing_at_the_next_open(tmp_path):
     engine = Engine(env=env)
     engine.refresh()
     engine.close()  # makes the day's backup
-    (kept,) = backup.backups(ledger)
+    (kept,) = salvage.backups(ledger)
     for sid in later:
         shutil.move(held / sid, sessions_of(cline) / sid)
     engine = Engine(env=env)
@@ -212,34 +253,33 @@ def test_a_rebuild_killed_mid_salvage_loses_nothing_at_the_next_open(tmp_path):
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
     with open(ledger, "r+b") as fh:  # the header page: any open says "file is not a database"
-        fh.write(b"\0" * pages.read(ledger).size)
+        fh.write(b"\0" * salvage.read_pages(ledger).size)
 
-    # The salvage reads the newest backup after the damaged file's pages; one named a day later than the
-    # real one is a FIFO, so the child is held inside the salvage until this test opens the FIFO's other end.
-    later_name = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() + 86400))
-    fifo = kept.with_name(f"{ledger.name}.backup-{later_name}")
-    os.mkfifo(fifo, 0o600)
+    # The salvage reads the newest backup after the damaged file's pages. This test holds an exclusive lock on
+    # it, so the child waits inside the salvage (SQLite's busy wait: seconds) once it opens the backup; the
+    # kernel says when it does (inotify's IN_OPEN), and the child is killed there.
+    lock = sqlite3.connect(kept, isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    opened = _watch_opens(kept)
     child = subprocess.Popen(
         [sys.executable, "-m", "trayburn", "today"],
         env={**os.environ, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-
-    def unblock_if_child_ends() -> None:  # (else a child that never reaches the FIFO would hang the test)
-        child.wait()
-        with contextlib.suppress(OSError):
-            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
-
-    threading.Thread(target=unblock_if_child_ends, daemon=True).start()
-    writer = os.open(fifo, os.O_WRONLY)  # returns once the child opens the FIFO: it is mid-salvage
     try:
+        reached, _, _ = select.select([opened], [], [], 120)  # a guard: a child that never opens it fails the test
+        assert reached, "the rebuild never opened the backup"
         assert child.poll() is None, child.communicate()
         child.send_signal(signal.SIGKILL)
         child.communicate()
     finally:
-        os.close(writer)
-    fifo.unlink()
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+        os.close(opened)
+        lock.execute("ROLLBACK")
+        lock.close()
 
     engine = Engine(env=env)
     engine.refresh()
@@ -262,23 +302,23 @@ def test_the_days_backup_is_made_after_the_figures_never_at_open(built, tmp_path
     env = isolated_env(tmp_path, CLINE_DIR=str(cline), TRAYBURN_STATE_DIR=str(state))
     engine = Engine(env=env)
     engine.refresh()
-    assert backup.backups(here) == []  # open and refresh: none yet
+    assert salvage.backups(here) == []  # open and refresh: none yet
     engine.close()
-    (made,) = backup.backups(here)
+    (made,) = salvage.backups(here)
     assert _counted(made) == _counted(here) == truth
     engine = Engine(env=env)
     engine.refresh()
     engine.close()
-    assert backup.backups(here) == [made]  # made within the day: no other
+    assert salvage.backups(here) == [made]  # made within the day: no other
 
     made.unlink()
     engine = Engine(env=env)
     engine.ledger.backup_after_s = 0  # as the tray is after an hour
     engine.refresh()
-    assert len(backup.backups(here)) == 1
+    assert len(salvage.backups(here)) == 1
     engine.close()
-    backup.backups(here)[0].unlink()
+    salvage.backups(here)[0].unlink()
     engine = Engine(env=env)
     assert engine.check_integrity() is None
-    assert len(backup.backups(here)) == 1  # doctor's check, and the tray's daily one
+    assert len(salvage.backups(here)) == 1  # doctor's check, and the tray's daily one
     engine.close()

@@ -214,7 +214,7 @@ def test_today_and_doctor_show_the_machines(tmp_path):
 
 
 def test_the_menu_line_names_the_machines_and_this_ones_share():
-    from trayburn.figures.machines import MachineCost, MachinesReport
+    from trayburn.figures.history import MachineCost, MachinesReport
 
     m = MachinesReport(
         [

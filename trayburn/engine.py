@@ -19,20 +19,17 @@ from . import paths
 from . import settings as st
 from .figures import day as report
 from .figures import history, money
-from .figures import machines as report_machines
 from .figures import periods as days
-from .figures import sessions as session_list
+from .figures.history import MachinesReport
 from .files import Checkpoint, stat_file
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
-from .ledger.storable import storable_id
 from .pricing import PriceBook
 from .pricing.show import SeenModel, seen
-from .sources.base import Source
+from .sources.base import Source, storable_id
 from .sources.cline_cli.source import ClineCliSource
 
 if TYPE_CHECKING:
-    from .sync.share import ShareState, Sharing
-    from .sync.survey import SyncHealth
+    from .sync.share import ShareState, Sharing, SyncHealth
 
 log = logging.getLogger(__name__)
 
@@ -278,12 +275,10 @@ class Engine:
     def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
         """(label, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the
         menu's "CLI $1.20 · VS Code $3.40" line (`task_places.menu_line` writes it from this)."""
-        from .figures import history
-        from .figures.periods import Period
         from .sources.task_places import source_label
 
         first = since or days.now_date()
-        got = history.report(self.ledger, self.book, Period(first, until or first), "source", self.machine_name())
+        got = history.report(self.ledger, self.book, days.Period(first, until or first), "source", self.machine_name())
         pairs = [(source_label(r.key), r.cost_usd) for r in got.rows]
         return sorted(pairs, key=lambda pair: -(pair[1] or 0.0))
 
@@ -303,12 +298,12 @@ class Engine:
         return report.hourly_costs(self.ledger, self.book, day or days.now_date())
 
     def sessions(self, since: date | None, until: date | None) -> list[report.SessionSummary]:
-        return session_list.sessions(self.ledger, self.book, since, until)
+        return report.sessions(self.ledger, self.book, since, until)
 
     def session(self, sid: str) -> report.SessionDetail | None:
         """One session by its id as listed, or by its folder's own name (a name that is not UTF-8, as a
         shell's tab completion gives it, is stored as its escaped text: `storable_id`)."""
-        return session_list.session_detail(self.ledger, self.book, storable_id(sid))
+        return report.session_detail(self.ledger, self.book, storable_id(sid))
 
     def period(self, month: bool = False) -> report.Totals:
         """This week (Monday on) or this month, to the end of today."""
@@ -329,9 +324,7 @@ class Engine:
         """How amounts are shown: the settings' currency and rate, the locale's format (money.Money)."""
         return money.from_settings(self.settings, self.env)
 
-    def machines(
-        self, since: date | None = None, until: date | None = None, all_time: bool = False
-    ) -> report_machines.MachinesReport:
+    def machines(self, since: date | None = None, until: date | None = None, all_time: bool = False) -> MachinesReport:
         """Spend by machine over [since, until] (default: today; `all_time`: every call). The menu line
         is `engine.machines().menu_line()` (None while no other machine is held)."""
         first = since or days.now_date()
@@ -339,7 +332,7 @@ class Engine:
         if all_time:
             start, end = ALL_TIME
         name = self.machine_name()
-        return report_machines.machines_between(self.ledger, self.book, start, end, name)
+        return history.machines_between(self.ledger, self.book, start, end, name)
 
     @cached_property
     def sharing(self) -> Sharing:
@@ -357,7 +350,7 @@ class Engine:
     def sync_health(self) -> SyncHealth:
         """Sharing as `doctor` shows it: this machine's id and file, each other machine's file."""
         s = self.settings
-        from .sync.survey import survey  # (doctor only)
+        from .sync.share import survey  # (doctor only: without a sync_dir the sharing code stays unloaded)
 
         return survey(self.sharing, s.sync_dir, s.machine_name, s.sync_titles)
 

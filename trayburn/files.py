@@ -33,6 +33,9 @@ except ImportError:  # a Python without it: hashlib's
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
+# A file or folder changed within this of now may change again within the same timestamp tick, with the same
+# size, which no stat shows (the racy-timestamp rule, as git's): what was seen of it is not trusted yet.
+RACY_NS = 2 * 10**9
 _POSIX = os.name == "posix"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _COMMON = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)

@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
-from .figures.machines import MachinesReport
+from .figures.history import MachinesReport
 from .figures.money import Money, usd
 from .pricing.show import SeenModel, how_to_price
 from .sources.base import MAX_COST

@@ -1,14 +1,12 @@
 """The ledger: every call seen in the sources' files, each counted once (see `store.Ledger`).
 
-schema.py    tables, versions, migrations, opening and recovery
-faults.py    what SQLite's errors mean for the ledger; the typed errors (never move a ledger on a full disk)
-salvage.py   copying the rows a damaged, deleted or replaced ledger still yields
-storable.py  names that are not UTF-8 kept byte-exact; session ids made printable
-store.py     the Ledger: refresh orchestration (stat → change? → write transactions, today's files first)
-refresh.py   the Writer a source writes through, and the settling of who counts each call
-queries.py   typed reads returning named rows (the only SQL the report layer relies on)
-periods.py   reads over periods: the sessions' keys, a period's calls for an export, the sessions of a range
-machines.py  reads for sharing between machines: this machine's calls and sessions, the other machines' files
+schema.py    tables, versions, migrations, opening and recovery; what SQLite's errors mean (the typed errors)
+store.py     the Ledger: refresh orchestration over Sources (stat → change? → write transactions, today's first)
+writer.py    the Writer a source writes through, the settling of who counts each call, RefreshStats, and names
+             kept byte-exact (not UTF-8) with session ids made printable
+queries.py   every typed read returning named rows (the only SQL the figures rely on): calls, periods, machines
+salvage.py   what a damaged ledger keeps: daily backups, its pages read without SQLite, the copy into a rebuilt
+             ledger (and of a ledger deleted or replaced under a running trayburn)
 """
 
 from .queries import (

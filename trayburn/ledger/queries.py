@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from ..sources.base import RETRY_RECENT_NS
-from .storable import text
+from .writer import text
 
 ALL_TIME = (0, 2**62)  # [start, end) in epoch ms that holds every call
 BUCKETS_PER_QUERY = 2000  # 6,000 parameters: under SQLite's smallest limit of a statement's (32,766)

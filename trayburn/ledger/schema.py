@@ -17,14 +17,13 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from .. import files as fsutil
 from ..errors import CantWrite, Exit, TrayburnError
-from .storable import LedgerConnection
-
-if TYPE_CHECKING:
-    from .salvage import Salvaged
+from . import salvage
+from .salvage import Salvaged
+from .writer import LedgerConnection
 
 NEARLY_FULL = 1 << 20  # bytes free under which an I/O error is taken for a full disk
 
@@ -331,7 +330,7 @@ def _create_private(path: Path) -> None:
 
 
 def connect(target: str | Path, busy_timeout_s: float, uri: bool = False) -> sqlite3.Connection:
-    """Every connection to a ledger: names byte-exact (see storable.py), autocommit, shared by threads."""
+    """Every connection to a ledger: names byte-exact (see writer.LedgerConnection), autocommit, shared by threads."""
     return sqlite3.connect(
         target,
         timeout=busy_timeout_s,
@@ -491,8 +490,6 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
 def _salvaged_into(tmp: Path, path: Path, busy_timeout_s: float) -> Salvaged | None:
     """A new ledger at `tmp` holding what the damaged ledger at `path` and its backups still yield, whole on
     disk; what was recovered (None: nothing). Raises what writing `tmp` met (a full disk, an I/O error)."""
-    from . import salvage  # (only a rebuild needs it)
-
     _remove(tmp)  # (what a killed rebuild of an earlier process with this id left)
     _create_private(tmp)
     db = _connect_checked(tmp, busy_timeout_s)

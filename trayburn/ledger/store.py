@@ -20,7 +20,7 @@ from sys import intern
 
 from ..files import Checkpoint
 from ..sources.base import Digested, Known, Plan, Seen, Source
-from . import backup
+from . import salvage
 from .queries import MachineQueries, PeriodQueries, Queries
 from .schema import (
     LedgerError,
@@ -34,8 +34,7 @@ from .schema import (
     unavailable,
     verdict,
 )
-from .storable import StorableIds, text
-from .writer import RefreshStats
+from .writer import RefreshStats, StorableIds, text
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +81,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             self.db.close()  # (the last connection to close checkpoints the write-ahead log into the file)
 
     def backup_if_due(self) -> Path | None:
-        """The day's checked backup beside the ledger (`backup.daily`: one folder listing when not due; about
+        """The day's checked backup beside the ledger (`salvage.daily_backup`: one folder listing when not due; about
         0.35 s at 5,000 sessions when due), made at close, after `check_integrity` found the ledger sound, and
         after a refresh of a process open for `backup_after_s` (the tray): never at open, so never before a
         command's figures. Never raises (a backup that fails is logged)."""
@@ -91,7 +90,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             if not self._writable or self._damaged or self._identity == IN_MEMORY:
                 return None
             try:
-                return backup.daily(self.db, self.path)
+                return salvage.daily_backup(self.db, self.path)
             except (OSError, sqlite3.Error) as exc:
                 log.warning("no backup of %s: %s", self.path, exc)
                 return None
@@ -164,7 +163,6 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         """Our connection is let go of first (it removes a WAL of ours still at the path, which the new
         file must not take for its own), after copying what it holds into memory. Until a file at the
         path can be opened, the refreshes write into that copy; each tries again."""
-        from . import salvage  # (imported where a ledger is rebuilt or merged, not at every start)
 
         snapshot = connect(":memory:", self.busy_timeout_s)
         self.db.backup(snapshot)

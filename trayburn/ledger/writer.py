@@ -1,26 +1,49 @@
-"""What one refresh did, in figures.
-
-One refresh inside the ledger's write transaction: the `Writer` a source writes through.
+"""Writing into the ledger: the `Writer` a source writes through inside one refresh's write transaction
+(session ids made printable on the way in: `StorableIds`), what the refresh did in figures (`RefreshStats`),
+and the connection that keeps names byte-exact (`LedgerConnection`, read back through `text`).
 
 Each call is counted by exactly one of the rows holding its key: the row of the session that started
 first. A row inserted with a key no other row has is its own owner, so it is counted as it is inserted;
 ownership is settled at the end only for keys that have copies (forks, copied folders, another machine's
 export), for the calls of sessions whose start moved and for rollups that came or went.
+
+Names from the file system kept byte-exact in the ledger, whatever bytes they hold.
+
+A folder or file name that is not valid UTF-8 (`b"sess\\xff"`) reaches Python as a str with
+surrogate escapes, which SQLite cannot take as text. Such a value is bound as its file-system bytes
+(a BLOB, which SQLite keeps in a TEXT column as it is) and read back through `text()` (os.fsdecode)
+where a path is read, so the path a scan gives and the path the ledger holds are the same str. Session ids
+from such folder names are escaped text instead (`sources.base.storable_id`, as for ids inside files), so they
+print and can be typed back.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import files
-from ..sources.base import Call, Checkpoint, FileStat, Known, Plan, Reader, Row, SessionRecord, T, should_read
-from ..sources.cline_cli import layout as cf
-from ..sources.cline_cli.parse import id_ms
-from .storable import text
+from ..files import RACY_NS
+from ..sources.base import (
+    Call,
+    Checkpoint,
+    FileStat,
+    Known,
+    Plan,
+    Reader,
+    SessionRecord,
+    T,
+    Writer,
+    id_ms,
+    should_read,
+    storable_id,
+)
 
 
 @dataclass
@@ -71,7 +94,6 @@ SETTLE = (
 # The racy-timestamp rule (as git's): a file read within RACY_NS of its mtime may be rewritten within the
 # same timestamp tick with the same size, which no stat shows. Its checkpoint is stored with this mtime,
 # which no stat gives, so the file is read again at the next refresh (and trusted then, once it is older).
-RACY_NS = cf.RACY_NS
 UNTRUSTED_MTIME = -1
 
 
@@ -89,7 +111,7 @@ class RefreshState:
 
     touched: dict[str, int] = field(default_factory=dict)  # sessions given a row or calls: id -> fallback ms
     reordered: set[str] = field(default_factory=set)  # sessions whose start (or whose files' session) changed
-    records: dict[str, tuple[SessionRecord, Call | None, int]] = field(default_factory=dict)  # (rollup, file id)
+    records: dict[str, tuple[SessionRecord, int]] = field(default_factory=dict)  # (the session, its file id)
     with_metrics: set[str] = field(default_factory=set)  # sessions given calls from messages
     new_ids: dict[str, int] = field(default_factory=dict)  # files rows added
     added: dict[str, Known] = field(default_factory=dict)  # rows added with a good read, as `Known` (see `known_added`)
@@ -235,8 +257,8 @@ class Refresh:
 
     # ---- sessions and calls ---------------------------------------------------------------------
 
-    def session(self, r: SessionRecord, rollup: Call | None, file_id: int, fallback_ms: int) -> None:
-        """Upsert the session's row. `rollup`: its total as one call, counted only while none of its
+    def session(self, r: SessionRecord, file_id: int, fallback_ms: int) -> None:
+        """Upsert the session's row. `r.rollup`: its total as one call, counted only while none of its
         messages has figures; `fallback_ms`: the time of calls without one when the session has no start."""
         self.db.execute(
             "INSERT INTO sessions(id, folder, started_ms, ended_ms, status, title, prompt, cwd, workspace_root,"
@@ -253,7 +275,7 @@ class Refresh:
         )  # fmt: skip
         if r.id in self.sessions and self.sessions[r.id] != r.started_ms:  # a new one's calls settle on insert
             self.state.reordered.add(r.id)
-        self.state.records[r.id] = (r, rollup, file_id)
+        self.state.records[r.id] = (r, file_id)
         self.state.touched[r.id] = fallback_ms
 
     def _defaults(self, sid: str, fallback_ms: int) -> tuple[int, str | None, str | None]:
@@ -269,19 +291,15 @@ class Refresh:
 
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
         """A message file's calls (a row whose key is new is inserted counted; copies settle at the end)."""
-        self.rows(sid, file_id, agent, [c.row() for c in calls], fallback_ms)
-
-    def rows(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
-        """`calls`, given as rows (`parse.Row`, what the parser builds)."""
-        self._upsert_calls(sid, file_id, agent, rows, fallback_ms)
+        self._upsert_calls(sid, file_id, agent, calls, fallback_ms)
         if self.legacy:
             self.db.execute(LEGACY_ROWS, (file_id,))  # schema 3's keys of messages without an id, now re-keyed
-        if rows:
+        if calls:
             self.state.with_metrics.add(sid)
         self.state.touched[sid] = fallback_ms
 
-    def _upsert_calls(self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int) -> None:
-        if not rows:
+    def _upsert_calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
+        if not calls:
             return
         start, model, provider = self._defaults(sid, fallback_ms)
         self.db.executemany(
@@ -294,10 +312,10 @@ class Refresh:
             " cost=excluded.cost, tools=excluded.tools, provider=excluded.provider",
             [
                 (key, sid, file_id, agent, seq, ts or start, m or model, i, o, cr, cw, cost, ",".join(t), p or provider)
-                for key, seq, ts, m, i, o, cr, cw, cost, t, _, p in rows
+                for key, seq, ts, m, i, o, cr, cw, cost, t, _, p in calls
             ],
         )
-        self.stats.calls_upserted += len(rows)
+        self.stats.calls_upserted += len(calls)
 
     # ---- one session at a time ------------------------------------------------------------------
 
@@ -384,7 +402,8 @@ class Refresh:
         has_metrics = sid in self.state.with_metrics or (  # a session new to the ledger has no older calls
             known and self.db.execute("SELECT 1 FROM calls WHERE session_id=? AND seq>=0 LIMIT 1", (sid,)).fetchone()
         )
-        record, rollup, file_id = self.state.records.get(sid, (None, None, 0))
+        record, file_id = self.state.records.get(sid, (None, 0))
+        rollup = record.rollup if record is not None else None
         if has_metrics or (record is not None and record.forked_from):
             if known:  # only a session known before this refresh can have a rollup row
                 self.db.execute(
@@ -392,5 +411,95 @@ class Refresh:
                 )
                 self.db.execute("DELETE FROM calls WHERE session_id=? AND seq<0", (sid,))
         elif rollup is not None:
-            self._upsert_calls(sid, file_id, "lead", [rollup.row()], fallback_ms)
+            self._upsert_calls(sid, file_id, "lead", [rollup], fallback_ms)
             self.db.execute("INSERT OR IGNORE INTO touched(key) VALUES(?)", (rollup.key,))
+
+
+def text(value: str | bytes | None) -> str | None:
+    """A path as read from the ledger: a BLOB (a name that is not UTF-8) as the str Python names it by.
+    (Not a column converter: sqlite3 gives None to a converter's empty string.)"""
+    return os.fsdecode(value) if isinstance(value, bytes) else value
+
+
+def _storable(value: Any) -> Any:
+    if type(value) is str and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return os.fsencode(value)
+    return value
+
+
+def _bind(params: Any) -> Any:
+    if isinstance(params, Mapping):
+        return {k: _storable(v) for k, v in params.items()}
+    return tuple(_storable(v) for v in params)
+
+
+class LedgerConnection(sqlite3.Connection):
+    """A connection that binds a str SQLite cannot encode as its file-system bytes. Parameters are
+    looked at only when binding them as they are failed (before any row was written by `execute`;
+    `executemany` is run again whole, which the ledger's statements allow: all are upserts)."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except UnicodeEncodeError:
+            return super().execute(sql, _bind(parameters))
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        rows = seq_of_parameters if isinstance(seq_of_parameters, list | tuple) else list(seq_of_parameters)
+        try:
+            return super().executemany(sql, rows)
+        except UnicodeEncodeError:
+            return super().executemany(sql, [_bind(r) for r in rows])
+
+
+class StorableIds:
+    """The `Writer` a source is given: session ids made storable, printable text on the way in."""
+
+    def __init__(self, writer: Writer):
+        self._w = writer
+        self.known: Mapping[str, Known] = writer.known
+        self.max_file_bytes = writer.max_file_bytes
+
+    def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None:
+        return self._w.read(f, storable_id(sid), kind)
+
+    def read_with(self, f: FileStat, sid: str, kind: str, reader: Reader[T]) -> tuple[T, Checkpoint] | None:
+        return self._w.read_with(f, storable_id(sid), kind, reader)
+
+    def failed(self, f: FileStat, sid: str, kind: str, why: str) -> None:
+        self._w.failed(f, storable_id(sid), kind, why)
+
+    def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int:
+        return self._w.ok(path, storable_id(sid), kind, agent, c)
+
+    def session(self, record: SessionRecord, file_id: int, fallback_ms: int) -> None:
+        if not record.id.isascii():
+            record = dataclasses.replace(record, id=storable_id(record.id))
+        self._w.session(record, file_id, fallback_ms)
+
+    def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None:
+        self._w.calls(storable_id(sid), file_id, agent, calls, fallback_ms)
+
+    def seen(self, path: str) -> None:
+        self._w.seen(path)
+
+    def live(self, sid: str) -> None:
+        self._w.live(storable_id(sid))
+
+    def has_session(self, sid: str) -> bool:
+        return self._w.has_session(storable_id(sid))
+
+    def good_checkpoint(self, path: str) -> Checkpoint | None:
+        return self._w.good_checkpoint(path)
+
+    def path_of_kind(self, sid: str, kind: str) -> str | None:
+        return self._w.path_of_kind(storable_id(sid), kind)
+
+    def guard(self, sid: str, f: FileStat, kind: str, read: Callable[[], None]) -> None:
+        self._w.guard(storable_id(sid), f, kind, read)
+
+    def __getattr__(self, name: str) -> Any:  # whatever else the Writer offers, as it is
+        return getattr(self._w, name)

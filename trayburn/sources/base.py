@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Container, Mapping, Sized
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from ..files import Checkpoint, FileStat
 
@@ -24,13 +24,14 @@ __all__ = [
     "Known",
     "Plan",
     "Reader",
-    "Row",
     "Seen",
     "SessionRecord",
     "Source",
     "Writer",
     "RETRY_RECENT_NS",
+    "id_ms",
     "qualified_id",
+    "storable_id",
     "should_read",
 ]
 
@@ -43,17 +44,40 @@ RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retr
 MAX_TOKENS = 2**53  # above this a token count is garbage (and would not fit SQLite's INTEGER)
 MAX_COST = 10_000.0  # USD: above this a reported cost for one call is garbage (1e308 twice is Infinity)
 
+# Times local time can show on every platform, whatever the zone (Windows' localtime stops in 3000):
+MIN_MS = 86_400_000  # 1970-01-02T00:00:00Z
+MAX_MS = 32_503_680_000_000 - 1  # 2999-12-31T23:59:59.999Z
 
-# One call as a plain tuple, in `Call`'s field order (what a cold ingest builds: no object per call).
-Row = tuple[str, int, int | None, str | None, int, int, int, int, float | None, tuple[str, ...], str | None, str | None]
+
+def id_ms(session_id: str) -> int | None:
+    """The epoch ms a session id begins with (`1796023651231_hi7ti` → 1796023651231), if plausible."""
+    head = session_id.partition("_")[0]
+    if not (head.isascii() and head.isdigit()):
+        return None
+    value = int(head)
+    return value if 1e12 <= value <= MAX_MS else None  # (1e12 ms is 2001)
 
 
-@dataclass(slots=True)
-class Call:
+def storable_id(value: str) -> str:
+    """An identity from a file, storable and still distinct: a lone surrogate becomes its escape
+    text (`\\ud83d`), so two ids differing only there stay two calls."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
+class Call(NamedTuple):
+    """One model call, from the parser to the ledger: a tuple, so a cold ingest builds no object per call beyond
+    it, and the writer binds it as it is."""
+
     key: str  # identity across sessions: the message id (or session:index when it has none)
-    index: int
+    seq: int  # its place in its file (rollups: -1), the ledger's `seq` (`index` is tuple's)
     ts_ms: int | None  # None: use the session's start
-    model: str | None  # modelInfo.id; None: use the manifest's model
+    model: str | None  # modelInfo.id; None: use the session's model
     input: int
     output: int
     cache_read: int
@@ -62,12 +86,6 @@ class Call:
     tools: tuple[str, ...]
     note: str | None = None  # why a reported value was set aside (the call still counts, its cost estimated)
     provider: str | None = None  # modelInfo.provider; None: use the session's provider
-
-    def row(self) -> Row:
-        return (
-            self.key, self.index, self.ts_ms, self.model, self.input, self.output, self.cache_read,
-            self.cache_write, self.cost, self.tools, self.note, self.provider,
-        )  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -100,7 +118,7 @@ def changed(f: FileStat, known: Known | None) -> bool:
 
 @dataclass(slots=True)
 class SessionRecord:
-    """What a source knows of one session (the sessions row)."""
+    """One session, from the parser (or a source) to the ledger: its sessions row, and what comes with it."""
 
     id: str
     folder: str | None
@@ -115,6 +133,8 @@ class SessionRecord:
     provider: str | None = None
     source: str | None = None  # the Cline client that wrote it ("cli", "vscode", …)
     forked_from: str | None = None
+    rollup: Call | None = None  # its total as one call, counted only while no message of it has figures
+    messages_path: str | None = None  # where the session says its messages are (not stored)
 
 
 @dataclass
@@ -153,7 +173,7 @@ class Plan:
 
 
 class Writer(Protocol):
-    """What a source may do inside the ledger's write transaction (see `ledger.refresh.Refresh`)."""
+    """What a source may do inside the ledger's write transaction (see `ledger.writer.Refresh`)."""
 
     known: Mapping[str, Known]
     plan: Plan  # a source may ignore it (it then reads everything that changed in one transaction)
@@ -163,11 +183,8 @@ class Writer(Protocol):
     def read_with(self, f: FileStat, sid: str, kind: str, reader: Reader[T]) -> tuple[T, Checkpoint] | None: ...
     def failed(self, f: FileStat, sid: str, kind: str, why: str) -> None: ...
     def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int: ...
-    def session(self, record: SessionRecord, rollup: Call | None, file_id: int, fallback_ms: int) -> None: ...
+    def session(self, record: SessionRecord, file_id: int, fallback_ms: int) -> None: ...
     def calls(self, sid: str, file_id: int, agent: str, calls: list[Call], fallback_ms: int) -> None: ...
-    def rows(
-        self, sid: str, file_id: int, agent: str, rows: list[Row], fallback_ms: int
-    ) -> None: ...  # `calls`, as rows
     def seen(self, path: str) -> None: ...
     def live(self, sid: str) -> None: ...
     def has_session(self, sid: str) -> bool: ...

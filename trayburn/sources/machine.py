@@ -100,7 +100,7 @@ def _merge(writer: Writer, origin: str, doc: ff.MachineDoc, file_id: int, import
             sid, None, s[1], s[2], s[3] or "completed", title=s[8], cwd=s[9], workspace_root=s[10] or s[4],
             model=s[6], provider=s[7], source=s[5],
         )  # fmt: skip
-        writer.session(record, None, file_id, fallback)
+        writer.session(record, file_id, fallback)
         groups: dict[str, list[Call]] = {}
         for c in mine:
             group = groups.setdefault(c[10] or "lead", [])

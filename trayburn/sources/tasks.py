@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import files as trayburn_files
-from .base import MAX_COST, MAX_TOKENS, Known, Row, Seen, SessionRecord, Writer, changed
+from .base import MAX_COST, MAX_TOKENS, Call, Known, Seen, SessionRecord, Writer, changed
 from .cline_cli.parse import Messages, to_ms
 from .task_places import BY_NAME, App, Place
 
@@ -199,13 +199,14 @@ class TaskSource:
             t.sid, t.folder, parsed.started_ms, parsed.ended_ms, "completed" if parsed.done else "active",
             title=parsed.title, prompt=parsed.prompt, cwd=parsed.cwd or api_dir, workspace_root=parsed.cwd or api_dir,
             model=parsed.model, provider=parsed.provider, source=_source(self.app, t, meta),
+            rollup=parsed.rollup_call(self.app.name, t.id),
         )  # fmt: skip
         fallback = parsed.started_ms or t.ui.checkpoint.mtime_ns // 10**6
-        w.session(record, parsed.rollup_call(self.app.name, t.id), file_id, fallback)
-        rows = parsed.rows
+        w.session(record, file_id, fallback)
+        calls = parsed.calls
         if parsed.restores:
-            rows = rows + _restores(w, t.sid, parsed)
-        w.rows(t.sid, file_id, "lead", rows, fallback)
+            calls = calls + _restores(w, t.sid, parsed)
+        w.calls(t.sid, file_id, "lead", calls, fallback)
 
     def _history_item(self, t: Task) -> dict | None:
         """The task's HistoryItem: Roo's `tasks/<id>/history_item.json`, else the place's `state/taskHistory.json`."""
@@ -313,20 +314,20 @@ def _source(app: App, t: Task, meta: Any) -> str:
     return app.source
 
 
-def _restores(w: Writer, sid: str, parsed: Parsed) -> list[Row]:
+def _restores(w: Writer, sid: str, parsed: Parsed) -> list[Call]:
     """A restore's sum less what the ledger already holds of the requests it removed: those held calls of
     this task (from an earlier read) that the file no longer has, made between the message the task was
     restored to and the restore (pitfall 5)."""
-    present = {r[0] for r in parsed.rows}
+    present = {c.key for c in parsed.calls}
     held_fn = getattr(w, "held", None)
     held = held_fn(sid) if held_fn is not None else []
     orphans = [h for h in held if h[0] not in present and h[1] is not None]  # (an earlier restore's row too)
-    rows: list[Row] = []
+    calls: list[Call] = []
     for r in parsed.restores:
-        after, ts = r.after_ms, r.row[2] or 0
+        after, ts = r.after_ms, r.call.ts_ms or 0
         mine = [h for h in orphans if after < h[1] < ts]
         orphans = [h for h in orphans if h not in mine]
-        key, index, _, model, i, o, cr, cw, cost, tools, note, provider = r.row
+        key, index, _, model, i, o, cr, cw, cost, tools, note, provider = r.call
         i -= sum(h[2] for h in mine)
         o -= sum(h[3] for h in mine)
         cr -= sum(h[4] for h in mine)
@@ -337,8 +338,8 @@ def _restores(w: Writer, sid: str, parsed: Parsed) -> list[Row]:
         cost = None if cost is None else max(round(cost, 12), 0.0)
         if mine and not (i or o or cr or cw or cost):
             continue  # wholly held already
-        rows.append((key, index, r.row[2], model, max(i, cr + cw), o, cr, cw, cost, tools, note, provider))
-    return rows
+        calls.append(Call(key, index, r.call.ts_ms, model, max(i, cr + cw), o, cr, cw, cost, tools, note, provider))
+    return calls
 
 
 # ---- the format ----------------------------------------------------------------------------------
@@ -346,13 +347,13 @@ def _restores(w: Writer, sid: str, parsed: Parsed) -> list[Row]:
 
 @dataclass(slots=True)
 class Restore:
-    row: Row
+    call: Call
     after_ms: int  # the ts of the message before it: the point the task was restored to
 
 
 @dataclass
 class Parsed:
-    rows: list[Row] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
     restores: list[Restore] = field(default_factory=list)
     started_ms: int | None = None
     ended_ms: int | None = None
@@ -366,9 +367,7 @@ class Parsed:
     bad_texts: int = 0
     rollup: tuple[int, int, int, int, float | None] | None = None  # the HistoryItem's totals, as stored
 
-    def rollup_call(self, app: str, task: str):  # -> Call | None
-        from .base import Call
-
+    def rollup_call(self, app: str, task: str) -> Call | None:
         if self.rollup is None:
             return None
         i, o, cr, cw, cost = self.rollup
@@ -526,7 +525,7 @@ def parse_task(
             continue  # no usage (pitfall 4: a request that failed before any token)
         if not final:
             out.in_flight += 1
-        out.rows.append((f"{app}:{task}:{ts}", position, ts, model, *tokens, cost, (), note, route))
+        out.calls.append(Call(f"{app}:{task}:{ts}", position, ts, model, *tokens, cost, (), note, route))
         out.model, out.provider = model or out.model, route or out.provider
     for kind, ts, u, m, before, position in extras:
         model, provider = _model_of(m, ts, history, api_models[-1] if api_models else None)
@@ -541,11 +540,11 @@ def parse_task(
         )
         why = {"restore": "requests a checkpoint restore removed (their sum)", "subagents": "the subagents' spend",
                "condense": "condensing the context"}[suffix]  # fmt: skip
-        row: Row = (f"{app}:{task}:{ts}:{suffix}", position, ts, model, *tokens, cost, (), note or why, route)
+        call = Call(f"{app}:{task}:{ts}:{suffix}", position, ts, model, *tokens, cost, (), note or why, route)
         if suffix == "restore":
-            out.restores.append(Restore(row, before))
+            out.restores.append(Restore(call, before))
         else:
-            out.rows.append(row)
+            out.calls.append(call)
     if isinstance(item, dict):
         out.title = _s(item.get("task"))
         out.cwd = out.cwd or _s(item.get("cwdOnTaskInitialization")) or _s(item.get("workspace"))
@@ -598,7 +597,7 @@ def trim_legacy_copy(messages: Messages, data: bytes) -> Messages:
             break
     if cut is None:
         return messages
-    return Messages(messages.agent, [r for r in messages.rows if r[1] > cut])
+    return Messages(messages.agent, [c for c in messages.calls if c.seq > cut])
 
 
 def _starts_with_warning(content: Any) -> bool:

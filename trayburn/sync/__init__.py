@@ -1,9 +1,9 @@
 """Several machines, one bill, through a folder the person already syncs (no network of our own).
 
-identity.py    this machine's stable id (kept in the state folder), its name and host fingerprint
 fileformat.py  the machine file: a documented, versioned, compact format (docs/SYNC-FORMAT.md)
-share.py       writing this machine's own file after a refresh that counted something not yet shared
-survey.py      what `doctor` and the figures say about each machine's file
+share.py       this machine's part: its stable id (kept in the state folder), name and host fingerprint; writing
+               its own file after a refresh that counted something not yet shared; what `doctor` says about
+               each machine's file
 
 Reading other machines' files is a source like any other: `sources/machine.py`.
 """

@@ -1,22 +1,35 @@
-"""Writing this machine's own file, `sync_dir/trayburn/machines/<id>.json.gz`, and listing the others.
+"""This machine's part in sharing: who it is, writing its own file, and what `doctor` says about every
+machine's file.
+
+Writing this machine's own file, `sync_dir/trayburn/machines/<id>.json.gz`, and listing the others.
 
 A refresh that counted something not yet shared writes it: at once the first time (or when the file is
 missing, or `sync_titles` changed), then at most once a minute while calls keep coming. What was last
 shared is kept in the state folder (`paths.sync_state_file`), so the tray and the CLI share one rhythm.
 Nothing is written outside `sync_dir/trayburn/` and the state folder; a missing, unwritable or full
 `sync_dir` is a problem named in `doctor`, never a failed refresh.
+
+This machine's identity in shared figures: an id made once and kept in the state folder, a name
+(the `machine_name` setting, else the host name), and a host fingerprint that tells a cloned home
+folder (same id, another computer) from this one.
+
+What `doctor` says about sharing: this machine's id and file, and each other machine's file (its age,
+its format version, what is wrong), those whose files went included.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
+import re
+import secrets
 import stat
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import __version__, paths
@@ -25,8 +38,7 @@ from ..files import Refused, atomic_write, open_private, private_dir, read_file
 from ..ledger import Ledger
 from ..sources.machine import MachineSource
 from . import fileformat as ff
-from . import machine_name
-from .identity import ID_PATTERN, Machine, new_id, this_machine
+from . import host_name, machine_name
 
 log = logging.getLogger(__name__)
 
@@ -305,3 +317,140 @@ def _listed(folder: Path) -> list[str]:
         return []
     ids = (n.removesuffix(ff.EXT) for n in names if n.endswith(ff.EXT) and not n.startswith("."))
     return [i for i in ids if ID_PATTERN.fullmatch(i)]
+
+
+ID_PATTERN = re.compile(r"[0-9a-f]{16}")
+
+
+@dataclass(frozen=True)
+class Machine:
+    id: str  # 16 hex digits, the machine file's name
+    name: str  # for people
+    host: str  # fingerprint of the computer (not of the home folder): differs on a cloned home
+
+
+def host_fingerprint() -> str:
+    """A hash of what names the computer itself: /etc/machine-id where there is one, and the host name.
+    Never the home folder's contents, which a clone copies."""
+    parts = [host_name()]
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            parts.append(read_file(path, 4096).decode("ascii", "replace").strip())
+            break
+        except OSError:
+            continue
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def this_machine(state: Path, name: str | None = None) -> Machine:
+    """The id from the state folder, made (and saved, private) the first time."""
+    path = paths.machine_file(state)
+    machine_id = _read_id(path)
+    if machine_id is None:
+        machine_id = secrets.token_hex(8)
+        atomic_write(path, json.dumps({"id": machine_id}).encode() + b"\n")
+    return Machine(machine_id, machine_name(name), host_fingerprint())
+
+
+def new_id(state: Path, name: str | None = None) -> Machine:
+    """A new id for this machine (its old one was found in use by another computer)."""
+    machine_id = secrets.token_hex(8)
+    atomic_write(paths.machine_file(state), json.dumps({"id": machine_id}).encode() + b"\n")
+    return Machine(machine_id, machine_name(name), host_fingerprint())
+
+
+def _read_id(path: Path) -> str | None:
+    try:
+        doc = json.loads(read_file(path, 4096, follow=False))
+    except (OSError, Refused, ValueError):
+        return None
+    value = doc.get("id") if isinstance(doc, dict) else None
+    return value if isinstance(value, str) and ID_PATTERN.fullmatch(value) else None
+
+
+@dataclass
+class MachineStatus:
+    id: str
+    name: str | None
+    path: str
+    this: bool
+    age_s: float | None = None  # since the file was last written (its mtime)
+    version: int | None = None  # its format version
+    trayburn: str | None = None  # the trayburn that wrote it
+    problem: str | None = None
+    gone: bool = False  # the file left the folder: its history is kept
+    calls: int = 0  # calls counted as this machine's, all time (a call also held here counts for this one)
+
+
+@dataclass
+class SyncHealth:
+    sync_dir: str | None
+    machine_id: str | None = None
+    machine_name: str | None = None
+    titles: bool = False
+    shared_ms: int | None = None
+    problem: str | None = None  # why this machine's file was not written
+    problem_kind: str | None = None
+    renamed: str | None = None  # why this machine took a new id (another computer wrote under its old one)
+    machines: list[MachineStatus] = field(default_factory=list)
+
+    @property
+    def problem_line(self) -> str | None:
+        """The first thing wrong with sharing, for the menu's problem line (None: nothing)."""
+        if self.problem:
+            return self.problem
+        bad = next((m for m in self.machines if m.problem and not m.this), None)
+        return f"{bad.name or bad.id}'s shared file: {bad.problem}" if bad else None
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "problem_line": self.problem_line}
+
+
+def survey(sharing: Sharing, sync_dir: str | None, name: str | None, titles: bool) -> SyncHealth:
+    if not sync_dir:
+        return SyncHealth(None, machine_name=sharing.name(name), titles=titles)
+    machine = sharing.machine(name)
+    state = sharing.state()
+    out = SyncHealth(sync_dir, machine.id, machine.name, titles, state.shared_ms, state.problem, state.problem_kind)
+    out.renamed = state.renamed
+    counted = sharing.ledger.counted_by_origin()
+    folder = paths.machines_dir(Path(sync_dir).expanduser())
+    held = {f.origin: f for f in sharing.ledger.machine_files()}
+    for mid in sorted(set(_listed(folder)) | set(held) | {machine.id}):
+        row = held.get(mid)
+        status = _status(folder / f"{mid}{ff.EXT}", mid, mid == machine.id)
+        if status.this and not status.name:  # its file not written yet (or unreadable): it is still this one
+            status.name = machine.name
+        status.calls = counted.get(None if status.this else mid, 0)
+        if row is not None:
+            status.name = status.name or row.name
+            status.problem = status.problem or row.error
+        out.machines.append(status)
+    out.machines.sort(key=lambda m: (not m.this, m.name or "", m.id))
+    return out
+
+
+def _status(path: Path, mid: str, this: bool) -> MachineStatus:
+    status = MachineStatus(mid, None, str(path), this)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        status.gone = True
+        return status
+    except OSError as exc:
+        status.problem = exc.strerror or str(exc)
+        return status
+    status.age_s = max(0.0, time.time() - st.st_mtime)
+    if not stat.S_ISREG(st.st_mode):
+        status.problem = "is a symbolic link" if stat.S_ISLNK(st.st_mode) else "is not a regular file"
+        return status
+    try:
+        header = ff.read_header(read_file(path, ff.MAX_FILE_BYTES, follow=False))
+    except ff.FormatError as exc:
+        status.problem = str(exc)
+        return status
+    except OSError as exc:
+        status.problem = str(exc)
+        return status
+    status.name, status.version, status.trayburn = header.name or None, header.version, header.trayburn
+    return status

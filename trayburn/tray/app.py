@@ -19,8 +19,9 @@ from datetime import date, datetime
 from types import ModuleType
 from typing import Any
 
-from .. import appearance, paths, watch
 from .. import files as fsutil
+from .. import paths, watch
+from .. import platform as appearance
 from .. import platform as launch
 from .. import settings as st
 from ..engine import Engine

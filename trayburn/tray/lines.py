@@ -49,7 +49,7 @@ def sync_problem(engine: Any, problems: Sequence[tuple[str, str]] = ()) -> str |
     if not sync_dir:
         return None
     from ..sync.fileformat import EXT  # only when sharing: the sharing code stays unloaded otherwise
-    from ..sync.survey import MachineStatus, SyncHealth
+    from ..sync.share import MachineStatus, SyncHealth
 
     folder = paths.machines_dir(Path(sync_dir).expanduser())
     held = [MachineStatus(f.origin, f.name, f.path, False, problem=f.error) for f in engine.ledger.machine_files()]

@@ -26,8 +26,7 @@ from ..figures import day as report
 from ..figures import periods as pd
 from ..figures.costs import Totals
 from ..figures.day import CallRow, DayReport, ModelCost, SessionDetail, SessionSummary, Subagent
-from ..figures.history import Group, HistoryReport
-from ..figures.machines import MachineCost, MachinesReport
+from ..figures.history import Group, HistoryReport, MachineCost, MachinesReport
 from ..figures.money import Money
 from ..render import UNPRICED_MARK, plural, tokens
 

@@ -1,7 +1,7 @@
 """Colours, fonts and sizes for the summary window: light or dark, scaled for the screen's DPI.
 
 The `theme` setting decides: "light", "dark", or "auto": the desktop's colour scheme as
-`trayburn.appearance` finds it (the same answer the tray icon gets), light where nothing says.
+`trayburn.platform` finds it (the same answer the tray icon gets), light where nothing says.
 Fonts are set in points, which Tk scales by `tk scaling`; pixel sizes go through `Metrics.px`.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from tkinter import ttk
 
-from .. import appearance
+from .. import platform as appearance
 
 
 @dataclass(frozen=True)

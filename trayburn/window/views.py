@@ -21,8 +21,7 @@ from tkinter import ttk
 from ..figures import periods as pd
 from ..figures.costs import Totals
 from ..figures.day import DayReport, SessionDetail, SessionSummary
-from ..figures.history import HistoryReport
-from ..figures.machines import MachinesReport
+from ..figures.history import HistoryReport, MachinesReport
 from ..figures.money import Money
 from . import models
 from .models import USD, entry_text

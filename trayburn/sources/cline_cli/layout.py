@@ -8,11 +8,10 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
 from ... import watch
-from ...files import Checkpoint, FileStat, _why
+from ...files import RACY_NS, Checkpoint, FileStat, _why  # (RACY_NS: a folder changed this recently is listed again)
 from ...watch import Watcher
 
 MESSAGES_SUFFIX = ".messages.json"
-RACY_NS = 2 * 10**9  # the sessions folder changed this recently is listed again at the next scan
 FULL_SWEEP_S = 300.0  # every session folder is listed again at least this often (a running process's scans)
 WATCHED_SWEEPS = 6  # while folders are watched (watch.py), a full sweep every 6 x FULL_SWEEP_S: 30 minutes
 

@@ -21,16 +21,12 @@ from types import ModuleType
 from typing import Any
 
 from ...files import blake2b
-from ..base import MAX_COST, MAX_TOKENS, Call, Row
+from ..base import MAX_COST, MAX_MS, MAX_TOKENS, MIN_MS, Call, SessionRecord, storable_id
 
 
 class ParseError(ValueError):
     """The bytes are not the document we expected (often a file caught mid-write)."""
 
-
-# Times local time can show on every platform, whatever the zone (Windows' localtime stops in 3000):
-MIN_MS = 86_400_000  # 1970-01-02T00:00:00Z
-MAX_MS = 32_503_680_000_000 - 1  # 2999-12-31T23:59:59.999Z
 
 # The typed fast path (msgspec structs decoding only the fields used) lives in typed.py, imported at the first
 # parse: a refresh that finds nothing changed never pays for msgspec.
@@ -39,29 +35,7 @@ MAX_MS = 32_503_680_000_000 - 1  # 2999-12-31T23:59:59.999Z
 @dataclass(slots=True)
 class Messages:
     agent: str  # lead | subagent | teammate
-    rows: list[Row]  # its calls, as tuples (see `Row`)
-
-    @property
-    def calls(self) -> list[Call]:
-        return [Call(*r) for r in self.rows]
-
-
-@dataclass(slots=True)
-class Manifest:
-    session_id: str
-    started_ms: int | None
-    ended_ms: int | None
-    status: str
-    title: str | None
-    prompt: str | None
-    cwd: str | None
-    workspace_root: str | None
-    model: str | None
-    provider: str | None
-    source: str | None
-    messages_path: str | None
-    forked_from: str | None
-    rollup: Call | None  # metadata.usage as one call, used only when no message has metrics
+    calls: list[Call]
 
 
 def _tokens(value: Any) -> int:
@@ -112,15 +86,6 @@ def displayable(epoch_ms: int | None) -> int | None:
     return epoch_ms if epoch_ms is not None and MIN_MS <= epoch_ms <= MAX_MS else None
 
 
-def id_ms(session_id: str) -> int | None:
-    """The epoch ms a session id begins with (`1796023651231_hi7ti` → 1796023651231), if plausible."""
-    head = session_id.partition("_")[0]
-    if not (head.isascii() and head.isdigit()):
-        return None
-    value = int(head)
-    return value if 1e12 <= value <= MAX_MS else None  # (1e12 ms is 2001)
-
-
 def _iso_ms(text: str) -> int | None:
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -159,10 +124,10 @@ def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float 
     return tokens, _cost(reported), _cost_note(reported)
 
 
-def _rows(messages: list, session_id: str) -> list[Row]:
-    """The calls of a generic (JSON) list of messages, as rows; each message keeps its index (non-objects
+def _calls(messages: list, session_id: str) -> list[Call]:
+    """The calls of a generic (JSON) list of messages; each message keeps its index (non-objects
     included)."""
-    rows: list[Row] = []
+    calls: list[Call] = []
     for index, m in enumerate(messages):
         if not isinstance(m, dict):
             continue  # not an object: no call, but it keeps its index
@@ -174,18 +139,20 @@ def _rows(messages: list, session_id: str) -> list[Row]:
             model, provider = (info.get("id"), info.get("provider")) if isinstance(info, dict) else (None, None)
             mid, ts_ms, name = m.get("id"), to_ms(m.get("ts")), _str(model)
             key = (
-                _key(mid) if isinstance(mid, str) and mid else idless_key(session_id, index, ts_ms, name, tokens, cost)
+                storable_id(mid)
+                if isinstance(mid, str) and mid
+                else idless_key(session_id, index, ts_ms, name, tokens, cost)
             )
             tools = _tool_names(m.get("content"))
-            rows.append((key, index, ts_ms, name, *tokens, cost, tools, note, _str(provider)))
-    return rows
+            calls.append(Call(key, index, ts_ms, name, *tokens, cost, tools, note, _str(provider)))
+    return calls
 
 
-def _typed_rows(messages: list, session_id: str) -> list[Row]:
-    """`_rows` for the typed decoder's messages, whose values it already checked: the same rules, with the
+def _typed_calls(messages: list, session_id: str) -> list[Call]:
+    """`_calls` for the typed decoder's messages, whose values it already checked: the same rules, with the
     common values decided first and inline (a cold ingest runs this loop for every call of the history)."""
     assistant = _typed().Assistant
-    rows: list[Row] = []
+    calls: list[Call] = []
     for index, m in enumerate(messages):
         if type(m) is not assistant or m.metrics is None:
             continue  # a user message: no call, but it keeps its index
@@ -205,7 +172,7 @@ def _typed_rows(messages: list, session_id: str) -> list[Row]:
         if not (type(mid) is str and mid.isascii() and mid):
             # no id: its content is its identity (renamed copies of a session count it once)
             mid = (
-                _key(mid)
+                storable_id(mid)
                 if isinstance(mid, str) and mid
                 else idless_key(session_id, index, ts, model, (i, o, cr, cw), cost)
             )
@@ -214,8 +181,8 @@ def _typed_rows(messages: list, session_id: str) -> list[Row]:
             names = [b.name for b in content if b.type == "tool_use" and type(b.name) is str]
             if names:
                 tools = tuple(names) if "".join(names).isascii() else tuple(_text(n) for n in names)
-        rows.append((mid, index, ts, model, i, o, cr, cw, cost, tools, None, provider))
-    return rows
+        calls.append(Call(mid, index, ts, model, i, o, cr, cw, cost, tools, None, provider))
+    return calls
 
 
 IDLESS = "noid:"  # the prefix of a key made from a message's content (it had no id)
@@ -244,18 +211,6 @@ def _text(value: str) -> str:
     return value
 
 
-def _key(value: str) -> str:
-    """An identity from a file, storable and still distinct: a lone surrogate becomes its escape
-    text (`\\ud83d`), so two ids differing only there stay two calls."""
-    if value.isascii():
-        return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    return value
-
-
 def parse_messages(data: bytes, session_id: str) -> Messages:
     """A `*.messages.json` document (or Cline's older bare array) → its calls."""
     typed = _typed()
@@ -265,8 +220,8 @@ def parse_messages(data: bytes, session_id: str) -> Messages:
         return _generic_messages(_slow(data), session_id)
     if isinstance(doc, typed.MessagesDoc):
         agent = _text(doc.agent) if isinstance(doc.agent, str) else "lead"
-        return Messages(agent, _typed_rows(doc.messages, session_id))
-    return Messages("lead", _typed_rows(doc, session_id))  # the older bare array
+        return Messages(agent, _typed_calls(doc.messages, session_id))
+    return Messages("lead", _typed_calls(doc, session_id))  # the older bare array
 
 
 def _generic_messages(doc: Any, session_id: str) -> Messages:
@@ -275,9 +230,9 @@ def _generic_messages(doc: Any, session_id: str) -> Messages:
         if not isinstance(messages, list):
             raise ParseError("no 'messages' list")
         agent = _text(doc["agent"]) if isinstance(doc.get("agent"), str) else "lead"
-        return Messages(agent, _rows(messages, session_id))  # non-objects are skipped, keeping indexes
+        return Messages(agent, _calls(messages, session_id))  # non-objects are skipped, keeping indexes
     if isinstance(doc, list):
-        return Messages("lead", _rows(doc, session_id))
+        return Messages("lead", _calls(doc, session_id))
     raise ParseError("not a messages document")
 
 
@@ -303,8 +258,9 @@ def _describe(data: bytes, exc: Exception) -> str:
     return f"invalid JSON ({str(exc).split(':')[0]}), perhaps caught mid-write"
 
 
-def parse_manifest(data: bytes) -> Manifest:
-    """A session manifest `<id>.json` → what we keep of it. Raises ParseError if not a JSON object."""
+def parse_manifest(data: bytes) -> SessionRecord:
+    """A session manifest `<id>.json` → the session as the ledger keeps it (`id`: the one the file names; the
+    source sets the folder and the id it is filed under). Raises ParseError if not a JSON object."""
     typed = _typed()
     try:  # untyped: a typed struct would skip unknown fields unchecked (invalid UTF-8 in them passes)
         doc = typed.manifest.decode(data)
@@ -312,11 +268,12 @@ def parse_manifest(data: bytes) -> Manifest:
         doc = _slow(data)  # valid JSON msgspec refuses (1e400) still parses; the rest raises ParseError
     if not isinstance(doc, dict):
         raise ParseError("not a JSON object")
-    sid = _key(doc["session_id"]) if isinstance(doc.get("session_id"), str) else ""
+    sid = storable_id(doc["session_id"]) if isinstance(doc.get("session_id"), str) else ""
     meta: dict[str, Any] = doc["metadata"] if isinstance(doc.get("metadata"), dict) else {}
     fork: dict[str, Any] = meta["fork"] if isinstance(meta.get("fork"), dict) else {}
-    return Manifest(
-        session_id=sid,
+    return SessionRecord(
+        id=sid,
+        folder=None,
         started_ms=to_ms(doc.get("started_at")),
         ended_ms=to_ms(doc.get("ended_at")),
         status=_str(doc.get("status")) or "unknown",
@@ -328,7 +285,7 @@ def parse_manifest(data: bytes) -> Manifest:
         provider=_str(doc.get("provider")),
         source=_str(doc.get("source")),
         messages_path=_str(doc.get("messages_path")),
-        forked_from=_key(fork["forkedFromSessionId"]) if _str(fork.get("forkedFromSessionId")) else None,
+        forked_from=storable_id(fork["forkedFromSessionId"]) if _str(fork.get("forkedFromSessionId")) else None,
         rollup=_rollup(meta.get("usage"), sid),
     )
 

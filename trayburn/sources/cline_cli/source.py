@@ -16,7 +16,7 @@ from ... import files as trayburn_files
 from ...files import blake2b
 from ..base import Known, Seen, SessionRecord, Writer, changed, should_read
 from . import layout as cf
-from .parse import Manifest, Messages, ParseError, parse_manifest, parse_messages
+from .parse import Messages, ParseError, parse_manifest, parse_messages
 
 LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
 P = TypeVar("P")
@@ -211,7 +211,7 @@ class _Ingest:
     def scanned(self) -> set[str]:  # built on first use: only a session without its lead file needs it
         return {os.path.abspath(f.path) for d in self.scan.folders for f in [d.manifest, *d.messages]}
 
-    def _external(self, folder: cf.Folder, manifest: Manifest | None) -> trayburn_files.FileStat | None:
+    def _external(self, folder: cf.Folder, manifest: SessionRecord | None) -> trayburn_files.FileStat | None:
         """`messages_path`, used only when the co-located lead file is missing or has never parsed."""
         lead = _lead_path(folder)
         if any(f.path == lead for f in folder.messages) and self.w.good_checkpoint(lead) is not None:
@@ -224,18 +224,18 @@ class _Ingest:
         except OSError:
             return None
 
-    def _manifest(self, folder: cf.Folder, fallback: int) -> Manifest | None:
+    def _manifest(self, folder: cf.Folder, fallback: int) -> SessionRecord | None:
         f, sid = folder.manifest, folder.session_id
         m = self._parsed(f, sid, MANIFEST, parse_manifest)
         if m is None:
             return None
-        parsed, ckpt = m
+        record, ckpt = m
         file_id = self.w.ok(f.path, sid, MANIFEST, None, ckpt)
-        rollup = parsed.rollup
-        if rollup is not None:
-            rollup.key = f"{parsed.session_id or sid}:rollup"
-        self.w.session(_record(folder, parsed), rollup, file_id, fallback)
-        return parsed
+        if record.rollup is not None:
+            record.rollup = record.rollup._replace(key=f"{record.id or sid}:rollup")
+        record.id, record.folder = sid, folder.path  # filed under its folder's name, whatever the file says
+        self.w.session(record, file_id, fallback)
+        return record
 
     def _messages(self, sid: str, f: trayburn_files.FileStat, kind: str, fallback: int) -> None:
         got = self._parsed(f, sid, kind, _messages_parser(_scope(sid, f.path, kind)))
@@ -243,7 +243,7 @@ class _Ingest:
             return
         parsed, ckpt = got
         file_id = self.w.ok(f.path, sid, kind, parsed.agent, ckpt)
-        self.w.rows(sid, file_id, parsed.agent, parsed.rows, fallback)
+        self.w.calls(sid, file_id, parsed.agent, parsed.calls, fallback)
 
     def _parsed(
         self, f: trayburn_files.FileStat, sid: str, kind: str, parse: Callable[[bytes], P]
@@ -305,13 +305,6 @@ def _newest(folder: cf.Folder) -> int:
     if not folder.messages or folder.messages[0].path != _lead_path(folder):
         return 2**63
     return max(f.checkpoint.mtime_ns for f in (folder.manifest, *folder.messages))
-
-
-def _record(folder: cf.Folder, m: Manifest) -> SessionRecord:
-    return SessionRecord(
-        folder.session_id, folder.path, m.started_ms, m.ended_ms, m.status, m.title, m.prompt, m.cwd,
-        m.workspace_root, m.model, m.provider, m.source, m.forked_from,
-    )  # fmt: skip
 
 
 def _scope(sid: str, path: str, kind: str) -> str:
