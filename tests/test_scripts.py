@@ -125,6 +125,32 @@ def test_without_the_rights_to_install_it_prints_the_apt_command_once(tmp_path):
 
 
 @posix
+@pytest.mark.skipif(sys.base_prefix == "/usr", reason="needs a Python of its own (pyenv, uv, conda), not Debian's")
+def test_a_python_of_its_own_is_not_sent_to_apt_for_itself(tmp_path):
+    """PYTHON=a pyenv/uv/conda Python: Debian's python3.X-dev or -tk would not give it headers or
+    Tk (and the archive may not have that version), so no python package is asked for, even with
+    dpkg saying that nothing at all is installed."""
+    if shutil.which("apt-get") is None or shutil.which("dpkg-query") is None:
+        pytest.skip("a Debian-family system (apt-get and dpkg-query)")
+    bin_dir = tmp_path / "bin"
+    stand_in(bin_dir, "dpkg-query", "exit 1")  # nothing installed
+    stand_in(bin_dir, "id", 'if [ "$1" = "-u" ]; then echo 1000; else exec /usr/bin/id "$@"; fi')  # not root
+    stand_in(bin_dir, "sudo", "echo 'sudo: a password is required' >&2; exit 1")  # may not sudo
+    repo = copy_of_the_scripts(tmp_path)
+    env = {**os.environ, **NO_INDEX, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHON": sys.executable}
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "setup")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    missing = next(line for line in done.stderr.splitlines() if "missing system packages:" in line)
+    assert "libgirepository1.0-dev" in missing and "python" not in missing, done.stderr
+
+
+@posix
 def test_without_apt_it_says_what_is_needed_and_falls_back_to_xorg(tmp_path):
     """No apt-get and no PyGObject headers: the packages are named, the X11 backend is chosen,
     and pip is asked for trayburn without the gtk extra (it fails here only because the test
