@@ -1,0 +1,279 @@
+"""GNOME Shell with the AppIndicator extension (Ubuntu's default desktop), for real: `gnome-shell --x11 --replace`
+under Xvfb with a private system bus, the extension enabled, and the tray started on sessions recorded from the
+real Cline CLI (the demo's, replayed as today). What a person sees is checked where they see it: the item's label
+(XAyatanaLabel) is today's cost as the engine computes it, the bar draws it in the panel's font (read back with
+tesseract) beside the bare mark, a left click opens the menu, and a call written to a session changes the label
+within two seconds. Screenshots and measured figures land in tests/_artifacts/gnome/.
+
+Skipped where GNOME Shell or the extension is not installed (CI machines): see the skip reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import desktop as harness
+import pytest
+from PIL import Image
+from test_live import SHOWN_WITHIN_S, append_call
+from test_tray_desktop import gtk_available
+
+from trayburn import demo
+from trayburn.engine import Engine
+from trayburn.tray import backend
+from trayburn.tray import model as tray_model
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="real-desktop tests run on Linux"),
+    pytest.mark.skipif(
+        bool(harness.missing_gnome()),
+        reason=f"GNOME Shell under Xvfb needs: apt-get install {' '.join(harness.missing_gnome())}",
+    ),
+    pytest.mark.skipif(shutil.which("tesseract") is None, reason="reading the bar needs tesseract-ocr"),
+]
+ITEM = "org.kde.StatusNotifierItem"
+WATCHER = ("org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher", "org.kde.StatusNotifierWatcher")
+FLAME = (255, 122, 26)  # the mark's flame (trayburn/tray/mark.py), as the extension shows it scaled down
+OCR_SCALE = 3
+
+
+@dataclass
+class Gnome:
+    desk: harness.Desktop
+    config: Path
+    sessions: Path
+    item: str  # "<bus name>/<object path>"
+    work: Path
+    out: Path
+
+    def prop(self, name: str) -> str:
+        """One of the item's properties, unquoted ("$0.33"); "" when it cannot be read."""
+        bus, path = split_item(self.item)
+        found = re.search(r"<'(.*)'>", harness.dbus_property(self.desk, bus, path, ITEM, name))
+        return found.group(1) if found else ""
+
+    def expected_label(self) -> str:
+        """Today's cost as the engine computes it from the same files, in a ledger of its own: what the tray's
+        label must say (the menu's and the label's amount rule, trayburn/tray/model.py's day_cost)."""
+        state = self.work / f"check-{time.monotonic_ns()}"
+        engine = Engine(self.config, state)
+        try:
+            engine.refresh()
+            return tray_model.day_cost(engine.day(), engine.money())
+        finally:
+            engine.close()
+
+    def bar(self, name: str) -> Path:
+        """The right half of the top bar (where the extension puts the item), as a screenshot."""
+        width = harness.screen_width(self.desk)
+        return self.desk.screenshot(self.out / name, harness.Rect(width // 2, 0, width // 2, harness.GNOME_BAR))
+
+
+def split_item(item: str) -> tuple[str, str]:
+    """The watcher's entry for an item as (bus name, object path): GNOME's extension lists ":1.5@/path",
+    xfce4-panel ":1.5/path"."""
+    bus, _, path = item.partition("/")
+    return bus.rstrip("@"), "/" + path
+
+
+def registered_items(desk: harness.Desktop) -> list[str]:
+    return re.findall(r"'([^']+)'", harness.dbus_property(desk, *WATCHER, "RegisteredStatusNotifierItems"))
+
+
+def ocr_words(path: Path) -> list[tuple[str, harness.Rect]]:
+    """The words tesseract reads in a screenshot, each with its box in the screenshot's own pixels."""
+    big = path.with_suffix(".ocr.png")
+    subprocess.run(
+        ["convert", str(path), "-resize", f"{OCR_SCALE * 100}%", "-colorspace", "Gray", str(big)],
+        check=True,
+        timeout=30,
+    )
+    done = subprocess.run(
+        ["tesseract", str(big), "-", "--psm", "11", "tsv"], capture_output=True, text=True, check=True, timeout=60
+    )
+    words = []
+    for line in done.stdout.splitlines()[1:]:
+        cols = line.split("\t")
+        if len(cols) == 12 and cols[11].strip():
+            x, y, w, h = (int(c) // OCR_SCALE for c in cols[6:10])
+            words.append((cols[11].strip(), harness.Rect(x, y, max(1, w), max(1, h))))
+    return words
+
+
+def ocr_lines(path: Path) -> str:
+    big = path.with_suffix(".ocr.png")
+    subprocess.run(
+        ["convert", str(path), "-resize", f"{OCR_SCALE * 100}%", "-colorspace", "Gray", str(big)],
+        check=True,
+        timeout=30,
+    )
+    done = subprocess.run(["tesseract", str(big), "-", "--psm", "6"], capture_output=True, text=True, timeout=60)
+    return done.stdout
+
+
+def find_word(words: list[tuple[str, harness.Rect]], text: str) -> harness.Rect | None:
+    return next((rect for word, rect in words if text in word), None)
+
+
+@pytest.fixture
+def gnome(tmp_path, artifacts, request):
+    if not gtk_available() or not backend._available("appindicator"):
+        pytest.skip("the appindicator backend needs PyGObject and gir1.2-ayatanaappindicator3-0.1")
+    out = artifacts / "gnome" / request.node.name
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    config = demo.prepare(tmp_path / "demo")  # the real recordings, replayed so that they end a minute ago
+    sessions = tmp_path / "demo" / "cline" / "data" / "sessions"
+    desk = harness.start_gnome_desktop(out / "desk", tmp_path / "home")
+    try:
+        env = {k: v for k, v in desk.env.items() if not k.startswith(("CLINE_", "TRAYBURN_"))}
+        env |= {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
+        argv = [sys.executable, "-P", "-m", "trayburn", "--config", str(config), "--state-dir", str(tmp_path / "st")]
+        desk.spawn(argv, log="tray", exact_env=env)
+        item = desk.wait_for(
+            lambda: next((i for i in registered_items(desk) if "trayburn" in i), None), 60, what="trayburn's item"
+        )
+        yield Gnome(desk, config, sessions, item, tmp_path, out)
+        log = tmp_path / "logs" / "trayburn.log"
+        assert "tray backend appindicator" in (log.read_text() if log.exists() else ""), "not the appindicator backend"
+    finally:
+        desk.close()
+
+
+def wait_for_label_in_bar(g: Gnome, label: str, name: str, timeout: float = 30) -> harness.Rect:
+    """Where the bar draws ``label`` (tesseract's box of it, in the bar's pixels), once it does."""
+    seen: list[str] = []
+
+    def drawn():
+        words = ocr_words(g.bar(name))
+        seen[:] = [w for w, _ in words]
+        return find_word(words, label)
+
+    try:
+        return g.desk.wait_for(drawn, timeout, what=f"{label} drawn in the top bar")
+    except harness.DesktopError as exc:
+        raise AssertionError(f"{exc}; tesseract read {seen!r} in {g.out / name}") from None
+
+
+def test_the_bar_shows_todays_cost_in_the_panels_font_beside_the_bare_mark(gnome):
+    g = gnome
+    expected = g.expected_label()
+    assert re.fullmatch(r"\$\d+\.\d\d", expected), expected  # the demo has priced calls today
+    g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == expected, 30, what=f"the item's label {expected}")
+    assert g.prop("XAyatanaLabelGuide") == "$00.00"  # the width the bar keeps for it
+    word = wait_for_label_in_bar(g, expected, "bar.png")
+
+    with Image.open(g.out / "bar.png") as shot:
+        bar = shot.convert("RGB")
+        box = (max(0, word.x - 2), 0, min(bar.width, word.x + word.width + 2), bar.height)
+        ratio, ink, background = harness.text_contrast(bar, box)
+        height = harness.ink_height(bar, box, ink, background)
+        # the icon: the non-background columns just left of the label, up to the first gap of 3 columns
+        columns = [x for x in range(box[0] - 1, max(0, box[0] - 40), -1) if _column_inked(bar, x, background)]
+        icon = _first_run(columns)
+        icon_box = (min(icon), 0, max(icon) + 1, bar.height) if icon else (0, 0, 1, 1)
+        icon_colours = {rgb for _, rgb in bar.crop(icon_box).getcolors(1 << 16)}
+    measured = {
+        "label": expected,
+        "contrast": round(ratio, 2),
+        "ink": ink,
+        "panel": background,
+        "label_height_px": height,
+        "icon_width_px": len(icon),
+        "bar_height_px": harness.GNOME_BAR,
+    }
+    (g.out / "measured.json").write_text(json.dumps(measured, indent=1))
+    assert ratio >= 4.5, measured  # WCAG AA for text
+    assert height >= 10, measured  # the panel's own font: taller than the 7 px digits of a 16 px icon
+    assert 12 <= len(icon) <= 20, measured  # the extension's ~16 px icon slot, beside the label
+    assert harness.has_colour_near(icon_colours, FLAME, 60), measured  # the mark's flame
+    assert not [w for w, rect in ocr_words(g.out / "bar.png") if rect.x < word.x - 4 and "$" in w], (
+        "a second figure in the bar: the icon should be the bare mark where the label is drawn"
+    )
+
+
+def _column_inked(image: Image.Image, x: int, background: tuple[int, int, int]) -> bool:
+    return any(harness.contrast(image.getpixel((x, y)), background) > 1.05 for y in range(image.height))
+
+
+def _first_run(columns: list[int]) -> list[int]:
+    """The first run of columns (right to left) with gaps of at most 3 px, once the label's gap is passed."""
+    run: list[int] = []
+    for x in columns:
+        if run and run[-1] - x > 3:
+            break
+        run.append(x)
+    return run
+
+
+def test_a_left_click_opens_the_menu_and_open_summary_opens_the_window(gnome):
+    g = gnome
+    expected = g.expected_label()
+    word = wait_for_label_in_bar(g, expected, "bar.png")
+    width = harness.screen_width(g.desk)
+    g.desk.click(width // 2 + word.center[0], word.center[1], button=1)
+    menu_area = harness.Rect(width // 2, harness.GNOME_BAR, width // 2, 560)
+    text: list[str] = []
+
+    def menu_shown():
+        text[:] = [ocr_lines(g.desk.screenshot(g.out / "menu.png", menu_area))]
+        return "Open summary" in text[0]
+
+    try:
+        g.desk.wait_for(menu_shown, 30, what="the menu under the item")
+    except harness.DesktopError as exc:
+        raise AssertionError(f"{exc}; tesseract read {text!r}") from None
+    today = next((line for line in text[0].splitlines() if line.startswith("Today")), "")
+    assert expected in today, text[0]  # "Today: $0.33 · 94 calls · incl. $0.07 estimated"
+    assert "Quit trayburn" in text[0], text[0]
+    entry = find_word(ocr_words(g.out / "menu.png"), "summary")
+    assert entry is not None, text[0]
+    g.desk.click(menu_area.x + entry.center[0], menu_area.y + entry.center[1], button=1)
+    window = g.desk.wait_for(
+        lambda: next((w for w in g.desk.find_windows(viewable=True) if w.name.startswith("trayburn —")), None),
+        30,
+        what="the summary window",
+    )
+    g.desk.screenshot(g.out / "summary.png")
+    assert window.rect.width > 300
+
+
+def test_a_call_written_to_a_session_changes_the_label_within_two_seconds(gnome):
+    g = gnome
+    before = g.expected_label()
+    g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == before, 30, what=f"the item's label {before}")
+    running = next(p for p in g.sessions.iterdir() if p.name.endswith("_y8q37"))
+    start = time.monotonic()
+    append_call(running, 0.5)  # one more call, the file rewritten in place as the CLI writes it
+    after = g.expected_label()
+    assert after != before, (before, after)
+    try:
+        g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == after, SHOWN_WITHIN_S, what=f"the label {after}")
+    except harness.DesktopError as exc:
+        raise AssertionError(f"{exc}; the item says {g.prop('XAyatanaLabel')!r}") from None
+    assert time.monotonic() - start < SHOWN_WITHIN_S
+    wait_for_label_in_bar(g, after, "bar-after.png", timeout=15)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the tray sends the identical mark again on every change of the figure (TrayApp._draw keys the drawing "
+    "on the label): the extension shows its '•••' placeholder for ~0.1 s each time; /work/plan/gnome-fix.patch",
+)
+def test_the_mark_is_not_sent_again_when_only_the_figure_changes(gnome):
+    g = gnome
+    before = g.expected_label()
+    g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == before, 30, what=f"the item's label {before}")
+    icon = g.prop("IconName")  # pystray writes each icon it is given to a new file and names it here
+    running = next(p for p in g.sessions.iterdir() if p.name.endswith("_y8q37"))
+    append_call(running, 0.5)
+    after = g.expected_label()
+    g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == after, 10, what=f"the label {after}")
+    assert g.prop("IconName") == icon, "the same mark was sent again as a new icon file"
