@@ -403,6 +403,7 @@ GNOME_TOOLS = {
     "dbus-daemon": "dbus",
     "gdbus": "libglib2.0-bin",
     "gnome-shell": "gnome-shell",
+    "gjs": "gjs",  # runs the shell's notification service (org.freedesktop.Notifications); only recommended by it
 }
 APPINDICATOR_EXTENSION = "ubuntu-appindicators@ubuntu.com"  # Debian's and Ubuntu's id for it
 EXTENSION_DIR = Path("/usr/share/gnome-shell/extensions") / APPINDICATOR_EXTENSION
@@ -439,7 +440,9 @@ def start_gnome_desktop(logs: Path, home: Path, timeout: float = 120.0) -> Deskt
     StatusNotifierWatcher is on the bus and the overview GNOME opens at start is closed.
 
     The extension is enabled with GLib's keyfile settings backend (a file in ``home``), so no dconf service is
-    needed and the person's own settings are never read or written."""
+    needed and the person's own settings are never read or written. Notifications go to the shell's message list
+    without a banner: GNOME keeps a banner up until the person touches the mouse or keyboard (as root it puts one
+    up at start), which would cover the desktop for good under Xvfb."""
     logs.mkdir(parents=True, exist_ok=True)
     runtime = home / "run"
     runtime.mkdir(parents=True, exist_ok=True)
@@ -449,7 +452,7 @@ def start_gnome_desktop(logs: Path, home: Path, timeout: float = 120.0) -> Deskt
     (settings / "keyfile").write_text(
         f"[org/gnome/shell]\nenabled-extensions=['{APPINDICATOR_EXTENSION}']\ndisable-user-extensions=false\n"
         "welcome-dialog-last-shown-version='999'\n"  # no "take a tour" dialog over the desktop
-        "[org/gnome/desktop/notifications]\nshow-banners=false\n"  # no banner ("logged in as root") over the bar
+        "[org/gnome/desktop/notifications]\nshow-banners=false\n"
     )
     desk = Desktop(logs)
     desk.env = _base_env() | {

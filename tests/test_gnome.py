@@ -16,6 +16,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,18 +64,23 @@ class Gnome:
     def expected_label(self) -> str:
         """Today's cost as the engine computes it from the same files, in a ledger of its own: what the tray's
         label must say (the menu's and the label's amount rule, trayburn/tray/model.py's day_cost)."""
-        state = self.work / f"check-{time.monotonic_ns()}"
-        engine = Engine(self.config, state)
-        try:
-            engine.refresh()
-            return tray_model.day_cost(engine.day(), engine.money())
-        finally:
-            engine.close()
+        return todays_cost(self.config, self.work)[0]
 
     def bar(self, name: str) -> Path:
         """The right half of the top bar (where the extension puts the item), as a screenshot."""
         width = harness.screen_width(self.desk)
         return self.desk.screenshot(self.out / name, harness.Rect(width // 2, 0, width // 2, harness.GNOME_BAR))
+
+
+def todays_cost(config: Path, work: Path) -> tuple[str, float]:
+    """(the label, the USD) of today's cost, as an engine of its own computes it from the files ``config`` names."""
+    engine = Engine(config, work / f"check-{time.monotonic_ns()}")
+    try:
+        engine.refresh()
+        day = engine.day()
+        return tray_model.day_cost(day, engine.money()), day.cost_usd
+    finally:
+        engine.close()
 
 
 def split_item(item: str) -> tuple[str, str]:
@@ -122,29 +129,41 @@ def find_word(words: list[tuple[str, harness.Rect]], text: str) -> harness.Rect 
     return next((rect for word, rect in words if text in word), None)
 
 
-@pytest.fixture
-def gnome(tmp_path, artifacts, request):
-    if not gtk_available() or not backend._available("appindicator"):
-        pytest.skip("the appindicator backend needs PyGObject and gir1.2-ayatanaappindicator3-0.1")
-    out = artifacts / "gnome" / request.node.name
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    config = demo.prepare(tmp_path / "demo")  # the real recordings, replayed so that they end a minute ago
-    sessions = tmp_path / "demo" / "cline" / "data" / "sessions"
-    desk = harness.start_gnome_desktop(out / "desk", tmp_path / "home")
+@contextmanager
+def tray_on_gnome(work: Path, out: Path, config: Path | None = None) -> Iterator[Gnome]:
+    """GNOME Shell with the extension, and the tray on ``config`` (by default the demo's sessions: recorded from
+    the real Cline CLI, replayed so that they end a minute ago); once the tray's item is registered."""
+    config = config or demo.prepare(work / "demo")
+    desk = harness.start_gnome_desktop(out / "desk", work / "home")
     try:
         env = {k: v for k, v in desk.env.items() if not k.startswith(("CLINE_", "TRAYBURN_"))}
-        env |= {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
-        argv = [sys.executable, "-P", "-m", "trayburn", "--config", str(config), "--state-dir", str(tmp_path / "st")]
+        env |= {"TRAYBURN_LOG_DIR": str(work / "logs"), "PYSTRAY_BACKEND": ""}
+        argv = [sys.executable, "-P", "-m", "trayburn", "--config", str(config), "--state-dir", str(work / "st")]
         desk.spawn(argv, log="tray", exact_env=env)
         item = desk.wait_for(
             lambda: next((i for i in registered_items(desk) if "trayburn" in i), None), 60, what="trayburn's item"
         )
-        yield Gnome(desk, config, sessions, item, tmp_path, out)
-        log = tmp_path / "logs" / "trayburn.log"
+        yield Gnome(desk, config, config.parent / "cline" / "data" / "sessions", item, work, out)
+        log = work / "logs" / "trayburn.log"
         assert "tray backend appindicator" in (log.read_text() if log.exists() else ""), "not the appindicator backend"
     finally:
         desk.close()
+
+
+@pytest.fixture
+def out(artifacts, request) -> Path:
+    if not gtk_available() or not backend._available("appindicator"):
+        pytest.skip("the appindicator backend needs PyGObject and gir1.2-ayatanaappindicator3-0.1")
+    folder = artifacts / "gnome" / request.node.name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+def gnome(tmp_path, out):
+    with tray_on_gnome(tmp_path, out) as g:
+        yield g
 
 
 def wait_for_label_in_bar(g: Gnome, label: str, name: str, timeout: float = 30) -> harness.Rect:
@@ -277,3 +296,39 @@ def test_the_mark_is_not_sent_again_when_only_the_figure_changes(gnome):
     after = g.expected_label()
     g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == after, 10, what=f"the label {after}")
     assert g.prop("IconName") == icon, "the same mark was sent again as a new icon file"
+
+
+def test_a_budget_passed_before_the_start_is_in_gnomes_own_notification_list(tmp_path, out):
+    """The notice goes to GNOME Shell's own notification service (org.freedesktop.Notifications, run by gjs), and
+    a person finds it in the message list under the clock. (Banners are off here: GNOME keeps a banner up until
+    the person touches the mouse or keyboard, so a banner would wait for input nobody gives under Xvfb.)"""
+    config = demo.prepare(tmp_path / "demo")
+    spent = todays_cost(config, tmp_path)[1]
+    assert spent > 0.02, spent
+    budget = f"{spent / 2:.2f}"
+    config.write_text(config.read_text() + f"daily_budget = {budget}\n")
+    with tray_on_gnome(tmp_path, out, config) as g:
+        owner = harness.gdbus_call(
+            g.desk,
+            "org.freedesktop.Notifications",
+            "/org/freedesktop/Notifications",
+            "org.freedesktop.Notifications.GetServerInformation",
+        )
+        assert "gnome-shell" in owner, owner
+        log = tmp_path / "logs" / "trayburn.log"
+        g.desk.wait_for(lambda: "the icon is up" in log.read_text(), 30, what="the tray up")
+        width = harness.screen_width(g.desk)
+        g.desk.click(width // 2, harness.GNOME_BAR // 2, button=1)  # the clock: the message list and calendar
+        messages = harness.Rect(width // 4, harness.GNOME_BAR, width // 2, 480)
+        text: list[str] = []
+
+        def listed():
+            text[:] = [" ".join(ocr_lines(g.desk.screenshot(g.out / "messages.png", messages)).split())]
+            return f"passed your ${budget}" in text[0]  # "Today's spend has passed your $0.16 daily…" (cut there)
+
+        try:
+            g.desk.wait_for(listed, 30, what="the budget notice in GNOME's message list")
+        except harness.DesktopError as exc:
+            raise AssertionError(f"{exc}; tesseract read {text!r}") from None
+        assert "trayburn" in text[0], text[0]
+        g.desk.key("Escape")
