@@ -434,7 +434,7 @@ def dbus_property(desk: Desktop, dest: str, path: str, interface: str, name: str
     return gdbus_call(desk, dest, path, "org.freedesktop.DBus.Properties.Get", interface, name)
 
 
-def start_gnome_desktop(logs: Path, home: Path, timeout: float = 120.0) -> Desktop:
+def start_gnome_desktop(logs: Path, home: Path, timeout: float = 120.0, *, settings: str = "") -> Desktop:
     """Xvfb + a private system bus + a session bus + `gnome-shell --x11 --replace` with the AppIndicator extension
     enabled, HOME, XDG_CONFIG_HOME and XDG_RUNTIME_DIR in ``home``; ready once the extension's
     StatusNotifierWatcher is on the bus and the overview GNOME opens at start is closed.
@@ -442,17 +442,18 @@ def start_gnome_desktop(logs: Path, home: Path, timeout: float = 120.0) -> Deskt
     The extension is enabled with GLib's keyfile settings backend (a file in ``home``), so no dconf service is
     needed and the person's own settings are never read or written. Notifications go to the shell's message list
     without a banner: GNOME keeps a banner up until the person touches the mouse or keyboard (as root it puts one
-    up at start), which would cover the desktop for good under Xvfb."""
+    up at start), which would cover the desktop for good under Xvfb. ``settings``: more keyfile groups
+    ("[org/gnome/desktop/interface]\\nscaling-factor=uint32 2\\n" for a 200 % desktop)."""
     logs.mkdir(parents=True, exist_ok=True)
     runtime = home / "run"
     runtime.mkdir(parents=True, exist_ok=True)
     runtime.chmod(0o700)
-    settings = home / ".config" / "glib-2.0" / "settings"
-    settings.mkdir(parents=True, exist_ok=True)
-    (settings / "keyfile").write_text(
+    keyfiles = home / ".config" / "glib-2.0" / "settings"
+    keyfiles.mkdir(parents=True, exist_ok=True)
+    (keyfiles / "keyfile").write_text(
         f"[org/gnome/shell]\nenabled-extensions=['{APPINDICATOR_EXTENSION}']\ndisable-user-extensions=false\n"
         "welcome-dialog-last-shown-version='999'\n"  # no "take a tour" dialog over the desktop
-        "[org/gnome/desktop/notifications]\nshow-banners=false\n"
+        "[org/gnome/desktop/notifications]\nshow-banners=false\n" + settings
     )
     desk = Desktop(logs)
     desk.env = _base_env() | {

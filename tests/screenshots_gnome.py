@@ -6,6 +6,7 @@ extension under Xvfb (tests/desktop.py's start_gnome_desktop; the same desktop t
 - gnome-bar.png: the right of GNOME's top bar with trayburn's item (the mark and the label "$0.33"), shown 2×;
 - gnome-bar-over-budget.png: the same with a daily budget of $0.30, passed (the bar looks the same: GNOME's item
   has no colour for it; the menu and a notification say it);
+- gnome-bar-200.png: the same on GNOME at 200 % (scaling-factor 2: a 64 px bar), 1×;
 - gnome-menu.png: the menu a left click on the item opens, 1×;
 - gnome-notice.png: the message list under the clock, with the notice of that budget passed, 1×.
 
@@ -35,17 +36,21 @@ def bar_strip(g: Gnome, name: str) -> harness.Rect:
     """The item, with the bar's right end beside it: where a person looks."""
     label = wait_for_label_in_bar(g, g.expected_label(), f"{name}-probe.png")
     width = harness.screen_width(g.desk)
-    left = width // 2 + label.x - 60
-    return harness.Rect(left, 0, width - left, harness.GNOME_BAR)
+    left = width // 2 + label.x - 60 * g.scale
+    return harness.Rect(left, 0, width - left, harness.GNOME_BAR * g.scale)
 
 
 def bars(work: Path) -> None:
-    for name, extra in (("gnome-bar", ""), ("gnome-bar-over-budget", "daily_budget = 0.30\n")):
+    for name, extra, scale in (
+        ("gnome-bar", "", 1),
+        ("gnome-bar-over-budget", "daily_budget = 0.30\n", 1),
+        ("gnome-bar-200", "", 2),
+    ):
         config = demo.prepare(work / name / "demo")
         config.write_text(config.read_text() + extra)
-        with tray_on_gnome(work / name, work / name, config) as g:
+        with tray_on_gnome(work / name, work / name, config, scale=scale) as g:
             strip = bar_strip(g, name)
-            scaled(settled(g.desk, strip, work / f"{name}.png"), OUT / f"{name}.png", 2)
+            scaled(settled(g.desk, strip, work / f"{name}.png"), OUT / f"{name}.png", 2 // scale)
 
 
 def menu(work: Path) -> None:

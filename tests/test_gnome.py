@@ -60,6 +60,7 @@ class Gnome:
     item: str  # "<bus name>/<object path>"
     work: Path
     out: Path
+    scale: int = 1  # the desktop's scale factor (2: GNOME at 200 %)
 
     def prop(self, name: str) -> str:
         """One of the item's properties, unquoted ("$0.33"); "" when it cannot be read."""
@@ -75,7 +76,8 @@ class Gnome:
     def bar(self, name: str) -> Path:
         """The right half of the top bar (where the extension puts the item), as a screenshot."""
         width = harness.screen_width(self.desk)
-        return self.desk.screenshot(self.out / name, harness.Rect(width // 2, 0, width // 2, harness.GNOME_BAR))
+        height = harness.GNOME_BAR * self.scale
+        return self.desk.screenshot(self.out / name, harness.Rect(width // 2, 0, width // 2, height))
 
 
 def todays_cost(config: Path, work: Path) -> tuple[str, float]:
@@ -136,11 +138,12 @@ def find_word(words: list[tuple[str, harness.Rect]], text: str) -> harness.Rect 
 
 
 @contextmanager
-def tray_on_gnome(work: Path, out: Path, config: Path | None = None) -> Iterator[Gnome]:
+def tray_on_gnome(work: Path, out: Path, config: Path | None = None, *, scale: int = 1) -> Iterator[Gnome]:
     """GNOME Shell with the extension, and the tray on ``config`` (by default the demo's sessions: recorded from
     the real Cline CLI, replayed so that they end a minute ago); once the tray's item is registered."""
     config = config or demo.prepare(work / "demo")
-    desk = harness.start_gnome_desktop(out / "desk", work / "home")
+    settings = f"[org/gnome/desktop/interface]\nscaling-factor=uint32 {scale}\n" if scale != 1 else ""
+    desk = harness.start_gnome_desktop(out / "desk", work / "home", settings=settings)
     try:
         env = {k: v for k, v in desk.env.items() if not k.startswith(("CLINE_", "TRAYBURN_"))}
         env |= {"TRAYBURN_LOG_DIR": str(work / "logs"), "PYSTRAY_BACKEND": ""}
@@ -149,7 +152,7 @@ def tray_on_gnome(work: Path, out: Path, config: Path | None = None) -> Iterator
         item = desk.wait_for(
             lambda: next((i for i in registered_items(desk) if "trayburn" in i), None), 60, what="trayburn's item"
         )
-        yield Gnome(desk, config, config.parent / "cline" / "data" / "sessions", item, work, out)
+        yield Gnome(desk, config, config.parent / "cline" / "data" / "sessions", item, work, out, scale)
         log = work / "logs" / "trayburn.log"
         assert "tray backend appindicator" in (log.read_text() if log.exists() else ""), "not the appindicator backend"
     finally:
@@ -197,33 +200,38 @@ def test_the_bar_shows_todays_cost_in_the_panels_font_beside_the_bare_mark(gnome
     assert g.prop("XAyatanaLabelGuide") == "$00.00"  # the width the bar keeps for it
     word = wait_for_label_in_bar(g, expected, "bar.png")
 
-    with Image.open(g.out / "bar.png") as shot:
+    measured = measure_item(g.out / "bar.png", word) | {"label": expected, "bar_height_px": harness.GNOME_BAR}
+    (g.out / "measured.json").write_text(json.dumps(measured, indent=1))
+    assert measured["contrast"] >= 4.5, measured  # WCAG AA for text
+    assert measured["label_height_px"] >= 10, measured  # the panel's font: taller than a 16 px icon's 7 px digits
+    assert 12 <= measured["icon_width_px"] <= 20, measured  # the extension's ~16 px icon slot, beside the label
+    assert measured["flame"], measured  # the mark's flame
+    assert not [w for w, rect in ocr_words(g.out / "bar.png") if rect.x < word.x - 4 and "$" in w], (
+        "a second figure in the bar: the icon should be the bare mark where the label is drawn"
+    )
+
+
+def measure_item(bar_png: Path, word: harness.Rect) -> dict:
+    """The label's contrast and ink height, and the icon's width left of it, in a screenshot of the bar."""
+    with Image.open(bar_png) as shot:
         bar = shot.convert("RGB")
         box = (max(0, word.x - 2), 0, min(bar.width, word.x + word.width + 2), bar.height)
         ratio, ink, background = harness.text_contrast(bar, box)
         height = harness.ink_height(bar, box, ink, background)
         # the icon: the non-background columns just left of the label, up to the first gap of 3 columns
-        columns = [x for x in range(box[0] - 1, max(0, box[0] - 40), -1) if _column_inked(bar, x, background)]
+        reach = 40 * bar.height // harness.GNOME_BAR
+        columns = [x for x in range(box[0] - 1, max(0, box[0] - reach), -1) if _column_inked(bar, x, background)]
         icon = _first_run(columns)
         icon_box = (min(icon), 0, max(icon) + 1, bar.height) if icon else (0, 0, 1, 1)
         icon_colours = {rgb for _, rgb in bar.crop(icon_box).getcolors(1 << 16)}
-    measured = {
-        "label": expected,
+    return {
         "contrast": round(ratio, 2),
         "ink": ink,
         "panel": background,
         "label_height_px": height,
         "icon_width_px": len(icon),
-        "bar_height_px": harness.GNOME_BAR,
+        "flame": harness.has_colour_near(icon_colours, FLAME, 60),
     }
-    (g.out / "measured.json").write_text(json.dumps(measured, indent=1))
-    assert ratio >= 4.5, measured  # WCAG AA for text
-    assert height >= 10, measured  # the panel's own font: taller than the 7 px digits of a 16 px icon
-    assert 12 <= len(icon) <= 20, measured  # the extension's ~16 px icon slot, beside the label
-    assert harness.has_colour_near(icon_colours, FLAME, 60), measured  # the mark's flame
-    assert not [w for w, rect in ocr_words(g.out / "bar.png") if rect.x < word.x - 4 and "$" in w], (
-        "a second figure in the bar: the icon should be the bare mark where the label is drawn"
-    )
 
 
 def _column_inked(image: Image.Image, x: int, background: tuple[int, int, int]) -> bool:
@@ -238,6 +246,21 @@ def _first_run(columns: list[int]) -> list[int]:
             break
         run.append(x)
     return run
+
+
+def test_at_200_percent_the_label_and_the_mark_are_drawn_twice_as_big(tmp_path, out):
+    """GNOME at 200 % (its scaling-factor 2, as on a HiDPI screen): the bar is 64 px, the label in a font twice as
+    tall and the mark in a 32 px slot."""
+    with tray_on_gnome(tmp_path, out, scale=2) as g:
+        expected = g.expected_label()
+        g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == expected, 30, what=f"the item's label {expected}")
+        word = wait_for_label_in_bar(g, expected, "bar.png")
+        measured = measure_item(g.out / "bar.png", word) | {"label": expected, "bar_height_px": 2 * harness.GNOME_BAR}
+        (g.out / "measured.json").write_text(json.dumps(measured, indent=1))
+    assert measured["contrast"] >= 4.5, measured
+    assert measured["label_height_px"] >= 20, measured  # 13 px at 100 %
+    assert 26 <= measured["icon_width_px"] <= 36, measured  # 16 px at 100 %
+    assert measured["flame"], measured
 
 
 def test_a_left_click_opens_the_menu_and_open_summary_opens_the_window(gnome):
