@@ -393,3 +393,119 @@ def _start_reporting(
     if not line:
         raise DesktopError(f"{argv[0]} exited ({proc.poll()}) before it was ready: see {desk.logs / (log + '.log')}")
     return line
+
+
+# -- GNOME Shell 43 with the AppIndicator extension (Ubuntu's default tray path; /work/shared/desktops.md) ----
+GNOME_TOOLS = {
+    "Xvfb": "xvfb",
+    "import": "imagemagick",
+    "xdotool": "xdotool",
+    "dbus-daemon": "dbus",
+    "gdbus": "libglib2.0-bin",
+    "gnome-shell": "gnome-shell",
+    "gjs": "gjs",  # runs the shell's notification service (org.freedesktop.Notifications); only recommended by it
+}
+APPINDICATOR_EXTENSION = "ubuntu-appindicators@ubuntu.com"  # Debian's and Ubuntu's id for it
+EXTENSION_DIR = Path("/usr/share/gnome-shell/extensions") / APPINDICATOR_EXTENSION
+GNOME_BAR = 32  # the top bar's height in px at 96 dpi (measured from screenshots of GNOME Shell 43.9)
+GNOME_SHELL = ("org.gnome.Shell", "/org/gnome/Shell", "org.gnome.Shell")  # bus name, object path, interface
+
+
+def missing_gnome() -> list[str]:
+    """apt packages to install for a GNOME Shell desktop with the AppIndicator extension, empty if all are there."""
+    missing = set(missing_tools(GNOME_TOOLS))
+    if not (EXTENSION_DIR / "metadata.json").is_file():
+        missing.add("gnome-shell-extension-appindicator")
+    return sorted(missing)
+
+
+def gdbus_call(desk: Desktop, dest: str, path: str, method: str, *args: str, timeout: float = 10) -> str:
+    """A method call on the desktop's session bus with gdbus; its reply as gdbus prints it, "" on an error."""
+    argv = ["gdbus", "call", "--session", "--dest", dest, "--object-path", path, "--method", method, *args]
+    try:
+        done = subprocess.run(argv, env=desk.env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return ""
+    return done.stdout if done.returncode == 0 else ""
+
+
+def dbus_property(desk: Desktop, dest: str, path: str, interface: str, name: str) -> str:
+    """A D-Bus property as gdbus prints it ("(<'$0.33'>,)", "(<true>,)"); "" when it cannot be read."""
+    return gdbus_call(desk, dest, path, "org.freedesktop.DBus.Properties.Get", interface, name)
+
+
+def start_gnome_desktop(logs: Path, home: Path, timeout: float = 120.0, *, settings: str = "") -> Desktop:
+    """Xvfb + a private system bus + a session bus + `gnome-shell --x11 --replace` with the AppIndicator extension
+    enabled, HOME, XDG_CONFIG_HOME and XDG_RUNTIME_DIR in ``home``; ready once the extension's
+    StatusNotifierWatcher is on the bus and the overview GNOME opens at start is closed.
+
+    The extension is enabled with GLib's keyfile settings backend (a file in ``home``), so no dconf service is
+    needed and the person's own settings are never read or written. Notifications go to the shell's message list
+    without a banner: GNOME keeps a banner up until the person touches the mouse or keyboard (as root it puts one
+    up at start), which would cover the desktop for good under Xvfb. ``settings``: more keyfile groups
+    ("[org/gnome/desktop/interface]\\nscaling-factor=uint32 2\\n" for a 200 % desktop)."""
+    logs.mkdir(parents=True, exist_ok=True)
+    runtime = home / "run"
+    runtime.mkdir(parents=True, exist_ok=True)
+    runtime.chmod(0o700)
+    keyfiles = home / ".config" / "glib-2.0" / "settings"
+    keyfiles.mkdir(parents=True, exist_ok=True)
+    (keyfiles / "keyfile").write_text(
+        f"[org/gnome/shell]\nenabled-extensions=['{APPINDICATOR_EXTENSION}']\ndisable-user-extensions=false\n"
+        "welcome-dialog-last-shown-version='999'\n"  # no "take a tour" dialog over the desktop
+        "[org/gnome/desktop/notifications]\nshow-banners=false\n" + settings
+    )
+    desk = Desktop(logs)
+    desk.env = _base_env() | {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "XDG_CURRENT_DESKTOP": "GNOME",
+        "XDG_SESSION_TYPE": "x11",
+        "GSETTINGS_BACKEND": "keyfile",
+    }
+    try:
+        _start_x(desk, timeout, True)
+        system = _start_reporting(  # gnome-shell wants a system bus: a private one is enough
+            desk, ["dbus-daemon", "--session", "--nofork", "--nosyslog", "--print-address"], "sysbus", timeout, True
+        )
+        desk.env["DBUS_SYSTEM_BUS_ADDRESS"] = system
+        desk.spawn(["gnome-shell", "--x11", "--replace"], log="gnome-shell")
+        desk.wait_for(desk.has_sni_watcher, timeout, what="the AppIndicator extension's StatusNotifierWatcher")
+        close_overview(desk, timeout)
+    except BaseException:
+        desk.close()
+        raise
+    return desk
+
+
+def overview_active(desk: Desktop) -> bool | None:
+    """Whether GNOME's overview is showing; None when the shell does not say."""
+    reply = dbus_property(desk, *GNOME_SHELL, "OverviewActive")
+    return True if "true" in reply else False if "false" in reply else None
+
+
+def close_overview(desk: Desktop, timeout: float = 30.0) -> None:
+    """Close the overview GNOME opens at start, so the top bar is drawn as over a desktop: once the bar is drawn
+    (the overview opens with it), Escape until the shell says the overview is closed, twice in a row."""
+    bar = Rect(0, 0, screen_width(desk), GNOME_BAR)
+    closed_checks = []
+
+    def closed() -> bool:
+        if len(image_colours(desk._grab(bar))) < 2:  # the bar is not drawn yet
+            return False
+        if overview_active(desk) is False:
+            closed_checks.append(True)
+            return len(closed_checks) >= 2
+        closed_checks.clear()
+        desk.key("Escape")
+        return False
+
+    wait_for(closed, timeout, interval=0.5, what="GNOME's top bar drawn and its overview closed")
+
+
+def screen_width(desk: Desktop) -> int:
+    with desk._x() as (display, _root):
+        return display.screen().width_in_pixels

@@ -1,0 +1,379 @@
+"""GNOME Shell with the AppIndicator extension (Ubuntu's default desktop), for real: `gnome-shell --x11 --replace`
+under Xvfb with a private system bus, the extension enabled, and the tray started on sessions recorded from the
+real Cline CLI (the demo's, replayed as today). What a person sees is checked where they see it: the item's label
+(XAyatanaLabel) is today's cost as the engine computes it, the bar draws it in the panel's font (read back with
+tesseract) beside the bare mark, a left click opens the menu and a middle click the summary, a call written to a
+session changes the label within two seconds, and a budget passed before the start is in GNOME's own notification
+list. Screenshots and measured figures land in tests/_artifacts/gnome/.
+
+Skipped where GNOME Shell or the extension is not installed (CI machines): see the skip reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import desktop as harness
+import pytest
+from PIL import Image
+from test_live import SHOWN_WITHIN_S, append_call
+from test_tray_desktop import gtk_available
+
+from trayburn import demo
+from trayburn.engine import Engine
+from trayburn.tray import backend
+from trayburn.tray import model as tray_model
+
+pytestmark = [
+    pytest.mark.desktop,  # a real display: `-m "not desktop"` leaves these out like the other desktop tests
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="real-desktop tests run on Linux"),
+    pytest.mark.skipif(
+        bool(harness.missing_gnome()),
+        # Optional, so not worded as a missing install (which ./scripts/test counts as a failure): GNOME Shell is
+        # not part of ./scripts/setup (about 170 packages); these run where someone put it on the machine.
+        reason=f"optional GNOME Shell desktop not here (Debian packages: {' '.join(harness.missing_gnome())})",
+    ),
+    pytest.mark.skipif(
+        shutil.which("tesseract") is None, reason="reading the bar needs: apt-get install tesseract-ocr"
+    ),
+]
+ITEM = "org.kde.StatusNotifierItem"
+WATCHER = ("org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher", "org.kde.StatusNotifierWatcher")
+FLAME = (255, 122, 26)  # the mark's flame (trayburn/tray/mark.py), as the extension shows it scaled down
+OCR_SCALE = 3
+
+
+@dataclass
+class Gnome:
+    desk: harness.Desktop
+    config: Path
+    sessions: Path
+    item: str  # "<bus name>/<object path>"
+    work: Path
+    out: Path
+    scale: int = 1  # the desktop's scale factor (2: GNOME at 200 %)
+
+    def prop(self, name: str) -> str:
+        """One of the item's properties, unquoted ("$0.33"); "" when it cannot be read."""
+        bus, path = split_item(self.item)
+        found = re.search(r"<'(.*)'>", harness.dbus_property(self.desk, bus, path, ITEM, name))
+        return found.group(1) if found else ""
+
+    def expected_label(self) -> str:
+        """Today's cost as the engine computes it from the same files, in a ledger of its own: what the tray's
+        label must say (the menu's and the label's amount rule, trayburn/tray/model.py's day_cost)."""
+        return todays_cost(self.config, self.work)[0]
+
+    def bar(self, name: str) -> Path:
+        """The right half of the top bar (where the extension puts the item), as a screenshot."""
+        width = harness.screen_width(self.desk)
+        height = harness.GNOME_BAR * self.scale
+        return self.desk.screenshot(self.out / name, harness.Rect(width // 2, 0, width // 2, height))
+
+
+def todays_cost(config: Path, work: Path) -> tuple[str, float]:
+    """(the label, the USD) of today's cost, as an engine of its own computes it from the files ``config`` names."""
+    engine = Engine(config, work / f"check-{time.monotonic_ns()}")
+    try:
+        engine.refresh()
+        day = engine.day()
+        return tray_model.day_cost(day, engine.money()), day.cost_usd
+    finally:
+        engine.close()
+
+
+def split_item(item: str) -> tuple[str, str]:
+    """The watcher's entry for an item as (bus name, object path): GNOME's extension lists ":1.5@/path",
+    xfce4-panel ":1.5/path"."""
+    bus, _, path = item.partition("/")
+    return bus.rstrip("@"), "/" + path
+
+
+def registered_items(desk: harness.Desktop) -> list[str]:
+    return re.findall(r"'([^']+)'", harness.dbus_property(desk, *WATCHER, "RegisteredStatusNotifierItems"))
+
+
+def ocr_words(path: Path) -> list[tuple[str, harness.Rect]]:
+    """The words tesseract reads in a screenshot, each with its box in the screenshot's own pixels."""
+    big = path.with_suffix(".ocr.png")
+    subprocess.run(
+        ["convert", str(path), "-resize", f"{OCR_SCALE * 100}%", "-colorspace", "Gray", str(big)],
+        check=True,
+        timeout=30,
+    )
+    done = subprocess.run(
+        ["tesseract", str(big), "-", "--psm", "11", "tsv"], capture_output=True, text=True, check=True, timeout=60
+    )
+    words = []
+    for line in done.stdout.splitlines()[1:]:
+        cols = line.split("\t")
+        if len(cols) == 12 and cols[11].strip():
+            x, y, w, h = (int(c) // OCR_SCALE for c in cols[6:10])
+            words.append((cols[11].strip(), harness.Rect(x, y, max(1, w), max(1, h))))
+    return words
+
+
+def ocr_lines(path: Path) -> str:
+    big = path.with_suffix(".ocr.png")
+    subprocess.run(
+        ["convert", str(path), "-resize", f"{OCR_SCALE * 100}%", "-colorspace", "Gray", str(big)],
+        check=True,
+        timeout=30,
+    )
+    done = subprocess.run(["tesseract", str(big), "-", "--psm", "6"], capture_output=True, text=True, timeout=60)
+    return done.stdout
+
+
+def find_word(words: list[tuple[str, harness.Rect]], text: str) -> harness.Rect | None:
+    return next((rect for word, rect in words if text in word), None)
+
+
+@contextmanager
+def tray_on_gnome(work: Path, out: Path, config: Path | None = None, *, scale: int = 1) -> Iterator[Gnome]:
+    """GNOME Shell with the extension, and the tray on ``config`` (by default the demo's sessions: recorded from
+    the real Cline CLI, replayed so that they end a minute ago); once the tray's item is registered."""
+    config = config or demo.prepare(work / "demo")
+    settings = f"[org/gnome/desktop/interface]\nscaling-factor=uint32 {scale}\n" if scale != 1 else ""
+    desk = harness.start_gnome_desktop(out / "desk", work / "home", settings=settings)
+    try:
+        env = {k: v for k, v in desk.env.items() if not k.startswith(("CLINE_", "TRAYBURN_"))}
+        env |= {"TRAYBURN_LOG_DIR": str(work / "logs"), "PYSTRAY_BACKEND": ""}
+        argv = [sys.executable, "-P", "-m", "trayburn", "--config", str(config), "--state-dir", str(work / "st")]
+        desk.spawn(argv, log="tray", exact_env=env)
+        item = desk.wait_for(
+            lambda: next((i for i in registered_items(desk) if "trayburn" in i), None), 60, what="trayburn's item"
+        )
+        yield Gnome(desk, config, config.parent / "cline" / "data" / "sessions", item, work, out, scale)
+        log = work / "logs" / "trayburn.log"
+        assert "tray backend appindicator" in (log.read_text() if log.exists() else ""), "not the appindicator backend"
+    finally:
+        desk.close()
+
+
+@pytest.fixture
+def out(artifacts, request) -> Path:
+    if not gtk_available() or not backend._available("appindicator"):
+        pytest.skip(
+            "the appindicator backend needs PyGObject and gir1.2-ayatanaappindicator3-0.1 (./scripts/setup installs)"
+        )
+    folder = artifacts / "gnome" / request.node.name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+def gnome(tmp_path, out):
+    with tray_on_gnome(tmp_path, out) as g:
+        yield g
+
+
+def wait_for_label_in_bar(g: Gnome, label: str, name: str, timeout: float = 30) -> harness.Rect:
+    """Where the bar draws ``label`` (tesseract's box of it, in the bar's pixels), once it does."""
+    seen: list[str] = []
+
+    def drawn():
+        words = ocr_words(g.bar(name))
+        seen[:] = [w for w, _ in words]
+        return find_word(words, label)
+
+    try:
+        return g.desk.wait_for(drawn, timeout, what=f"{label} drawn in the top bar")
+    except harness.DesktopError as exc:
+        raise AssertionError(f"{exc}; tesseract read {seen!r} in {g.out / name}") from None
+
+
+def test_the_bar_shows_todays_cost_in_the_panels_font_beside_the_bare_mark(gnome):
+    g = gnome
+    expected = g.expected_label()
+    assert re.fullmatch(r"\$\d+\.\d\d", expected), expected  # the demo has priced calls today
+    g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == expected, 30, what=f"the item's label {expected}")
+    assert g.prop("XAyatanaLabelGuide") == "$00.00"  # the width the bar keeps for it
+    word = wait_for_label_in_bar(g, expected, "bar.png")
+
+    measured = measure_item(g.out / "bar.png", word) | {"label": expected, "bar_height_px": harness.GNOME_BAR}
+    (g.out / "measured.json").write_text(json.dumps(measured, indent=1))
+    assert measured["contrast"] >= 4.5, measured  # WCAG AA for text
+    assert measured["label_height_px"] >= 10, measured  # the panel's font: taller than a 16 px icon's 7 px digits
+    assert 12 <= measured["icon_width_px"] <= 20, measured  # the extension's ~16 px icon slot, beside the label
+    assert measured["flame"], measured  # the mark's flame
+    assert not [w for w, rect in ocr_words(g.out / "bar.png") if rect.x < word.x - 4 and "$" in w], (
+        "a second figure in the bar: the icon should be the bare mark where the label is drawn"
+    )
+
+
+def measure_item(bar_png: Path, word: harness.Rect) -> dict:
+    """The label's contrast and ink height, and the icon's width left of it, in a screenshot of the bar."""
+    with Image.open(bar_png) as shot:
+        bar = shot.convert("RGB")
+        box = (max(0, word.x - 2), 0, min(bar.width, word.x + word.width + 2), bar.height)
+        ratio, ink, background = harness.text_contrast(bar, box)
+        height = harness.ink_height(bar, box, ink, background)
+        # the icon: the non-background columns just left of the label, up to the first gap of 3 columns
+        reach = 40 * bar.height // harness.GNOME_BAR
+        columns = [x for x in range(box[0] - 1, max(0, box[0] - reach), -1) if _column_inked(bar, x, background)]
+        icon = _first_run(columns)
+        icon_box = (min(icon), 0, max(icon) + 1, bar.height) if icon else (0, 0, 1, 1)
+        icon_colours = {rgb for _, rgb in bar.crop(icon_box).getcolors(1 << 16)}
+    return {
+        "contrast": round(ratio, 2),
+        "ink": ink,
+        "panel": background,
+        "label_height_px": height,
+        "icon_width_px": len(icon),
+        "flame": harness.has_colour_near(icon_colours, FLAME, 60),
+    }
+
+
+def _column_inked(image: Image.Image, x: int, background: tuple[int, int, int]) -> bool:
+    return any(harness.contrast(image.getpixel((x, y)), background) > 1.05 for y in range(image.height))
+
+
+def _first_run(columns: list[int]) -> list[int]:
+    """The first run of columns (right to left) with gaps of at most 3 px, once the label's gap is passed."""
+    run: list[int] = []
+    for x in columns:
+        if run and run[-1] - x > 3:
+            break
+        run.append(x)
+    return run
+
+
+def test_at_200_percent_the_label_and_the_mark_are_drawn_twice_as_big(tmp_path, out):
+    """GNOME at 200 % (its scaling-factor 2, as on a HiDPI screen): the bar is 64 px, the label in a font twice as
+    tall and the mark in a 32 px slot."""
+    with tray_on_gnome(tmp_path, out, scale=2) as g:
+        expected = g.expected_label()
+        g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == expected, 30, what=f"the item's label {expected}")
+        word = wait_for_label_in_bar(g, expected, "bar.png")
+        measured = measure_item(g.out / "bar.png", word) | {"label": expected, "bar_height_px": 2 * harness.GNOME_BAR}
+        (g.out / "measured.json").write_text(json.dumps(measured, indent=1))
+    assert measured["contrast"] >= 4.5, measured
+    assert measured["label_height_px"] >= 20, measured  # 13 px at 100 %
+    assert 26 <= measured["icon_width_px"] <= 36, measured  # 16 px at 100 %
+    assert measured["flame"], measured
+
+
+def test_a_left_click_opens_the_menu_and_open_summary_opens_the_window(gnome):
+    g = gnome
+    expected = g.expected_label()
+    word = wait_for_label_in_bar(g, expected, "bar.png")
+    width = harness.screen_width(g.desk)
+    g.desk.click(width // 2 + word.center[0], word.center[1], button=1)
+    menu_area = harness.Rect(width // 2, harness.GNOME_BAR, width // 2, 560)
+    text: list[str] = []
+
+    def menu_shown():
+        text[:] = [ocr_lines(g.desk.screenshot(g.out / "menu.png", menu_area))]
+        return "Open summary" in text[0]
+
+    try:
+        g.desk.wait_for(menu_shown, 30, what="the menu under the item")
+    except harness.DesktopError as exc:
+        raise AssertionError(f"{exc}; tesseract read {text!r}") from None
+    today = next((line for line in text[0].splitlines() if line.startswith("Today")), "")
+    assert expected in today, text[0]  # "Today: $0.33 · 94 calls · incl. $0.07 estimated"
+    assert "Quit trayburn" in text[0], text[0]
+    entry = find_word(ocr_words(g.out / "menu.png"), "summary")
+    assert entry is not None, text[0]
+    g.desk.click(menu_area.x + entry.center[0], menu_area.y + entry.center[1], button=1)
+    window = g.desk.wait_for(
+        lambda: next((w for w in g.desk.find_windows(viewable=True) if w.name.startswith("trayburn —")), None),
+        30,
+        what="the summary window",
+    )
+    g.desk.screenshot(g.out / "summary.png")
+    assert window.rect.width > 300
+
+
+def test_a_middle_click_opens_the_summary(gnome):
+    """The extension sends SecondaryActivate for a middle click; the tray points it at *Open summary*."""
+    g = gnome
+    word = wait_for_label_in_bar(g, g.expected_label(), "bar.png")
+    width = harness.screen_width(g.desk)
+    g.desk.click(width // 2 + word.center[0], word.center[1], button=2)
+    window = g.desk.wait_for(
+        lambda: next((w for w in g.desk.find_windows(viewable=True) if w.name.startswith("trayburn —")), None),
+        30,
+        what="the summary window",
+    )
+    assert window.rect.width > 300
+
+
+def test_a_call_written_to_a_session_changes_the_label_within_two_seconds(gnome):
+    g = gnome
+    before = g.expected_label()
+    g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == before, 30, what=f"the item's label {before}")
+    running = next(p for p in g.sessions.iterdir() if p.name.endswith("_y8q37"))
+    start = time.monotonic()
+    append_call(running, 0.5)  # one more call, the file rewritten in place as the CLI writes it
+    after = g.expected_label()
+    assert after != before, (before, after)
+    try:
+        g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == after, SHOWN_WITHIN_S, what=f"the label {after}")
+    except harness.DesktopError as exc:
+        raise AssertionError(f"{exc}; the item says {g.prop('XAyatanaLabel')!r}") from None
+    assert time.monotonic() - start < SHOWN_WITHIN_S
+    wait_for_label_in_bar(g, after, "bar-after.png", timeout=15)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the tray sends the identical mark again on every change of the figure (TrayApp._draw keys the drawing "
+    "on the label): the extension shows its '•••' placeholder for ~0.1 s each time; /work/plan/gnome-fix.patch",
+)
+def test_the_mark_is_not_sent_again_when_only_the_figure_changes(gnome):
+    g = gnome
+    before = g.expected_label()
+    g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == before, 30, what=f"the item's label {before}")
+    icon = g.prop("IconName")  # pystray writes each icon it is given to a new file and names it here
+    running = next(p for p in g.sessions.iterdir() if p.name.endswith("_y8q37"))
+    append_call(running, 0.5)
+    after = g.expected_label()
+    g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == after, 10, what=f"the label {after}")
+    assert g.prop("IconName") == icon, "the same mark was sent again as a new icon file"
+
+
+def test_a_budget_passed_before_the_start_is_in_gnomes_own_notification_list(tmp_path, out):
+    """The notice goes to GNOME Shell's own notification service (org.freedesktop.Notifications, run by gjs), and
+    a person finds it in the message list under the clock. (Banners are off here: GNOME keeps a banner up until
+    the person touches the mouse or keyboard, so a banner would wait for input nobody gives under Xvfb.)"""
+    config = demo.prepare(tmp_path / "demo")
+    spent = todays_cost(config, tmp_path)[1]
+    assert spent > 0.02, spent
+    budget = f"{spent / 2:.2f}"
+    config.write_text(config.read_text() + f"daily_budget = {budget}\n")
+    with tray_on_gnome(tmp_path, out, config) as g:
+        owner = harness.gdbus_call(
+            g.desk,
+            "org.freedesktop.Notifications",
+            "/org/freedesktop/Notifications",
+            "org.freedesktop.Notifications.GetServerInformation",
+        )
+        assert "gnome-shell" in owner, owner
+        log = tmp_path / "logs" / "trayburn.log"
+        g.desk.wait_for(lambda: "the icon is up" in log.read_text(), 30, what="the tray up")
+        width = harness.screen_width(g.desk)
+        g.desk.click(width // 2, harness.GNOME_BAR // 2, button=1)  # the clock: the message list and calendar
+        messages = harness.Rect(width // 4, harness.GNOME_BAR, width // 2, 480)
+        text: list[str] = []
+
+        def listed():
+            text[:] = [" ".join(ocr_lines(g.desk.screenshot(g.out / "messages.png", messages)).split())]
+            return f"passed your ${budget}" in text[0]  # "Today's spend has passed your $0.16 daily…" (cut there)
+
+        try:
+            g.desk.wait_for(listed, 30, what="the budget notice in GNOME's message list")
+        except harness.DesktopError as exc:
+            raise AssertionError(f"{exc}; tesseract read {text!r}") from None
+        assert "trayburn" in text[0], text[0]
+        g.desk.key("Escape")
