@@ -19,7 +19,7 @@ from corpus import assistant, dumps, make_session, user, write_in_place
 
 from trayburn import watch
 from trayburn.engine import Engine
-from trayburn.tray import backend
+from trayburn.tray import host
 from trayburn.tray.app import TrayApp
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's; others poll")
@@ -76,7 +76,7 @@ def live(tmp_path):
     )
     config = tmp_path / "settings.toml"
     config.write_text(f'sessions_dir = "{sessions}"\nrefresh_seconds = 300\n')
-    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app = TrayApp(Engine(config, tmp_path / "state"), host.load_pystray("dummy"), host.capabilities("dummy"))
     shown = Shown(app)
     thread = threading.Thread(target=app.run, name="tray", daemon=True)
     thread.start()

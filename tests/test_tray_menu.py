@@ -17,12 +17,12 @@ from trayburn import demo, settings
 from trayburn import platform as launch
 from trayburn.engine import Engine
 from trayburn.platform import AlreadyRunning, InstanceLock
-from trayburn.tray import backend, label
+from trayburn.tray import host, view
 from trayburn.tray.app import TrayApp
-from trayburn.tray.label import IconState, format_cost
+from trayburn.tray.view import IconState, format_cost
 
-pystray = backend.load_pystray("dummy")
-CAPS = backend.capabilities("dummy")
+pystray = host.load_pystray("dummy")
+CAPS = host.capabilities("dummy")
 
 
 def texts(menu) -> list[str]:
@@ -213,7 +213,7 @@ def test_menu_and_icon_label_in_the_display_currency(replay, monkeypatch, curren
         line = str(find(menu, prefix).text)
         assert "$" not in line and (symbol in line or "unpriced" in line), line
     assert all("$" not in text for text in texts(find(menu, "Today's sessions").submenu))
-    assert app.view.label == label.format_money(shown, symbol) and app.view.label.startswith(symbol)
+    assert app.view.label == view.format_money(shown, symbol) and app.view.label.startswith(symbol)
     assert len(app.view.label) <= 5
     assert app.icon.title.startswith(f"trayburn · {money.text(day.cost_usd)} today")
     settings.update(config, "daily_budget", str(day.cost_usd / 0.9))
