@@ -7,8 +7,10 @@ EXIT_CANNOT_SHOW, before anything could hang; with no tray host it runs and says
 `TrayApp` owns no figures of its own. One poller thread refreshes the ledger and builds a TrayView; the icon,
 tooltip and menu are changed only when the view changed, and only through `_ui()`, which respects each backend's
 threading rules. When idle, a tick reads nothing and rebuilds nothing: the view is rebuilt when a refresh changed
-something, a setting changed, the day turned, or (only while there were calls in the last hour) the minute.
-Dialogs and the summary window run as child processes (`dialogs`).
+something, a setting, the health or the ledger's fault changed, the day turned, or the clock reached the moment
+it changes a line (`view.clock_changes_at`: a call leaving the last hour, a running session falling silent). The
+freshness line ("Updated 4 min ago") is worked out at each tick without a rebuild; it changes by the minute only
+while the figures are stale. Dialogs and the summary window run as child processes (`dialogs`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import date
 from types import ModuleType
 from typing import Any
 
@@ -45,8 +47,10 @@ from .view import (
     TrayView,
     budget_message,
     build_view,
+    clock_changes_at,
     error_view,
     freshness,
+    hour_first_call,
     menu,
     problem_line,
     sync_problem,
@@ -73,13 +77,16 @@ class TrayApp(DialogActions):
         spawn: Popen | None = None,
         clock: Callable[[], float] = time.monotonic,
         history_slice_s: float = HISTORY_SLICE_S,
+        wall: Callable[[], float] = time.time,
     ):
-        """`history_slice_s`: how long a poll reads history after today's files (a first run's ingest)."""
+        """`history_slice_s`: how long a poll reads history after today's files (a first run's ingest). `clock`
+        (monotonic) times the figures' freshness; `wall` (epoch seconds) says when the clock alone changes what
+        the view shows (`view.clock_changes_at`)."""
         self.engine, self.pystray, self.caps = engine, pystray, caps
         self.history_slice_s = history_slice_s
         self.autostart = autostart  # an Autostart, or None where unavailable
         self.children = Children(spawn, on_failure=self.tell)
-        self.clock = clock
+        self.clock, self.wall = clock, wall
         self.view: TrayView | None = None
         self.theme = panel_of(engine.settings.theme)
         self.size = host.start_size(caps.backend)
@@ -90,10 +97,12 @@ class TrayApp(DialogActions):
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
         self._dirty = False  # something outside the ledger changed (e.g. start at login): rebuild
-        self._built_for: tuple[object, ...] | None = None
+        self._built_day: date | None = None  # the day the view was built for
+        self._rebuild_at_ms: int | None = None  # when the clock alone changes what it shows (None: not that day)
+        self.builds = 0  # views built (each a round of ledger reads): an idle tick builds none
         self._last_ok: float | None = None
         self._failing = False
-        self._fault: str | None = None  # the ledger's fault as of the last tick
+        self._fault: tuple[str | None, ...] = (None, None, None)  # the faults as of the last tick (`_faults`)
         self._errors: dict[str, str] = {}  # the files the last tick could not read
         self.waker: watch.Waker | None = None  # Linux: wakes the poller when a session is written (`run`)
         self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # what the waker was pointed at
@@ -119,7 +128,7 @@ class TrayApp(DialogActions):
             except Exception as exc:  # a refresh failure never takes the app down
                 log.exception("refresh failed")
                 self._failing = True
-                self._built_for = None  # the next good tick builds the view again (never keeps this one)
+                self._built_day = None  # the next good tick builds the view again (never keeps this one)
                 view = self._error_view(f"Refresh failed: {exc}")
             view = self._fresh(view)
             if view == self.view:
@@ -140,22 +149,34 @@ class TrayApp(DialogActions):
             self.theme = panel_of(engine.settings.theme)
         # today's figures first and exact, then some history (the settings were just reloaded, above)
         stats = engine.refresh(budget_s=self.history_slice_s, reload=False)
-        fault = str(engine.fault) if engine.fault else None  # a ledger fault that came or went is news
+        fault = self._faults()  # a ledger, integrity or sharing fault that came or went is news
         errors = dict(stats.errors)  # a file that stays unreadable is no news at every tick
         changed = dirty or settings_changed or stats.changed or errors != self._errors or fault != self._fault
         self._fault, self._errors = fault, errors
-        if self.view is not None and not changed and self._key(self.view) == self._built_for:
+        today, now_ms = report.now_date(), int(self.wall() * 1000)
+        if self.view is not None and not changed and today == self._built_day and not self._clock_turned(now_ms):
             return self.view  # nothing read, nothing set, nothing the clock changes: the hot path
         day = engine.day()
-        today = report.now_date()
         health = engine.health()
         first_run = health.sessions == 0 and health.removed_sessions == 0 and not day.calls
         problem = problem_line(health, sync_problem(engine, health.problems))
         todays = engine.sessions(today, today)
         view = build_view(engine, day, todays, problem, first_run)
-        self._built_for = self._key(view)
+        first = hour_first_call(engine, now_ms) if view.hour_live else None
+        self.builds += 1
+        self._built_day, self._rebuild_at_ms = today, clock_changes_at(now_ms, first, todays, health.settling)
         self._follow(todays)
         return view
+
+    def _faults(self) -> tuple[str | None, ...]:
+        """What is wrong beside the files: the ledger cannot be written, it failed its integrity check, sharing
+        failed (each shown at the top of the menu, and none of them a change of the ledger's data)."""
+        e = self.engine
+        share = e.last_share.problem if e.last_share else None
+        return (str(e.fault) if e.fault else None, e.integrity_problem, share)
+
+    def _clock_turned(self, now_ms: int) -> bool:
+        return self._rebuild_at_ms is not None and now_ms >= self._rebuild_at_ms
 
     def _follow(self, todays: list[report.SessionSummary]) -> None:
         """Point the waker at the sessions folders and today's session folders, the latest first."""
@@ -164,7 +185,7 @@ class TrayApp(DialogActions):
         roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in self.engine.sources()) if p]
         latest = sorted(todays, key=lambda s: s.last_activity_ms or 0, reverse=True)
         followed = (tuple(roots), tuple(s.id for s in latest))
-        if followed == self._followed:  # the minute's rebuild (calls in the last hour): nothing new to watch
+        if followed == self._followed:  # a rebuild the clock asked for: nothing new to watch
             return
         self._followed = followed
         self.waker.follow_sessions(roots, followed[1])
@@ -174,12 +195,6 @@ class TrayApp(DialogActions):
         while not self._stop.is_set():
             if waker.wait():
                 self._wake.set()
-
-    @staticmethod
-    def _key(view: TrayView) -> tuple[object, ...]:
-        """What the clock changes in a view: the day, and the minute while the last hour has calls."""
-        minute = datetime.now().strftime("%H:%M") if view.hour_live else None
-        return (report.now_date(), minute)
 
     def _fresh(self, view: TrayView) -> TrayView:
         age = None if self._last_ok is None else self.clock() - self._last_ok

@@ -32,6 +32,7 @@ from ..figures.day import DayReport, SessionSummary
 from ..figures.money import Money
 from ..render import USD, plan_text, plural, progress_text, shorten
 from ..settings import REFRESH_CHOICES
+from ..sources.base import RETRY_RECENT_NS
 from ..sources.task_places import menu_line
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class TrayView:
     yesterday: str | None = None  # "Yesterday: $X", when today has no calls yet
     more_sessions: int = 0  # today's sessions not in the menu
     demo: bool = False
-    hour_live: bool = False  # calls in the last hour: the "Last hour" line changes by the minute
+    hour_live: bool = False  # calls in the last hour: the "Last hour" line changes as they leave it
     updated: str = ""  # "Updated just now", "Updated 5 min ago — refresh failing"
     stale: bool = False  # the figures are old: refreshes fail or stopped
     budget_text: str | None = None  # "$0.33 of $0.40 budget (82 %)"
@@ -375,6 +376,40 @@ def build_view(
         sharing=settings.sync_dir or None,
         progress=progress_text(engine.progress),
     )
+
+
+HOUR_MS = 3600_000
+CLOCK_REBUILD_MS = 60_000  # the clock alone rebuilds the view at most once a minute (as the menu's text is timed)
+
+
+def clock_changes_at(
+    now_ms: int, hour_first_ms: int | None, sessions: Sequence[SessionSummary], settling: Sequence[object] = ()
+) -> int | None:
+    """When the clock alone next changes something a view built at `now_ms` shows (epoch ms); None: nothing
+    before the day turns. The view is built again then, not before, unless the ledger, a setting, the health or
+    the day changed:
+
+    - the "Last hour" line, when its oldest call (`hour_first_ms`) leaves the hour;
+    - a running session's "●", when it has been silent for `STALE_AFTER_MS` (it is shown as stale then);
+    - a file that failed while being written (`settling`: the health's), once it is no longer retried as one
+      caught mid-write: a problem named at the top from then on.
+
+    Never sooner than a minute after `now_ms`, so a busy hour costs at most one rebuild a minute."""
+    times = [hour_first_ms + HOUR_MS] if hour_first_ms is not None else []
+    times += [s.last_activity_ms + report.STALE_AFTER_MS for s in sessions if s.running and s.last_activity_ms]
+    if settling:
+        times.append(now_ms + RETRY_RECENT_NS // 10**6)
+    return max(min(times), now_ms + CLOCK_REBUILD_MS) if times else None
+
+
+def hour_first_call(engine: Any, now_ms: int) -> int | None:
+    """When the oldest counted call of the last hour was made (epoch ms), None: the hour has none."""
+    calls = engine.ledger.export_calls(now_ms - HOUR_MS, now_ms + 1)  # oldest first, a generator under the lock
+    try:
+        first = next(calls, None)
+    finally:
+        calls.close()
+    return first.ts_ms if first is not None else None
 
 
 def _top_model(day: DayReport, money: Money = USD) -> str | None:
