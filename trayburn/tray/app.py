@@ -105,7 +105,7 @@ class TrayApp(DialogActions):
         self._fault: tuple[str | None, ...] = (None, None, None)  # the faults as of the last tick (`_faults`)
         self._errors: dict[str, str] = {}  # the files the last tick could not read
         self.waker: watch.Waker | None = None  # Linux: wakes the poller when a session is written (`run`)
-        self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # what the waker was pointed at
+        self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (roots, folders) it follows
         first = render_icon("–", IconState.NO_DATA, self.theme, self.size)
         self.icon = host.icon_class(pystray)("trayburn", first, "trayburn", menu=None)
         self.icon.on_size = self.resize
@@ -179,16 +179,20 @@ class TrayApp(DialogActions):
         return self._rebuild_at_ms is not None and now_ms >= self._rebuild_at_ms
 
     def _follow(self, todays: list[report.SessionSummary]) -> None:
-        """Point the waker at the sessions folders and today's session folders, the latest first."""
+        """Point the waker at the folders new sessions appear in (the Cline CLI's sessions folders, the editor
+        apps' `tasks/` folders) and at the folders of today's sessions and tasks, the latest first."""
         if self.waker is None:
             return
-        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in self.engine.sources()) if p]
+        sources = self.engine.sources()
+        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in sources) if p]
+        roots += [str(place.tasks) for s in sources for place in getattr(s, "places", ())]  # (editor tasks)
         latest = sorted(todays, key=lambda s: s.last_activity_ms or 0, reverse=True)
-        followed = (tuple(roots), tuple(s.id for s in latest))
+        folders = [s.folder for s in latest if s.folder]  # (another machine's session has none: its file is synced)
+        followed = (tuple(roots), tuple(folders))
         if followed == self._followed:  # a rebuild the clock asked for: nothing new to watch
             return
         self._followed = followed
-        self.waker.follow_sessions(roots, followed[1])
+        self.waker.follow(roots, folders)
 
     def _listen(self, waker: watch.Waker) -> None:
         """The waker's thread: a session written wakes the poller (after the waker's short debounce)."""
