@@ -276,3 +276,54 @@ print(app.icon.notified[-1][0])
     said = subprocess.run([sys.executable, "-c", tray], env=env, capture_output=True, text=True, timeout=60)
     assert said.returncode == 0, said.stderr
     assert said.stdout.strip() == NO_TK[0].upper() + NO_TK[1:]
+
+
+class _Button:
+    """AppKit's NSStatusBarButton as far as the darwin icon uses it (no Mac here: pystray's darwin backend
+    needs AppKit), recording what it was given."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def setImagePosition_(self, position: int) -> None:
+        self.calls.append(("imagePosition", position))
+
+    def setTitle_(self, text: str) -> None:
+        self.calls.append(("title", text))
+
+
+def test_on_macos_todays_cost_is_the_status_items_title_beside_the_bare_mark():
+    """pystray's darwin Icon keeps its NSStatusItem as `_status_item` (pystray/_darwin.py); the tray sets the
+    item's button title to the label and draws the icon as the mark. Not verified on a Mac: this checks the
+    wiring against a stand-in for pystray's class and AppKit's button only."""
+    button = _Button()
+    pystray = host.load_pystray("dummy")
+
+    class DarwinIcon(pystray.Icon):  # pystray's dummy Icon with the darwin backend's status item
+        HAS_NOTIFICATION = True
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._status_item = type("StatusItem", (), {"button": staticmethod(lambda: button)})()
+
+        def _update_icon(self):
+            pass
+
+        def _update_title(self):
+            pass
+
+        def _update_menu(self):
+            pass
+
+    icon = host._darwin(DarwinIcon)("trayburn", None, "trayburn")
+    assert icon.has_label and icon.draws_label and not icon.activates and icon.notifications
+    icon.set_label("$0.33", "$00.00")
+    assert button.calls == [("imagePosition", host.IMAGE_LEFT), ("title", "$0.33")]
+
+    class NoTitle(DarwinIcon):  # an AppKit whose button has no title to set: left as pystray makes it
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._status_item = type("StatusItem", (), {"button": staticmethod(lambda: object())})()
+
+    plain = host._darwin(NoTitle)("trayburn", None, "trayburn")
+    assert not plain.has_label and not plain.draws_label

@@ -110,7 +110,8 @@ class TrayApp(DialogActions):
         self.icon = host.icon_class(pystray)("trayburn", first, "trayburn", menu=None)
         self.icon.on_size = self.resize
         self.labels = getattr(self.icon, "has_label", False)  # the item carries today's cost as text
-        self.mark_only = self.labels and host_draws_labels()  # that host draws it: the icon is the mark
+        draws = getattr(self.icon, "draws_label", False) or host_draws_labels()
+        self.mark_only = self.labels and draws  # that host draws it: the icon is the mark
         if not getattr(self.icon, "activates", caps.has_default_action):
             self.caps = replace(caps, has_default_action=False)
 

@@ -32,7 +32,8 @@ The Icon classes: every class `icon_class()` returns offers, beside pystray's ow
   the library has an "activate" signal, checked at run time; a middle click runs it everywhere);
 - the tooltip: gtk sets the title only; here the status icon's tooltip is set too;
 - ``has_label`` / ``set_label(text, guide)``: text beside the icon, where the item can carry it
-  (appindicator's XAyatanaLabel).
+  (appindicator's XAyatanaLabel; macOS: the status item's title, not verified on a Mac here); ``draws_label``:
+  the host surely draws it (macOS), so the icon can be the bare mark.
 """
 
 from __future__ import annotations
@@ -431,6 +432,8 @@ def icon_class(pystray: ModuleType) -> type:
         return _gtk(pystray.Icon)
     if backend == "appindicator":
         return _appindicator(pystray.Icon)
+    if backend == "darwin":
+        return _darwin(pystray.Icon)
     return _plain(pystray.Icon, activates=backend in ("win32",))
 
 
@@ -596,6 +599,43 @@ def _appindicator(base: type) -> type:
             return False  # once
 
     return IndicatorIcon
+
+
+IMAGE_LEFT = 2  # AppKit's NSImageLeft (NSCellImagePosition): the image, then the title to its right
+
+
+def _darwin(base: type) -> type:
+    """macOS: today's cost as the status item's title (`NSStatusItem.button.title`) beside the mark, as a
+    StatusNotifierItem's label is on GNOME. Built from pystray's darwin source (its `_status_item`) and AppKit's
+    documented API; not verified on a Mac here. Where the button has no title to set, the item is left as
+    pystray makes it (the icon carries the figure)."""
+
+    class StatusItemIcon(base):
+        on_size: SizeCallback | None = None
+        notifications = bool(getattr(base, "HAS_NOTIFICATION", False))
+        activates = False  # pystray's darwin icon: the menu opens on a click, there is no default action
+        has_label = False
+        draws_label = False  # the menu bar always draws the title: the icon is then the bare mark
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            button = getattr(getattr(self, "_status_item", None), "button", lambda: None)()
+            self.has_label = self.draws_label = hasattr(button, "setTitle_")
+            self._label_failed = False
+
+        def set_label(self, text: str, guide: str) -> None:
+            """The title beside the image (`guide` is for hosts that keep a width; the menu bar sizes the item
+            to its title). On AppKit's main thread: TrayApp calls it through `_ui`."""
+            try:
+                button = self._status_item.button()
+                button.setImagePosition_(IMAGE_LEFT)
+                button.setTitle_(text)
+            except Exception:  # never the tray's end: the tooltip and the menu still say the figure
+                if not self._label_failed:
+                    log.exception("could not set the status item's title")
+                self._label_failed = True
+
+    return StatusItemIcon
 
 
 def _headless(base: type) -> type:
