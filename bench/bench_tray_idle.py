@@ -36,7 +36,20 @@ def corpus(sessions: int, calls: int) -> Path:
     if not (out / "corpus.json").exists():
         gen = [sys.executable, str(ROOT / "bench" / "gen_corpus.py"), "--sessions", str(sessions)]
         subprocess.run([*gen, "--calls", str(calls), "--out", str(out)], check=True)
+    settle(out)
     return out
+
+
+def settle(out: Path) -> None:
+    """Each session's files last written an hour after it started (its id's time), as Cline leaves a finished
+    session: a corpus made today would otherwise be "today's files" to the tray and its floor alike (every one
+    of them checked at each poll as written since midnight), which is not what an idle tray holds."""
+    sessions = out / "data" / "sessions"
+    for folder in sessions.iterdir():
+        at_ns = (int(folder.name.split("_", 1)[0]) + 3600_000) * 10**6
+        for f in folder.iterdir():
+            if f.stat().st_mtime_ns != at_ns:
+                os.utime(f, ns=(at_ns, at_ns))
 
 
 def with_recent_session(cline: Path, work: Path) -> Path:
