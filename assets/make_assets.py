@@ -4,7 +4,7 @@
 
 Writes assets/trayburn.png (256 px), trayburn.ico (16-256 px), trayburn.icns,
 and copies the PNG to trayburn/assets/ (the window icon, shipped as package
-data). Every size is drawn at that size by trayburn.tray.icon.draw_mark, not
+data). Every size is drawn at that size by trayburn.tray.draw.draw_mark, not
 shrunk from the largest. trayburn.svg is hand-written from the same shapes.
 """
 
@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from trayburn.tray.icon import draw_mark  # noqa: E402
+from trayburn.tray.draw import draw_mark  # noqa: E402
 
 ICO_SIZES = (16, 24, 32, 48, 64, 128, 256)
 ICNS_SIZES = (16, 32, 64, 128, 256, 512, 1024)

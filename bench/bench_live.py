@@ -52,7 +52,7 @@ def main() -> int:
     from test_live import append_call, now_ms, started_now
 
     from trayburn.engine import Engine
-    from trayburn.tray import backend
+    from trayburn.tray import host
     from trayburn.tray.app import TrayApp
 
     cline = corpus(args.sessions, args.calls)
@@ -68,7 +68,7 @@ def main() -> int:
     )
     config = work / "settings.toml"
     config.write_text(f'cline_dir = "{cline}"\nrefresh_seconds = 300\n')
-    app = TrayApp(Engine(config, work / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app = TrayApp(Engine(config, work / "state"), host.load_pystray("dummy"), host.capabilities("dummy"))
     cond, shown = threading.Condition(), [""]
     applied = app._apply
 

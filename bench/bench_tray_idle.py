@@ -1,6 +1,6 @@
 """The idle tray's cost: CPU seconds (from /proc) and RSS of a real tray polling every 30 s.
 
-    python bench/bench_tray_idle.py [--minutes 10] [--sessions 5000] [--calls 20]
+    python bench/bench_tray_idle.py [--minutes 10] [--sessions 5000] [--calls 20] [--recent]
 
 Generates (once) the bench corpus with bench/gen_corpus.py, starts the tray on it on a real X
 desktop (Xvfb + D-Bus + trayer, the tests' harness; the dummy backend where those tools are
@@ -8,6 +8,9 @@ missing), lets the first ingest finish, then samples /proc/PID/stat and VmRSS ev
 the given minutes. The floor, measured in the same run and the same way: a bare poller (a process
 that only calls `Engine.refresh()` on its own copy of the ledger at the same interval, no tray, no
 GTK), sampled from /proc beside the tray: what any poller at that interval must spend.
+`--recent`: the hour after calls. The tray reads a copy of the corpus (hard links) with one more session whose
+calls ended 20 minutes ago, so today has spend and the "Last hour" line is live for the whole run (none of its
+calls leaves the hour during a 10-minute run).
 Targets: under 0.1 % of a core; RSS flat (within 2 MiB) after the first half.
 """
 
@@ -33,6 +36,40 @@ def corpus(sessions: int, calls: int) -> Path:
     if not (out / "corpus.json").exists():
         gen = [sys.executable, str(ROOT / "bench" / "gen_corpus.py"), "--sessions", str(sessions)]
         subprocess.run([*gen, "--calls", str(calls), "--out", str(out)], check=True)
+    settle(out)
+    return out
+
+
+def settle(out: Path) -> None:
+    """Each session's files last written an hour after it started (its id's time), as Cline leaves a finished
+    session: a corpus made today would otherwise be "today's files" to the tray and its floor alike (every one
+    of them checked at each poll as written since midnight), which is not what an idle tray holds."""
+    sessions = out / "data" / "sessions"
+    for folder in sessions.iterdir():
+        at_ns = (int(folder.name.split("_", 1)[0]) + 3600_000) * 10**6
+        for f in folder.iterdir():
+            if f.stat().st_mtime_ns != at_ns:
+                os.utime(f, ns=(at_ns, at_ns))
+
+
+def with_recent_session(cline: Path, work: Path) -> Path:
+    """A Cline folder holding the corpus (hard links: nothing copied) and one session whose calls ended about
+    20 minutes ago, written as Cline leaves it (bench/gen_corpus.py's writer, each file's mtime after its last
+    call)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import random
+
+    import gen_corpus
+
+    out = work / "corpus"  # (not work/cline: beside the settings file, that is the demo's layout)
+    source, target = gen_corpus.sessions_dir(cline), gen_corpus.sessions_dir(out)
+    for folder in source.iterdir():
+        (target / folder.name).mkdir(parents=True)
+        for f in folder.iterdir():
+            os.link(f, target / folder.name / f.name)
+    writer = gen_corpus.SessionWriter(gen_corpus._pool(random.Random(1)), target, 20)
+    writer.dated = True
+    writer.session(0, random.Random("recent"), int(time.time() * 1000) - 28 * 60 * 1000)  # ~8 min of calls
     return out
 
 
@@ -78,9 +115,12 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--interval", type=int, default=INTERVAL_S, help="the tray's refresh_seconds")
     parser.add_argument("--headless", action="store_true", help="the dummy backend: no desktop, no GTK")
+    parser.add_argument("--recent", action="store_true", help="the hour after calls: one session ended 20 min ago")
     args = parser.parse_args()
     cline = corpus(args.sessions, args.calls)
     work = Path(tempfile.mkdtemp(prefix="bench-tray-"))
+    if args.recent:
+        cline = with_recent_session(cline, work)
     config = work / "settings.toml"
     config.write_text(f'cline_dir = "{cline}"\nrefresh_seconds = {args.interval}\n')
     desk = None if args.headless else start_desktop(work / "desktop")
@@ -90,7 +130,9 @@ def main() -> int:
     tray = subprocess.Popen(argv, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     bare = start_bare_poller(config, work / "bare-state", args.interval)
     try:
-        where = "gtk on Xvfb+trayer" if desk else "dummy (headless)"
+        where = ("gtk on Xvfb+trayer" if desk else "dummy (headless)") + (
+            ", calls in the last hour" if args.recent else ""
+        )
         return _measure(tray, bare, args.minutes, f"{where}, refresh every {args.interval} s")
     finally:
         for proc in (tray, bare):

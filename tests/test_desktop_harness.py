@@ -16,7 +16,7 @@ import pytest
 from desktop import DesktopError, Window, has_colour_near, image_colours
 from tiny_tray import ICON_RGB
 
-from trayburn.tray.backend import BackendError, capabilities, choose_backend, describe
+from trayburn.tray.host import BackendError, capabilities, choose_backend, describe
 
 TINY = Path(__file__).with_name("tiny_tray.py")
 NAME = "tiny-tray"
@@ -149,7 +149,7 @@ def test_describe_is_one_line_naming_the_lacks():
 
 def test_load_pystray_cannot_switch_backends():
     code = (
-        "from trayburn.tray.backend import *\n"
+        "from trayburn.tray.host import *\n"
         "assert loaded_backend(load_pystray('dummy')) == 'dummy'\n"
         "try:\n    load_pystray('xorg')\nexcept BackendError as e:\n    print(e)\n"
     )
@@ -190,7 +190,7 @@ def _inside(icon: Window, area) -> bool:
 
 
 def _in_child(expression: str, env: dict[str, str]) -> str:
-    code = f"import json; from trayburn.tray.backend import *; print(json.dumps({expression}))"
+    code = f"import json; from trayburn.tray.host import *; print(json.dumps({expression}))"
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True, timeout=60
     ).stdout

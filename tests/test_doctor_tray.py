@@ -52,7 +52,7 @@ def test_without_a_display_one_line_and_the_data_verdict_alone(tmp_path):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="real-desktop tests run on Linux")
 @pytest.mark.skipif(bool(harness.missing_tools()), reason=f"apt-get install {' '.join(harness.missing_tools())}")
 def test_on_a_desktop_it_can_start_with_the_backend_that_would_run(tmp_path):
-    from trayburn.tray import backend, host
+    from trayburn.tray import host
 
     desk = harness.start_desktop(tmp_path / "desk")
     try:
@@ -67,7 +67,7 @@ def test_on_a_desktop_it_can_start_with_the_backend_that_would_run(tmp_path):
             [
                 sys.executable,
                 "-c",
-                "from trayburn.tray import backend as b, host as h; print(b.choose_backend(sni=h.can_start().sni))",
+                "from trayburn.tray import host as h; print(h.choose_backend(sni=h.can_start().sni))",
             ],
             env=env,
             capture_output=True,
@@ -75,8 +75,8 @@ def test_on_a_desktop_it_can_start_with_the_backend_that_would_run(tmp_path):
             timeout=60,
             check=True,
         ).stdout.strip()
-        assert chosen in backend.BACKENDS
-        assert tray["backend"] == backend.describe(chosen)
+        assert chosen in host.BACKENDS
+        assert tray["backend"] == host.describe(chosen)
         text = doctor(env).stdout
         line = next(line for line in text.splitlines() if line.startswith("Tray"))
         assert line.startswith("Tray:            can start here (an XEmbed tray on ") and f"backend {chosen} " in line

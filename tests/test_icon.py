@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
 from trayburn import platform as appearance
-from trayburn.tray import font, icon, label, mark
-from trayburn.tray.icon import CRISP_BELOW, IconState, draw_mark, render_icon
-from trayburn.tray.label import format_cost
+from trayburn.tray import draw, view
+from trayburn.tray.draw import CRISP_BELOW, draw_mark, render_icon
+from trayburn.tray.view import IconState, format_cost
 from trayburn.window import theme as window_theme
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,12 +129,12 @@ def test_every_label_renders_inside_the_icon(usd, size):
     ],
 )
 def test_format_money_table(amount, symbol, text):
-    assert label.format_money(amount, symbol) == text
+    assert view.format_money(amount, symbol) == text
 
 
 @given(st.floats(allow_nan=True, allow_infinity=True) | st.none(), st.sampled_from(["€", "¥", "£", "CHF"]))
 def test_format_money_is_a_symbol_and_four_characters_at_most(amount, symbol):
-    text = label.format_money(amount, symbol)
+    text = view.format_money(amount, symbol)
     figure = text[1:] if text[:1] == symbol else text
     assert 1 <= len(figure) <= 4 and len(text) <= 5
 
@@ -244,7 +244,7 @@ def test_render_icon_rejects_bad_arguments(kwargs, error):
         render_icon(**args)
 
 
-@pytest.mark.parametrize("module", [icon, font, mark, label, appearance])
+@pytest.mark.parametrize("module", [draw, view, appearance])
 def test_the_drawing_modules_import_only_pillow_and_the_standard_library(module):
     tree = ast.parse(Path(module.__file__).read_text())
     names = {
@@ -255,7 +255,7 @@ def test_the_drawing_modules_import_only_pillow_and_the_standard_library(module)
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0  # ours are relative
     }
-    allowed = set() if module in (label, appearance) else {"PIL"}
+    allowed = set() if module in (view, appearance) else {"PIL"}
     assert names - {"__future__"} <= set(sys.stdlib_module_names) | allowed
 
 
@@ -410,10 +410,10 @@ def test_the_svg_is_an_svg_drawn_from_the_same_shapes():
     def hex_of(c):
         return "#{:02X}{:02X}{:02X}".format(*c[:3])
 
-    assert shapes["tile"].get("fill") == hex_of(mark.TILE)
-    assert shapes["flame"].get("fill") == hex_of(mark.FLAME)
-    assert shapes["core"].get("fill") == hex_of(mark.FLAME_CORE)
-    assert shapes["tray"].get("stroke") == hex_of(mark.DISH)
+    assert shapes["tile"].get("fill") == hex_of(draw.TILE)
+    assert shapes["flame"].get("fill") == hex_of(draw.FLAME)
+    assert shapes["core"].get("fill") == hex_of(draw.FLAME_CORE)
+    assert shapes["tray"].get("stroke") == hex_of(draw.DISH)
 
     def numbers(d):
         return [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", d)]
@@ -421,6 +421,6 @@ def test_the_svg_is_an_svg_drawn_from_the_same_shapes():
     def flat(path):
         return [float(v) for point in [path[0], *itertools.chain(*path[1:])] for v in point]
 
-    assert numbers(shapes["flame"].get("d")) == flat(mark._FLAME_PATH)
-    assert numbers(shapes["core"].get("d")) == flat(mark._CORE_PATH)
-    assert numbers(shapes["tray"].get("d")) == [float(v) for p in mark._DISH_POINTS for v in p]
+    assert numbers(shapes["flame"].get("d")) == flat(draw._FLAME_PATH)
+    assert numbers(shapes["core"].get("d")) == flat(draw._CORE_PATH)
+    assert numbers(shapes["tray"].get("d")) == [float(v) for p in draw._DISH_POINTS for v in p]

@@ -293,12 +293,12 @@ def test_a_disk_filling_under_a_running_tray_is_a_fault_that_passes(small_disk, 
 
 def test_the_tray_says_the_disk_is_full_and_marks_its_figures_failing(small_disk, tmp_path, sessions):
     """The menu, not only doctor: a full disk is named at the top, and "Updated" says refreshes fail."""
-    from trayburn.tray import backend
+    from trayburn.tray import host
     from trayburn.tray.app import TrayApp
 
     state = small_disk / "state"
     engine = Engine(tmp_path / "settings.toml", state, env={"CLINE_SESSION_DATA_DIR": str(sessions)})
-    app = TrayApp(engine, backend.load_pystray("dummy"), backend.capabilities("dummy"), spawn=lambda *a, **k: None)
+    app = TrayApp(engine, host.load_pystray("dummy"), host.capabilities("dummy"), spawn=lambda *a, **k: None)
     app.tick()
     assert app.view.problem is None and not app.view.updated.endswith("refresh failing")
     pad = "x" * 200_000

@@ -1,5 +1,5 @@
 """Live: a Cline call written to a session's messages file reaches the running tray within two seconds, though its
-poll interval is five minutes. The kernel's inotify (cline/watch.py's Waker) wakes the poller; the poll itself still
+poll interval is five minutes. The kernel's inotify (watch.py's Waker) wakes the poller; the poll itself still
 decides what is shown. Real files written as the Cline CLI writes them (in place), the real kernel, a real engine
 and ledger, the tray headless (the dummy backend keeps what it would show). Waiting is on a condition the tray's
 drawing signals, with a timeout: never a sleep.
@@ -19,7 +19,7 @@ from corpus import assistant, dumps, make_session, user, write_in_place
 
 from trayburn import watch
 from trayburn.engine import Engine
-from trayburn.tray import backend
+from trayburn.tray import host
 from trayburn.tray.app import TrayApp
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's; others poll")
@@ -76,7 +76,7 @@ def live(tmp_path):
     )
     config = tmp_path / "settings.toml"
     config.write_text(f'sessions_dir = "{sessions}"\nrefresh_seconds = 300\n')
-    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app = TrayApp(Engine(config, tmp_path / "state"), host.load_pystray("dummy"), host.capabilities("dummy"))
     shown = Shown(app)
     thread = threading.Thread(target=app.run, name="tray", daemon=True)
     thread.start()
@@ -135,3 +135,35 @@ def test_the_waker_wakes_for_a_write_a_new_folder_and_a_close_and_for_nothing_el
     threading.Thread(target=lambda: (waker.wait(), ended.set()), daemon=True).start()
     waker.close()
     assert ended.wait(5), "close() ends a waiting wait()"
+
+
+def test_a_call_in_an_editor_apps_task_and_a_new_task_are_each_shown_within_two_seconds(tmp_path):
+    """Roo Code's tasks (written as Roo writes them: a new file, then renamed over ui_messages.json) wake the
+    tray as the Cline CLI's sessions do: the `tasks/` folder for a new task, today's task folders for writes."""
+    from taskfolders import TaskWriter, say, storage, usage_say
+
+    roo = TaskWriter(storage(Path.home(), "roo"), "roo")
+    ui = [say(now_ms(), "text", "go"), usage_say(now_ms(), "api_req_started", 1000, 10, 0, 0, 0.25)]
+    task = roo.write("task-live1", ui)
+    config = tmp_path / "settings.toml"
+    config.write_text("refresh_seconds = 300\n")
+    app = TrayApp(Engine(config, tmp_path / "state"), host.load_pystray("dummy"), host.capabilities("dummy"))
+    shown = Shown(app)
+    thread = threading.Thread(target=app.run, name="tray", daemon=True)
+    thread.start()
+    try:
+        assert shown.wait_for(lambda t: t and "$0.25" in t[-1], 30), shown.tooltips
+        assert app.waker is not None, "inotify_init1 failed on this machine"
+        assert {str(task), str(task.parent)} <= app.waker.watched()
+        start = time.monotonic()
+        ui.append(usage_say(now_ms(), "api_req_started", 1000, 10, 0, 0, 0.5))
+        roo.write("task-live1", ui)
+        assert shown.wait_for(lambda t: "$0.75" in t[-1], SHOWN_WITHIN_S), shown.tooltips[-1]
+        assert time.monotonic() - start < SHOWN_WITHIN_S
+        start = time.monotonic()
+        roo.write("task-live2", [say(now_ms(), "text", "go"), usage_say(now_ms(), "api_req_started", 9, 9, 0, 0, 1.0)])
+        assert shown.wait_for(lambda t: "$1.75" in t[-1], SHOWN_WITHIN_S), shown.tooltips[-1]
+        assert time.monotonic() - start < SHOWN_WITHIN_S
+    finally:
+        app.do_quit()
+        thread.join(10)

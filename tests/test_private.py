@@ -24,7 +24,7 @@ from trayburn import platform as autostart
 from trayburn import platform as logs
 from trayburn import settings as st
 from trayburn.platform import InstanceLock
-from trayburn.tray import backend
+from trayburn.tray import host
 from trayburn.tray.app import TrayApp
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,7 +158,7 @@ def test_the_trays_notification_state_never_writes_through_a_link(tmp_path, vict
         monkeypatch.delenv(var, raising=False)
     config, state = demo.prepare(tmp_path / "demo"), fsutil.private_dir(tmp_path / "state")
     (state / "notified.json").symlink_to(victim)
-    app = TrayApp(_engine(config, state), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app = TrayApp(_engine(config, state), host.load_pystray("dummy"), host.capabilities("dummy"))
     app.tick()
     assert app.engine.day().calls == expected()["totals"]["calls"]
     app._notify_budget(dataclasses.replace(app.view, budget_level=80))

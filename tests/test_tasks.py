@@ -502,7 +502,7 @@ def test_the_menu_says_today_by_app():
     """Two editor apps with spend today: the tray's menu has "Kilo Code $0.02 · Roo Code $0.01", biggest first,
     each amount the one its task's file reports."""
     from trayburn.engine import Engine
-    from trayburn.tray import backend
+    from trayburn.tray import host
     from trayburn.tray.app import TrayApp
 
     now = int(time.time() * 1000)
@@ -510,7 +510,7 @@ def test_the_menu_says_today_by_app():
     r.write("r1", [say(now, "text", "go"), usage_say(now, "api_req_started", 5000, 10, 0, 4000, 0.01)])
     k = TaskWriter(storage(Path.home(), "kilo", "Code"), "kilo")
     k.write("k1", [say(now, "text", "go"), usage_say(now, "api_req_started", 7000, 10, 0, 0, 0.02)])
-    app = TrayApp(Engine(), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app = TrayApp(Engine(), host.load_pystray("dummy"), host.capabilities("dummy"))
     app.tick()
     texts = [str(i.text) for i in app.icon.menu.items]
     assert "Kilo Code $0.02 · Roo Code $0.01" in texts, texts

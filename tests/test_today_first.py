@@ -358,7 +358,7 @@ def test_a_racy_read_is_trusted_once_the_file_is_older(tmp_path):
 def test_the_tray_shows_today_at_once_then_reads_the_history_saying_how_far(tmp_path):
     """A first run on a long history: the tray's first tick has today's exact figure and a progress line;
     the next ticks read the rest in slices; at the end the line is gone and the week and month are complete."""
-    from trayburn.tray import backend
+    from trayburn.tray import host
     from trayburn.tray.app import TrayApp
 
     sessions = tmp_path / "cline" / "data" / "sessions"
@@ -370,7 +370,7 @@ def test_the_tray_shows_today_at_once_then_reads_the_history_saying_how_far(tmp_
     want_today, want_month = full.day(), full.period(month=True)
     tray = Engine(tmp_path / "settings.toml", tmp_path / "state", env=env)
     app = TrayApp(
-        tray, backend.load_pystray("dummy"), backend.capabilities("dummy"), spawn=lambda *a, **k: None,
+        tray, host.load_pystray("dummy"), host.capabilities("dummy"), spawn=lambda *a, **k: None,
         history_slice_s=1e-6,  # one history session per tick: the slices are seen
     )  # fmt: skip
     app.tick()

@@ -141,7 +141,7 @@ def test_left_click_opens_the_summary_window(desktop, tray, artifacts):
 def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_path, monkeypatch, picker):
     """Settings ▸ Sessions folder: the real folder picker (a child process; GTK's where PyGObject
     is, Tk's elsewhere) writes the setting."""
-    from trayburn.tray import backend
+    from trayburn.tray import host
     from trayburn.tray.app import TrayApp
 
     if picker == "gtk" and not gtk_available():
@@ -153,7 +153,7 @@ def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_
     target = tmp_path / "picked sessions"
     target.mkdir()
     config = tmp_path / "settings.toml"
-    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app = TrayApp(Engine(config, tmp_path / "state"), host.load_pystray("dummy"), host.capabilities("dummy"))
     app.tick()
     item = next(
         i
@@ -184,7 +184,7 @@ def test_choosing_a_folder_from_the_menu_uses_a_real_folder_dialog(desktop, tmp_
 def test_share_across_machines_picks_the_sync_folder_in_a_real_dialog(desktop, tmp_path, monkeypatch):
     """Settings ▸ Share across machines…: the same folder picker child (Tk's here) writes `sync_dir`;
     the next tick offers Stop sharing and this machine's file is written there."""
-    from trayburn.tray import backend
+    from trayburn.tray import host
     from trayburn.tray.app import TrayApp
 
     for key, value in desktop.env.items():
@@ -194,7 +194,7 @@ def test_share_across_machines_picks_the_sync_folder_in_a_real_dialog(desktop, t
     target.mkdir()
     config = tmp_path / "settings.toml"
     config.write_text(f'sessions_dir = "{demo.SOURCE}"\n')
-    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app = TrayApp(Engine(config, tmp_path / "state"), host.load_pystray("dummy"), host.capabilities("dummy"))
     app.tick()
     settings = next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu
     next(i for i in settings.items if str(i.text) == "Share across machines…")(app.icon)
@@ -218,13 +218,13 @@ def test_share_across_machines_picks_the_sync_folder_in_a_real_dialog(desktop, t
 @pytest.mark.parametrize("typed, budget", [("$20", 20.0), ("12.5", 12.5)])
 def test_the_budget_dialog_takes_dollars_as_people_type_them(desktop, tmp_path, monkeypatch, typed, budget):
     """Settings ▸ Daily budget…: the real Tk dialog (a child process) accepts "$20" and "20"."""
-    from trayburn.tray import backend
+    from trayburn.tray import host
     from trayburn.tray.app import TrayApp
 
     for key, value in desktop.env.items():
         monkeypatch.setenv(key, value)
     config = tmp_path / "settings.toml"
-    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app = TrayApp(Engine(config, tmp_path / "state"), host.load_pystray("dummy"), host.capabilities("dummy"))
     app.tick()
     settings = next(i for i in app.icon.menu.items if str(i.text) == "Settings").submenu
     next(i for i in settings.items if str(i.text).startswith("Daily budget: "))(app.icon)
@@ -300,13 +300,13 @@ def test_a_call_appended_to_a_running_session_reaches_the_docked_icon_within_two
 
 def test_quit_closes_the_summary_window_the_tray_opened(desktop, tmp_path, monkeypatch):
     """Open summary, then Quit trayburn: the window (a child process on the real display) goes too."""
-    from trayburn.tray import backend
+    from trayburn.tray import host
     from trayburn.tray.app import TrayApp
 
     for key, value in desktop.env.items():
         monkeypatch.setenv(key, value)
     config = demo.prepare(tmp_path / "demo")
-    app = TrayApp(Engine(config, tmp_path / "state"), backend.load_pystray("dummy"), backend.capabilities("dummy"))
+    app = TrayApp(Engine(config, tmp_path / "state"), host.load_pystray("dummy"), host.capabilities("dummy"))
     app.tick()
     next(i for i in app.icon.menu.items if str(i.text) == "Open summary")(app.icon)
 

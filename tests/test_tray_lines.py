@@ -16,11 +16,11 @@ from test_tray_menu import Spawned, find, texts
 from trayburn import settings
 from trayburn.engine import Engine
 from trayburn.figures import periods as days
-from trayburn.tray import backend
+from trayburn.tray import host
 from trayburn.tray.app import TrayApp
 
-pystray = backend.load_pystray("dummy")
-CAPS = backend.capabilities("dummy")
+pystray = host.load_pystray("dummy")
+CAPS = host.capabilities("dummy")
 
 
 def now_ms() -> int:

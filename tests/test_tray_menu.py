@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -17,12 +18,12 @@ from trayburn import demo, settings
 from trayburn import platform as launch
 from trayburn.engine import Engine
 from trayburn.platform import AlreadyRunning, InstanceLock
-from trayburn.tray import backend, label
+from trayburn.tray import host, view
 from trayburn.tray.app import TrayApp
-from trayburn.tray.label import IconState, format_cost
+from trayburn.tray.view import IconState, format_cost
 
-pystray = backend.load_pystray("dummy")
-CAPS = backend.capabilities("dummy")
+pystray = host.load_pystray("dummy")
+CAPS = host.capabilities("dummy")
 
 
 def texts(menu) -> list[str]:
@@ -213,7 +214,7 @@ def test_menu_and_icon_label_in_the_display_currency(replay, monkeypatch, curren
         line = str(find(menu, prefix).text)
         assert "$" not in line and (symbol in line or "unpriced" in line), line
     assert all("$" not in text for text in texts(find(menu, "Today's sessions").submenu))
-    assert app.view.label == label.format_money(shown, symbol) and app.view.label.startswith(symbol)
+    assert app.view.label == view.format_money(shown, symbol) and app.view.label.startswith(symbol)
     assert len(app.view.label) <= 5
     assert app.icon.title.startswith(f"trayburn · {money.text(day.cost_usd)} today")
     settings.update(config, "daily_budget", str(day.cost_usd / 0.9))
@@ -461,3 +462,83 @@ def test_amounts_have_one_precision_and_estimates_are_said_in_words(env):
     assert not any("*" in t or "$0.008" in t for t in lines), lines
     assert any(t.endswith(f"— ${day.estimated_cost_usd:,.2f} estimated") for t in lines), lines  # all estimated
     assert "Top model: GPT-4o — $0.08 (incl. $0.07 estimated)" in lines
+
+
+def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(env):
+    """With calls in the last hour the "Last hour" line is live, yet an idle tick builds no view and sets no
+    menu: the view is built again when the clock reaches the moment its oldest call leaves the hour (the
+    wall clock here is the tray's own, moved by the test; the ledger's figures keep the real time)."""
+    from corpus import age_all, assistant, iso, make_session, user, write_in_place
+
+    cline = env / "cline-home"
+    sessions = cline / "data" / "sessions"
+    t = int(time.time() * 1000) - 10 * 60_000  # ten minutes ago
+    calls = [user("u1", t), assistant("a1", t + 1000, cost=0.5), assistant("a2", t + 2000, cost=0.25)]
+    folder = make_session(sessions, f"{t}_hour1", iso(t), calls)
+    age_all(cline)  # written ten minutes ago, as Cline left them
+    config = env / "settings.toml"
+    config.write_text(f'cline_dir = "{cline}"\n')
+    wall = Clock()
+    wall.now = time.time()
+    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=Spawned(), wall=wall)
+    assert app.tick() is True
+    assert app.view.hour_live and app.view.rate == "Last hour: $0.75/h"
+    menu, builds, updates = app.icon.menu, app.builds, len(app.icon.updates)
+    start = wall.now
+    for minutes in (0.5, 1, 2, 5, 20, 49):  # the minutes turn, nothing else does: no view, no menu
+        wall.now = start + minutes * 60
+        assert app.tick() is False
+    assert app.builds == builds and app.icon.menu is menu and app.icon.updates[updates:] == []
+    wall.now = start + 51 * 60  # its first call (ten minutes ago) has left the hour: the view is built again
+    app.tick()
+    assert app.builds == builds + 1
+
+    now = int(time.time() * 1000)  # a new call: built and shown at the next tick, whatever the clock says
+    write_in_place(folder / f"{folder.name}.messages.json", dumps_messages(folder.name, calls, now))
+    assert app.tick() is True
+    assert app.builds == builds + 2 and app.icon.menu is not menu and app.view.rate == "Last hour: $1.75/h"
+
+
+def dumps_messages(sid: str, calls: list, now_ms: int) -> bytes:
+    from corpus import assistant, dumps, messages_doc
+
+    return dumps(messages_doc(sid, [*calls, assistant("a3", now_ms - 1000, cost=1.0)]))
+
+
+def test_the_clock_rebuilds_the_view_when_a_line_it_shows_would_change():
+    """`clock_changes_at`: a call leaving the last hour, a running session falling silent (its "●" goes), a
+    file caught mid-write no longer retried as one; never sooner than a minute; None when nothing is timed."""
+    from trayburn.figures.costs import Tokens
+    from trayburn.figures.day import STALE_AFTER_MS, SessionSummary
+    from trayburn.tray.view import CLOCK_REBUILD_MS, HOUR_MS, clock_changes_at
+
+    now = 1_800_000_000_000
+
+    def session(state: str, last: int) -> SessionSummary:
+        return SessionSummary(
+            "s",
+            "t",
+            None,
+            None,
+            state,
+            state,
+            None,
+            None,
+            [],
+            1,
+            Tokens(),
+            0.0,
+            0.0,
+            0,
+            [],
+            False,
+            last_activity_ms=last,
+        )
+
+    assert clock_changes_at(now, None, []) is None
+    assert clock_changes_at(now, None, [session("completed", now - 1000)]) is None
+    assert clock_changes_at(now, now - 50 * 60_000, []) == now - 50 * 60_000 + HOUR_MS
+    running = session("running", now - 25 * 60_000)
+    assert clock_changes_at(now, now - 50 * 60_000, [running]) == now - 25 * 60_000 + STALE_AFTER_MS
+    assert clock_changes_at(now, now - HOUR_MS + 10, [running]) == now + CLOCK_REBUILD_MS  # at most once a minute
+    assert clock_changes_at(now, None, [], settling=[("a.json", "truncated")]) == now + CLOCK_REBUILD_MS

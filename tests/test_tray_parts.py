@@ -19,9 +19,8 @@ from desktop import wait_for
 from trayburn import paths
 from trayburn import platform as launch
 from trayburn.engine import Engine
-from trayburn.tray import folders, host, model, status
-from trayburn.tray.children import Children
-from trayburn.tray.dialogs import parse_money
+from trayburn.tray import dialogs, host, view
+from trayburn.tray.dialogs import Children, parse_money
 from trayburn.window import NO_TK
 
 
@@ -83,16 +82,16 @@ def test_a_picked_folder_is_recognised_by_what_it_holds(tmp_path):
     session = cline / "data" / "sessions" / "1796026733097_tvgzu"
     session.mkdir(parents=True)
     (session / f"{session.name}.json").write_text("{}")
-    assert folders.recognise(cline) == "cline_dir"
-    assert folders.recognise(cline / "data") == "data_dir"
-    assert folders.recognise(cline / "data" / "sessions") == "sessions_dir"
-    assert folders.recognise(tmp_path / "elsewhere") is None
-    assert folders.level_for(cline / "data" / "sessions", "cline_dir") == (
+    assert dialogs.recognise(cline) == "cline_dir"
+    assert dialogs.recognise(cline / "data") == "data_dir"
+    assert dialogs.recognise(cline / "data" / "sessions") == "sessions_dir"
+    assert dialogs.recognise(tmp_path / "elsewhere") is None
+    assert dialogs.level_for(cline / "data" / "sessions", "cline_dir") == (
         "sessions_dir",
         f"{cline / 'data' / 'sessions'} is a sessions folder: set as the sessions folder",
     )
-    assert folders.level_for(cline, "cline_dir") == ("cline_dir", None)
-    assert folders.level_for(tmp_path, "data_dir") == ("data_dir", None)  # nothing there yet: as asked
+    assert dialogs.level_for(cline, "cline_dir") == ("cline_dir", None)
+    assert dialogs.level_for(tmp_path, "data_dir") == ("data_dir", None)  # nothing there yet: as asked
 
 
 # --- a budget typed by a person ------------------------------------------------------------------
@@ -111,17 +110,17 @@ def test_not_money(text):
 
 # --- freshness -----------------------------------------------------------------------------------
 def test_freshness_says_just_now_while_refreshes_work_and_the_age_when_they_stop():
-    assert model.freshness(5, 30, False) == ("Updated just now", False)
-    assert model.freshness(80, 30, False) == ("Updated just now", False)  # within three intervals
-    assert model.freshness(185, 30, False) == ("Updated 3 min ago — refresh stopped", True)
-    assert model.freshness(185, 30, True) == ("Updated 3 min ago — refresh failing", True)
-    assert model.freshness(None, 30, True) == ("Not updated yet — refresh failing", True)
-    assert model.freshness(400, 300, False) == ("Updated just now", False)  # 5-minute polls
+    assert view.freshness(5, 30, False) == ("Updated just now", False)
+    assert view.freshness(80, 30, False) == ("Updated just now", False)  # within three intervals
+    assert view.freshness(185, 30, False) == ("Updated 3 min ago — refresh stopped", True)
+    assert view.freshness(185, 30, True) == ("Updated 3 min ago — refresh failing", True)
+    assert view.freshness(None, 30, True) == ("Not updated yet — refresh failing", True)
+    assert view.freshness(400, 300, False) == ("Updated just now", False)  # 5-minute polls
 
 
 def test_budget_text():
-    assert model.budget_text(0.33, 0.40) == "$0.33 of $0.40 budget (82 %)"
-    assert model.budget_text(0.33, None) is None
+    assert view.budget_text(0.33, 0.40) == "$0.33 of $0.40 budget (82 %)"
+    assert view.budget_text(0.33, None) is None
 
 
 # --- the problem line, by kind -------------------------------------------------------------------
@@ -137,24 +136,24 @@ def test_health_kinds_from_real_folders(clean_env):
     tmp = clean_env
     engine = Engine(tmp / "settings.toml", tmp / "state")
     assert engine.health().kind == "not_installed"
-    assert status.problem_line(engine.health()) is None  # the first-run entries say it
+    assert view.problem_line(engine.health()) is None  # the first-run entries say it
     sessions = tmp / "home" / ".cline" / "data" / "sessions"
     sessions.parent.mkdir(parents=True)
     assert engine.health().kind == "no_sessions_folder"
     sessions.write_text("a file")
     assert engine.health().kind == "sessions_not_a_folder"
-    assert "is not a folder" in status.problem_line(engine.health())
+    assert "is not a folder" in view.problem_line(engine.health())
     sessions.unlink()
     sessions.mkdir()
     assert engine.health().kind == "no_sessions"
     (tmp / "settings.toml").write_text(f'sessions_dir = "{tmp / "nowhere"}"\n')
     engine.reload_if_changed()
     assert engine.health().kind == "override_missing"
-    assert status.problem_line(engine.health()).startswith("The setting sessions_dir in ")
+    assert view.problem_line(engine.health()).startswith("The setting sessions_dir in ")
     (tmp / "settings.toml").write_text("theme = = 1\n")
     engine.reload_if_changed()
     assert engine.health().kind == "settings_broken"
-    assert status.problem_line(engine.health()).startswith("Settings file is broken at line 1")
+    assert view.problem_line(engine.health()).startswith("Settings file is broken at line 1")
     engine.close()
 
 
@@ -173,7 +172,7 @@ def test_the_engines_kind_wins_when_it_has_one(clean_env):
         problem_level: paths.Level | None = None
 
     said = WithKind("override_missing", health.levels, health.config_path, problem_level=health.levels.data)
-    assert status.problem_line(said) == status.tilde(
+    assert view.problem_line(said) == view.tilde(
         f"CLINE_DATA_DIR points to {health.levels.data.path}, which does not exist"
     )
 
@@ -266,10 +265,10 @@ def test_without_tkinter_summary_the_trays_open_summary_and_doctor_each_say_pyth
 import sys
 sys.path.insert(0, {str(no_tk)!r})
 from trayburn.engine import Engine
-from trayburn.tray import backend
+from trayburn.tray import host
 from trayburn.tray.app import TrayApp
-app = TrayApp(Engine({str(tmp_path / "s.toml")!r}, {str(tmp_path / "st2")!r}), backend.load_pystray("dummy"),
-              backend.capabilities("dummy"), spawn=lambda *a, **k: sys.exit("a window was started"))
+app = TrayApp(Engine({str(tmp_path / "s.toml")!r}, {str(tmp_path / "st2")!r}), host.load_pystray("dummy"),
+              host.capabilities("dummy"), spawn=lambda *a, **k: sys.exit("a window was started"))
 app.tick()
 next(i for i in app.icon.menu.items if str(i.text) == "Open summary")(app.icon)
 print(app.icon.notified[-1][0])
@@ -277,3 +276,54 @@ print(app.icon.notified[-1][0])
     said = subprocess.run([sys.executable, "-c", tray], env=env, capture_output=True, text=True, timeout=60)
     assert said.returncode == 0, said.stderr
     assert said.stdout.strip() == NO_TK[0].upper() + NO_TK[1:]
+
+
+class _Button:
+    """AppKit's NSStatusBarButton as far as the darwin icon uses it (no Mac here: pystray's darwin backend
+    needs AppKit), recording what it was given."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def setImagePosition_(self, position: int) -> None:
+        self.calls.append(("imagePosition", position))
+
+    def setTitle_(self, text: str) -> None:
+        self.calls.append(("title", text))
+
+
+def test_on_macos_todays_cost_is_the_status_items_title_beside_the_bare_mark():
+    """pystray's darwin Icon keeps its NSStatusItem as `_status_item` (pystray/_darwin.py); the tray sets the
+    item's button title to the label and draws the icon as the mark. Not verified on a Mac: this checks the
+    wiring against a stand-in for pystray's class and AppKit's button only."""
+    button = _Button()
+    pystray = host.load_pystray("dummy")
+
+    class DarwinIcon(pystray.Icon):  # pystray's dummy Icon with the darwin backend's status item
+        HAS_NOTIFICATION = True
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._status_item = type("StatusItem", (), {"button": staticmethod(lambda: button)})()
+
+        def _update_icon(self):
+            pass
+
+        def _update_title(self):
+            pass
+
+        def _update_menu(self):
+            pass
+
+    icon = host._darwin(DarwinIcon)("trayburn", None, "trayburn")
+    assert icon.has_label and icon.draws_label and not icon.activates and icon.notifications
+    icon.set_label("$0.33", "$00.00")
+    assert button.calls == [("imagePosition", host.IMAGE_LEFT), ("title", "$0.33")]
+
+    class NoTitle(DarwinIcon):  # an AppKit whose button has no title to set: left as pystray makes it
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._status_item = type("StatusItem", (), {"button": staticmethod(lambda: object())})()
+
+    plain = host._darwin(NoTitle)("trayburn", None, "trayburn")
+    assert not plain.has_label and not plain.draws_label

@@ -469,7 +469,7 @@ def _tray_check() -> dict[str, Any]:
     """Whether the tray can start here (`tray.host.can_start`, stdlib only, never hangs) and, if it
     can, the backend that would really run. Nothing imports gi or pystray without a display."""
     try:
-        from .tray import backend, host  # (a GUI toolkit: only for the tray's commands)
+        from .tray import host  # (a GUI toolkit: only for the tray's commands)
     except ImportError as exc:  # pragma: no cover - the tray package ships with trayburn
         return {"can_start": False, "kind": "unavailable", "message": str(exc), "backend": None}
     check = host.can_start()
@@ -479,7 +479,7 @@ def _tray_check() -> dict[str, Any]:
     out["window"] = tk_missing()  # None, or the line naming python3-tk
     if not check.fatal:
         try:
-            out["backend"] = backend.describe(backend.choose_backend(sni=check.sni))
+            out["backend"] = host.describe(host.choose_backend(sni=check.sni))
         except Exception as exc:  # a broken GUI stack must not break doctor
             out["backend"] = f"unavailable ({exc})"
     return out

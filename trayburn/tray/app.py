@@ -1,38 +1,60 @@
-"""The tray app: wires the engine to a pystray icon. It owns no figures of its own.
+"""The tray app and its start: a pystray icon wired to the engine, and `main`, which starts it where it can be seen.
 
-One poller thread refreshes the ledger and builds a TrayView; the icon, tooltip and menu are
-changed only when the view changed, and only through `_ui()`, which respects each backend's
-threading rules. When idle, a tick reads nothing and rebuilds nothing: the view is rebuilt when a
-refresh changed something, a setting changed, the day turned, or (only while there were calls in
-the last hour) the minute. Dialogs and the summary window run as child processes (`children`).
+`main` (the `trayburn` command) checks the tray can be seen here, takes the one-tray lock, picks a backend and
+runs. Where the tray cannot run (no display, a dead one, no session bus) it says so in one line and exits with
+EXIT_CANNOT_SHOW, before anything could hang; with no tray host it runs and says what to install.
+
+`TrayApp` owns no figures of its own. One poller thread refreshes the ledger and builds a TrayView; the icon,
+tooltip and menu are changed only when the view changed, and only through `_ui()`, which respects each backend's
+threading rules. When idle, a tick reads nothing and rebuilds nothing: the view is rebuilt when a refresh changed
+something, a setting, the health or the ledger's fault changed, the day turned, or the clock reached the moment
+it changes a line (`view.clock_changes_at`: a call leaving the last hour, a running session falling silent). The
+freshness line ("Updated 4 min ago") is worked out at each tick without a rebuild; it changes by the minute only
+while the figures are stale. Dialogs and the summary window run as child processes (`dialogs`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import date
 from types import ModuleType
 from typing import Any
 
 from .. import files as fsutil
-from .. import paths, watch
-from .. import platform as appearance
-from .. import platform as launch
+from .. import paths, platform, watch
 from .. import settings as st
 from ..engine import Engine
+from ..errors import Exit
 from ..figures import day as report
-from ..platform import open_path
-from . import backend as backends
-from . import icons, lines, model, status
-from .children import Children, Popen
-from .dialog_actions import DialogActions
+from ..ledger import LedgerError
+from ..platform import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock, autostart_for, open_path
+from ..window import tk_missing
+from . import host
+from .dialogs import Children, DialogActions, Popen
+from .draw import render_icon, render_mark
 from .host import StartCheck
-from .icon import render_icon, render_mark
+from .view import (
+    Entry,
+    IconState,
+    TrayView,
+    budget_message,
+    build_view,
+    clock_changes_at,
+    error_view,
+    freshness,
+    hour_first_call,
+    menu,
+    problem_line,
+    sync_problem,
+    tooltip,
+)
 
 log = logging.getLogger(__name__)
 HISTORY_SLICE_S = 1.0  # a poll reads today's files, then this long of the rest of the history (a first run)
@@ -41,7 +63,7 @@ HISTORY_PAUSE_S = 0.5  # between those slices, while history is left: the menu s
 
 def panel_of(setting: str) -> str:
     """The icon's panel: light, dark, or "any" where the desktop does not say."""
-    return appearance.panel_shade(setting) or "any"
+    return platform.panel_shade(setting) or "any"
 
 
 class TrayApp(DialogActions):
@@ -49,21 +71,24 @@ class TrayApp(DialogActions):
         self,
         engine: Engine,
         pystray: ModuleType,
-        caps: backends.Capabilities,
+        caps: host.Capabilities,
         autostart: Any = None,
         spawn: Popen | None = None,
         clock: Callable[[], float] = time.monotonic,
         history_slice_s: float = HISTORY_SLICE_S,
+        wall: Callable[[], float] = time.time,
     ):
-        """`history_slice_s`: how long a poll reads history after today's files (a first run's ingest)."""
+        """`history_slice_s`: how long a poll reads history after today's files (a first run's ingest). `clock`
+        (monotonic) times the figures' freshness; `wall` (epoch seconds) says when the clock alone changes what
+        the view shows (`view.clock_changes_at`)."""
         self.engine, self.pystray, self.caps = engine, pystray, caps
         self.history_slice_s = history_slice_s
         self.autostart = autostart  # an Autostart, or None where unavailable
         self.children = Children(spawn, on_failure=self.tell)
-        self.clock = clock
-        self.view: model.TrayView | None = None
+        self.clock, self.wall = clock, wall
+        self.view: TrayView | None = None
         self.theme = panel_of(engine.settings.theme)
-        self.size = icons.start_size(caps.backend)
+        self.size = host.start_size(caps.backend)
         self._drawn: tuple[object, ...] | None = None
         self._labelled: str | None = None
         self._logged_budget: set[tuple[str, int]] = set()  # budget notices logged (day, level), shown or not
@@ -71,18 +96,21 @@ class TrayApp(DialogActions):
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
         self._dirty = False  # something outside the ledger changed (e.g. start at login): rebuild
-        self._built_for: tuple[object, ...] | None = None
+        self._built_day: date | None = None  # the day the view was built for
+        self._rebuild_at_ms: int | None = None  # when the clock alone changes what it shows (None: not that day)
+        self.builds = 0  # views built (each a round of ledger reads): an idle tick builds none
         self._last_ok: float | None = None
         self._failing = False
-        self._fault: str | None = None  # the ledger's fault as of the last tick
+        self._fault: tuple[str | None, ...] = (None, None, None)  # the faults as of the last tick (`_faults`)
         self._errors: dict[str, str] = {}  # the files the last tick could not read
         self.waker: watch.Waker | None = None  # Linux: wakes the poller when a session is written (`run`)
-        self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # what the waker was pointed at
-        first = render_icon("–", model.IconState.NO_DATA, self.theme, self.size)
-        self.icon = backends.icon_class(pystray)("trayburn", first, "trayburn", menu=None)
+        self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (roots, folders) it follows
+        first = render_icon("–", IconState.NO_DATA, self.theme, self.size)
+        self.icon = host.icon_class(pystray)("trayburn", first, "trayburn", menu=None)
         self.icon.on_size = self.resize
         self.labels = getattr(self.icon, "has_label", False)  # the item carries today's cost as text
-        self.mark_only = self.labels and host_draws_labels()  # that host draws it: the icon is the mark
+        draws = getattr(self.icon, "draws_label", False) or host_draws_labels()
+        self.mark_only = self.labels and draws  # that host draws it: the icon is the mark
         if not getattr(self.icon, "activates", caps.has_default_action):
             self.caps = replace(caps, has_default_action=False)
 
@@ -100,7 +128,7 @@ class TrayApp(DialogActions):
             except Exception as exc:  # a refresh failure never takes the app down
                 log.exception("refresh failed")
                 self._failing = True
-                self._built_for = None  # the next good tick builds the view again (never keeps this one)
+                self._built_day = None  # the next good tick builds the view again (never keeps this one)
                 view = self._error_view(f"Refresh failed: {exc}")
             view = self._fresh(view)
             if view == self.view:
@@ -113,7 +141,7 @@ class TrayApp(DialogActions):
             self.view = view
             return True
 
-    def _build(self) -> model.TrayView:
+    def _build(self) -> TrayView:
         engine = self.engine
         dirty, self._dirty = self._dirty, False  # taken at once: a menu click meanwhile marks the next tick
         settings_changed = engine.reload_if_changed()
@@ -121,34 +149,50 @@ class TrayApp(DialogActions):
             self.theme = panel_of(engine.settings.theme)
         # today's figures first and exact, then some history (the settings were just reloaded, above)
         stats = engine.refresh(budget_s=self.history_slice_s, reload=False)
-        fault = str(engine.fault) if engine.fault else None  # a ledger fault that came or went is news
+        fault = self._faults()  # a ledger, integrity or sharing fault that came or went is news
         errors = dict(stats.errors)  # a file that stays unreadable is no news at every tick
         changed = dirty or settings_changed or stats.changed or errors != self._errors or fault != self._fault
         self._fault, self._errors = fault, errors
-        if self.view is not None and not changed and self._key(self.view) == self._built_for:
+        today, now_ms = report.now_date(), int(self.wall() * 1000)
+        if self.view is not None and not changed and today == self._built_day and not self._clock_turned(now_ms):
             return self.view  # nothing read, nothing set, nothing the clock changes: the hot path
         day = engine.day()
-        today = report.now_date()
         health = engine.health()
         first_run = health.sessions == 0 and health.removed_sessions == 0 and not day.calls
-        problem = status.problem_line(health, lines.sync_problem(engine, health.problems))
+        problem = problem_line(health, sync_problem(engine, health.problems))
         todays = engine.sessions(today, today)
-        view = model.build_view(engine, day, todays, problem, first_run)
-        self._built_for = self._key(view)
+        view = build_view(engine, day, todays, problem, first_run)
+        first = hour_first_call(engine, now_ms) if view.hour_live else None
+        self.builds += 1
+        self._built_day, self._rebuild_at_ms = today, clock_changes_at(now_ms, first, todays, health.settling)
         self._follow(todays)
         return view
 
+    def _faults(self) -> tuple[str | None, ...]:
+        """What is wrong beside the files: the ledger cannot be written, it failed its integrity check, sharing
+        failed (each shown at the top of the menu, and none of them a change of the ledger's data)."""
+        e = self.engine
+        share = e.last_share.problem if e.last_share else None
+        return (str(e.fault) if e.fault else None, e.integrity_problem, share)
+
+    def _clock_turned(self, now_ms: int) -> bool:
+        return self._rebuild_at_ms is not None and now_ms >= self._rebuild_at_ms
+
     def _follow(self, todays: list[report.SessionSummary]) -> None:
-        """Point the waker at the sessions folders and today's session folders, the latest first."""
+        """Point the waker at the folders new sessions appear in (the Cline CLI's sessions folders, the editor
+        apps' `tasks/` folders) and at the folders of today's sessions and tasks, the latest first."""
         if self.waker is None:
             return
-        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in self.engine.sources()) if p]
+        sources = self.engine.sources()
+        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in sources) if p]
+        roots += [str(place.tasks) for s in sources for place in getattr(s, "places", ())]  # (editor tasks)
         latest = sorted(todays, key=lambda s: s.last_activity_ms or 0, reverse=True)
-        followed = (tuple(roots), tuple(s.id for s in latest))
-        if followed == self._followed:  # the minute's rebuild (calls in the last hour): nothing new to watch
+        folders = [s.folder for s in latest if s.folder]  # (another machine's session has none: its file is synced)
+        followed = (tuple(roots), tuple(folders))
+        if followed == self._followed:  # a rebuild the clock asked for: nothing new to watch
             return
         self._followed = followed
-        self.waker.follow_sessions(roots, followed[1])
+        self.waker.follow(roots, folders)
 
     def _listen(self, waker: watch.Waker) -> None:
         """The waker's thread: a session written wakes the poller (after the waker's short debounce)."""
@@ -156,23 +200,17 @@ class TrayApp(DialogActions):
             if waker.wait():
                 self._wake.set()
 
-    @staticmethod
-    def _key(view: model.TrayView) -> tuple[object, ...]:
-        """What the clock changes in a view: the day, and the minute while the last hour has calls."""
-        minute = datetime.now().strftime("%H:%M") if view.hour_live else None
-        return (report.now_date(), minute)
-
-    def _fresh(self, view: model.TrayView) -> model.TrayView:
+    def _fresh(self, view: TrayView) -> TrayView:
         age = None if self._last_ok is None else self.clock() - self._last_ok
-        updated, stale = model.freshness(age, self.engine.settings.refresh_seconds, self._failing)
+        updated, stale = freshness(age, self.engine.settings.refresh_seconds, self._failing)
         view = replace(view, updated=updated, stale=stale)
-        return replace(view, tooltip=model.tooltip(view))
+        return replace(view, tooltip=tooltip(view))
 
-    def _error_view(self, message: str) -> model.TrayView:
+    def _error_view(self, message: str) -> TrayView:
         """The last good view with the failure on top; a bare one if there was none yet."""
         if self.view is not None:
-            return replace(self.view, problem=message, state=model.IconState.PROBLEM)
-        return model.error_view(message)
+            return replace(self.view, problem=message, state=IconState.PROBLEM)
+        return error_view(message)
 
     def poll_forever(self) -> None:
         while not self._stop.is_set():
@@ -198,7 +236,7 @@ class TrayApp(DialogActions):
         else:
             fn()
 
-    def _apply(self, view: model.TrayView) -> None:
+    def _apply(self, view: TrayView) -> None:
         self._draw(view)
         if self.icon.title != view.tooltip:
             self.icon.title = view.tooltip
@@ -206,7 +244,7 @@ class TrayApp(DialogActions):
             self.icon.menu = self._menu(view)
         self._notify_budget(view)
 
-    def _draw(self, view: model.TrayView) -> None:
+    def _draw(self, view: TrayView) -> None:
         if self.labels:
             text = panel_label(view)
             if text != self._labelled:
@@ -214,7 +252,7 @@ class TrayApp(DialogActions):
                 self._labelled = text
         drawn = (view.label, view.state, self.theme, self.size, view.stale, self.mark_only)
         if drawn != self._drawn:
-            if self.mark_only and view.state is not model.IconState.PROBLEM:
+            if self.mark_only and view.state is not IconState.PROBLEM:
                 self.icon.icon = render_mark(self.size)
             else:
                 self.icon.icon = render_icon(view.label, view.state, self.theme, self.size, stale=view.stale)
@@ -229,11 +267,11 @@ class TrayApp(DialogActions):
         if self.view is not None:
             self._ui(lambda: self._draw(self.view) if self.view else None)
 
-    def _menu(self, view: model.TrayView) -> Any:
+    def _menu(self, view: TrayView) -> Any:
         enabled = self.autostart.status().enabled if self.autostart else None
-        return self.pystray.Menu(*[self._item(e) for e in model.menu(view, self.caps.has_default_action, enabled)])
+        return self.pystray.Menu(*[self._item(e) for e in menu(view, self.caps.has_default_action, enabled)])
 
-    def _item(self, e: model.Entry) -> Any:
+    def _item(self, e: Entry) -> Any:
         p = self.pystray
         if e.separator:
             return p.Menu.SEPARATOR
@@ -249,7 +287,7 @@ class TrayApp(DialogActions):
             default=e.default,
         )
 
-    def _handler(self, e: model.Entry) -> Callable[[Any, Any], None]:
+    def _handler(self, e: Entry) -> Callable[[Any, Any], None]:
         def run(icon: Any, item: Any) -> None:  # pystray checks the arity: exactly (icon, item)
             self.invoke(e.action or "", e.arg)
 
@@ -272,7 +310,7 @@ class TrayApp(DialogActions):
             log.exception("notification failed")
         return False
 
-    def _notify_budget(self, view: model.TrayView | None) -> None:
+    def _notify_budget(self, view: TrayView | None) -> None:
         """Tell a budget level crossed today, once: recorded as told only after the notice was really sent
         (a first tick runs before the notifier is up: `run` tells it again once it is)."""
         if view is None or not view.budget_level:
@@ -286,7 +324,7 @@ class TrayApp(DialogActions):
         done = seen.get(today, []) if isinstance(seen, dict) else []
         if view.budget_level in done:
             return
-        message = model.budget_message(view)
+        message = budget_message(view)
         if (today, view.budget_level) in self._logged_budget and not self._notifier_up():
             return  # logged already, still nowhere to show it
         self._logged_budget.add((today, view.budget_level))
@@ -310,12 +348,10 @@ class TrayApp(DialogActions):
 
     def _child(self, *args: str) -> list[str]:
         e = self.engine
-        return launch.command(*args, "--config", str(e.config_path), "--state-dir", str(e.state_dir))
+        return platform.command(*args, "--config", str(e.config_path), "--state-dir", str(e.state_dir))
 
     def _window(self, argv: list[str], request: str) -> None:
         """The summary window (a child), or, with no Tk here, one line saying which package it needs."""
-        from ..window.available import tk_missing
-
         missing = tk_missing()
         if missing:
             self.tell(missing[0].upper() + missing[1:])
@@ -333,7 +369,7 @@ class TrayApp(DialogActions):
         self._window(self._child("summary", sid), f"session {sid}")
 
     def do_demo(self, _: Any = None) -> None:
-        self.children.open_window("demo", launch.command("demo", "--window"))
+        self.children.open_window("demo", platform.command("demo", "--window"))
 
     def do_refresh(self, _: Any = None) -> None:
         self._wake.set()
@@ -380,7 +416,7 @@ class TrayApp(DialogActions):
     # ---- running ------------------------------------------------------------------------------------
 
     def run(self, check: StartCheck | None = None) -> None:
-        log.info(backends.describe(self.caps.backend))
+        log.info(host.describe(self.caps.backend))
         self.waker = watch.waker()
         log.info("live: %s", "a written session wakes the poller (inotify)" if self.waker else "polling only")
         self.tick()  # the icon shows real figures and a working menu from its first appearance
@@ -432,17 +468,15 @@ def host_draws_labels(env: Any = None) -> bool:
     """Whether this desktop's StatusNotifierItem host draws an item's label (GNOME's AppIndicator extension,
     Unity, Budgie, MATE's indicator applet). KDE Plasma and xfce4-panel show the icon only: the icon then
     carries the figure, as on an XEmbed tray."""
-    import os
-
     desktop = (env if env is not None else os.environ).get("XDG_CURRENT_DESKTOP", "").upper()
     return any(name in desktop for name in LABEL_DESKTOPS)
 
 
-def panel_label(view: model.TrayView) -> str:
+def panel_label(view: TrayView) -> str:
     """Today's cost as the panel's label: "$0.33"; "!" with a problem; "–" before any data."""
-    if view.state is model.IconState.PROBLEM:
+    if view.state is IconState.PROBLEM:
         return "!"
-    if view.state is model.IconState.NO_DATA:
+    if view.state is IconState.NO_DATA:
         return view.label
     return view.cost_text or view.label
 
@@ -454,7 +488,73 @@ def _constant(value: bool) -> Callable[[Any], bool]:
     return checked
 
 
-def main(args: Any) -> int:
-    from .start import main as start
+# ---- the start ---------------------------------------------------------------------------------------------------
 
-    return start(args)
+EXIT_CANNOT_SHOW = int(Exit.CANNOT_SHOW)  # no graphical session or no session bus: the tray could not be seen
+
+
+def main(args: Any) -> int:
+    log_path = platform.setup()
+    check = None if os.environ.get("PYSTRAY_BACKEND") == "dummy" else host.can_start()
+    if check is not None and check.fatal:
+        log.error("cannot start the tray: %s", check.message)
+        _say(f"trayburn: {check.message}")
+        return EXIT_CANNOT_SHOW
+    if check is not None and not check.ok:
+        log.warning("%s", check.message)
+        _say(f"trayburn: {check.message}")
+    try:
+        engine = Engine(args.config, args.state_dir)
+    except LedgerError as exc:
+        log.error("%s", exc)
+        _say(f"trayburn: {exc}")
+        return 1
+    try:
+        lock = InstanceLock(paths.tray_lock(engine.state_dir)).acquire()
+    except AlreadyRunning as exc:
+        _say(f"trayburn: {exc}")
+        return EXIT_ALREADY_RUNNING
+    try:
+        name = host.choose_backend(sni=check.sni if check is not None else None)
+        _set_program_name(name)
+        pystray = host.load_pystray(name)
+    except host.BackendError as exc:
+        log.error("%s", exc)
+        _say(f"trayburn: {exc}")
+        return 1
+    caps = host.capabilities(host.loaded_backend(pystray))
+    if check is not None and not check.bus:  # an XEmbed icon without a session bus: no notifier to ask
+        host.NOTIFIER = False
+        caps = replace(caps, can_notify=False)
+        log.warning("%s", host.NO_BUS_NOTICE)
+    log.info("trayburn tray starting; log %s; %s; %s", log_path, host.describe(caps.backend), check)
+    app = TrayApp(engine, pystray, caps, autostart=_autostart())
+    try:
+        app.run(check)
+    finally:
+        lock.release()
+    return 0
+
+
+def _set_program_name(backend: str) -> None:
+    """So the icon's window class is "trayburn" (set before pystray imports Gtk)."""
+    if backend in ("gtk", "appindicator"):
+        try:
+            from gi.repository import GLib
+
+            GLib.set_prgname("trayburn")
+        except ImportError:
+            pass
+
+
+def _autostart() -> Any:
+    try:
+        return autostart_for()
+    except Exception:
+        log.exception("start at login is unavailable")
+        return None
+
+
+def _say(text: str) -> None:
+    if sys.stderr is not None:  # None under pythonw / gui-scripts
+        print(text, file=sys.stderr)

@@ -1,7 +1,11 @@
-"""Can the tray be seen here? A display, a session bus, and something that hosts tray icons.
+"""The desktop around the tray: can it be seen here, which pystray backend, and pystray's Icon classes per backend.
 
-`can_start()` answers without starting anything and never hangs (every connection has a
-timeout); `trayburn doctor` and the tray's start both call it. Its kinds:
+Standard library only at import time: python-xlib and Gio are imported inside the checks, gi inside the Icon
+classes of the backends that use it, and pystray only by `load_pystray()`.
+
+Can the tray be seen here? A display, a session bus, and something that hosts tray icons. `can_start()` answers
+without starting anything and never hangs (every connection has a timeout); `trayburn doctor` and the tray's
+start both call it. Its kinds:
 
 - ``ok``: a tray host is there (``xembed``: an XEmbed tray owns _NET_SYSTEM_TRAY_S0;
   ``sni``: a StatusNotifierWatcher is on the session bus);
@@ -11,21 +15,46 @@ timeout); `trayburn doctor` and the tray's start both call it. Its kinds:
 - ``no_tray_host``: it can run, but nothing would show its icon; the person is told what to
   install, and the tray keeps running in case a panel comes up later.
 
-Only the standard library at import time; python-xlib and Gio are imported inside the checks.
+Which backend, and what it can do: pystray picks its backend once, from ``PYSTRAY_BACKEND``, when ``pystray`` is
+first imported. So the choice is made here (`choose_backend`), before that import, and `load_pystray()` is the
+one place that imports it. The capability table mirrors the ``HAS_MENU`` / ``HAS_DEFAULT_ACTION`` /
+``HAS_NOTIFICATION`` class attributes of pystray 0.19.5 (``pystray/_<backend>.py``), with one correction found
+on a real display: see ``_OVERRIDES``.
+
+The Icon classes: every class `icon_class()` returns offers, beside pystray's own API:
+
+- ``on_size``: a callable given the tray's real icon size in pixels when the tray reports one
+  (gtk: GtkStatusIcon's size-changed), so the icon can be drawn at that size, not scaled;
+- ``notifications``: whether desktop notifications work. A notification service that cannot
+  start (a D-Bus session without one, or one that fails to activate) costs notifications, not
+  the tray: pystray's notifier would raise in the icon's start and take the tray down;
+- ``activates``: whether a primary click runs the default menu item (appindicator: only where
+  the library has an "activate" signal, checked at run time; a middle click runs it everywhere);
+- the tooltip: gtk sets the title only; here the status icon's tooltip is set too;
+- ``has_label`` / ``set_label(text, guide)``: text beside the icon, where the item can carry it
+  (appindicator's XAyatanaLabel; macOS: the status item's title, not verified on a Mac here); ``draws_label``:
+  the host surely draws it (macOS), so the icon can be the bare mark.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
+import signal
 import socket
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from types import ModuleType
+from typing import Any
 from urllib.parse import unquote
 
 log = logging.getLogger(__name__)
+
+# ---- can the tray be seen here -----------------------------------------------------------------------------------
 
 SNI_WATCHER = "org.kde.StatusNotifierWatcher"
 TIMEOUT_S = 2.0
@@ -216,3 +245,447 @@ def has_sni_watcher(address: str) -> bool:
     except Exception:  # GLib.Error: the bus went away, refused us, or timed out
         log.debug("cannot ask the session bus for %s", SNI_WATCHER, exc_info=True)
         return False
+
+
+# ---- which backend, and what it can do ---------------------------------------------------------------------------
+
+BACKENDS = ("gtk", "appindicator", "xorg", "darwin", "win32", "dummy")
+
+
+class BackendError(Exception):
+    """A tray backend is unknown, unavailable, or clashes with one already loaded."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    backend: str
+    has_menu: bool
+    has_default_action: bool  # a left click on the icon runs the default menu item
+    can_notify: bool
+    needs_main_thread: bool  # Icon.run() must be called from the main thread
+
+    def missing(self) -> list[str]:
+        """What this backend lacks, in words a user can act on."""
+        lacks = []
+        if self.backend == "dummy":
+            lacks.append("dummy backend: shows nothing (for tests only)")
+        if not self.has_menu and not self.has_default_action:
+            lacks.append("no menu and no clicks: use `trayburn summary` or the CLI")
+        elif not self.has_menu:
+            lacks.append("no menu: click the icon for the summary, or use the CLI")
+        elif not self.has_default_action:
+            lacks.append("no left-click action: open the summary from the menu")
+        if not self.can_notify:
+            lacks.append("no desktop notifications")
+        return lacks
+
+
+# pystray 0.19.5's own class attributes, per backend (read from its source).
+_PYSTRAY_FLAGS = {
+    #                menu   default notify
+    "gtk": (True, True, True),
+    "appindicator": (True, False, True),
+    "xorg": (False, True, False),
+    "darwin": (True, False, True),
+    "win32": (True, True, True),
+    "dummy": (True, True, True),
+}
+
+# Where pystray's flag is wrong in practice. The xorg icon window selects only
+# Exposure|StructureNotify events, never ButtonPress, so no click ever reaches it
+# (checked under trayer: the icon docks and draws, clicks do nothing).
+_OVERRIDES: dict[str, dict[str, bool]] = {"xorg": {"has_default_action": False}}
+
+_BLURBS = {
+    "gtk": "GTK 3 status icon in an XEmbed tray",
+    "appindicator": "AppIndicator / StatusNotifierItem",
+    "xorg": "bare X11 XEmbed icon",
+    "darwin": "macOS menu bar item",
+    "win32": "Windows notification area icon",
+    "dummy": "no icon at all",
+}
+
+
+def capabilities(backend: str) -> Capabilities:
+    if backend not in _PYSTRAY_FLAGS:
+        raise BackendError(f"unknown tray backend {backend!r}; known: {', '.join(BACKENDS)}")
+    menu, default, notify = _PYSTRAY_FLAGS[backend]
+    caps = Capabilities(
+        backend=backend,
+        has_menu=menu,
+        has_default_action=default,
+        can_notify=notify,
+        needs_main_thread=backend == "darwin",
+    )
+    has_default_action = _OVERRIDES.get(backend, {}).get("has_default_action", caps.has_default_action)
+    return replace(caps, has_default_action=has_default_action)
+
+
+def describe(backend: str) -> str:
+    """One line for the log and `trayburn doctor`."""
+    lacks = capabilities(backend).missing()
+    tail = "lacks: " + "; ".join(lacks) if lacks else "menu, click and notifications"
+    return f"tray backend {backend} ({_BLURBS[backend]}): {tail}"
+
+
+def choose_backend(
+    env: Mapping[str, str] = os.environ,
+    *,
+    platform: str = sys.platform,
+    available: Callable[[str], bool] | None = None,
+    sni: bool | None = None,
+) -> str:
+    """The backend to use: PYSTRAY_BACKEND if set, else the best one this system has.
+
+    ``available(name)`` says whether a Linux backend can load; tests pass a fake. ``sni``: whether
+    a StatusNotifierWatcher is on the session bus (`host.can_start` finds out); GNOME, KDE, XFCE
+    and Cinnamon panels host StatusNotifierItems, so the appindicator backend is chosen there.
+    """
+    forced = env.get("PYSTRAY_BACKEND")
+    if forced:  # pystray ignores an empty value too
+        if forced not in BACKENDS:
+            raise BackendError(
+                f"PYSTRAY_BACKEND={forced!r} is not a pystray backend; use one of: {', '.join(BACKENDS)}"
+            )
+        return forced
+    if platform == "darwin":
+        return "darwin"
+    if platform == "win32":
+        return "win32"
+    available = available or _available
+    gnome = "GNOME" in env.get("XDG_CURRENT_DESKTOP", "").upper()
+    if (sni or (sni is None and gnome)) and available("appindicator"):
+        return "appindicator"  # stock GNOME has no XEmbed tray: a gtk status icon would be invisible
+    if env.get("DISPLAY") and available("gtk"):
+        return "gtk"
+    if available("appindicator"):
+        return "appindicator"
+    return "xorg"
+
+
+def _available(backend: str) -> bool:
+    probe = {"gtk": _gtk3_works, "appindicator": _appindicator_installed}[backend]
+    try:
+        return probe()
+    except (ImportError, ValueError):
+        return False
+
+
+def _gtk3_works() -> bool:
+    import gi
+
+    gi.require_version("Gtk", "3.0")
+    from gi.repository import Gtk
+
+    return bool(Gtk.init_check()[0])  # what pystray itself checks on import
+
+
+def _appindicator_installed() -> bool:
+    import gi
+
+    for namespace in ("AppIndicator3", "AyatanaAppIndicator3"):
+        try:
+            gi.require_version(namespace, "0.1")
+            return True
+        except ValueError:
+            continue
+    return False
+
+
+def load_pystray(backend: str) -> ModuleType:
+    """Import pystray with ``backend``; the only place trayburn imports pystray.
+
+    Raises BackendError if pystray is already loaded with another backend (it
+    cannot switch) or if the backend fails to load.
+    """
+    capabilities(backend)  # validates the name
+    loaded = sys.modules.get("pystray")
+    if loaded is not None:
+        current = loaded_backend(loaded)
+        if current != backend:
+            raise BackendError(
+                f"pystray is already loaded with the {current} backend, not {backend}; "
+                "choose the backend before anything imports pystray"
+            )
+        return loaded
+    os.environ["PYSTRAY_BACKEND"] = backend
+    try:
+        import pystray
+    except ImportError as exc:
+        raise BackendError(f"the {backend} tray backend does not load: {exc}") from exc
+    module: ModuleType = pystray
+    return module
+
+
+def loaded_backend(pystray: ModuleType) -> str:
+    """The backend an imported pystray module is using, e.g. "gtk"."""
+    module = pystray.Icon.__module__.rsplit(".", 1)[-1].lstrip("_")
+    return "dummy" if module == "base" else module
+
+
+def icon_class(pystray: ModuleType) -> type:
+    """The Icon class to instantiate: pystray's, with trayburn's fixes for the backend it loaded."""
+    backend = loaded_backend(pystray)
+    if backend == "dummy":
+        return _headless(pystray.Icon)
+    if backend == "gtk":
+        return _gtk(pystray.Icon)
+    if backend == "appindicator":
+        return _appindicator(pystray.Icon)
+    if backend == "darwin":
+        return _darwin(pystray.Icon)
+    return _plain(pystray.Icon, activates=backend in ("win32",))
+
+
+# ---- pystray's Icon classes, per backend -------------------------------------------------------------------------
+
+SizeCallback = Callable[[int], None]
+NOTIFIER = True  # False: no session bus (app.main): the icon runs without asking for a notifier
+FIT_CHECK_MS = 400  # after drawing at the tray's size, when to look whether the tray gave the icon that room
+
+
+# The icon's size until the tray says (gtk does): libappindicator's 22 px; the bare X11 backend and
+# macOS scale the image themselves; Windows' small-icon size (16 px at 100 %) is asked at start.
+START_SIZE = {"appindicator": 22, "xorg": 64, "darwin": 64}
+
+
+def start_size(backend: str) -> int:
+    if backend == "win32":
+        try:
+            import ctypes
+
+            return int(ctypes.windll.user32.GetSystemMetrics(49)) or 16  # type: ignore[attr-defined,unused-ignore]
+        except (AttributeError, OSError):  # SM_CXSMICON unavailable
+            return 16
+    return START_SIZE.get(backend, 24)
+
+
+def _plain(base: type, activates: bool) -> type:
+    class Icon(base):
+        on_size: SizeCallback | None = None
+        notifications = bool(getattr(base, "HAS_NOTIFICATION", False))
+
+        @property
+        def activates(self) -> bool:
+            return activates
+
+    return Icon
+
+
+class _SafeNotifier:
+    """For pystray's GtkIcon subclasses: start without a notifier when it cannot be had."""
+
+    _notifier: Any
+
+    def _initialize(self) -> None:
+        from pystray._util import notify_dbus
+
+        with contextlib.suppress(ValueError):  # not the main thread
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        try:
+            self._notifier = notify_dbus.Notifier() if NOTIFIER else None  # (None: said once, at the start)
+        except Exception as exc:
+            log.warning("desktop notifications are unavailable here (%s); the tray runs without them", exc)
+            self._notifier = None
+        self._mark_ready()  # type: ignore[attr-defined]
+
+    @property
+    def notifications(self) -> bool:
+        return getattr(self, "_notifier", None) is not None
+
+    def _notify(self, message: str, title: str | None = None) -> None:
+        if self._notifier is None:
+            log.info("not shown (no notification service): %s", message)
+            return
+        super()._notify(message, title)  # type: ignore[misc]
+
+    def _remove_notification(self) -> None:
+        if self._notifier is not None:
+            super()._remove_notification()  # type: ignore[misc]
+
+
+def _gtk(base: type) -> type:
+    from gi.repository import GLib
+
+    class GtkTrayIcon(_SafeNotifier, base):
+        on_size: SizeCallback | None = None
+        activates = True
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._status_icon.connect("size-changed", self._size_changed)
+
+        def _size_changed(self, status_icon: Any, size: int) -> bool:
+            """`size`: what the tray offers across it (a horizontal tray's height). The other side is what the
+            icon asks for (trayer gives a 16 px icon a 16 px wide slot even on a 32 px panel): drawn at `size`,
+            the icon gets a square slot where the tray grants it; where it does not (trayer keeps a 20 px icon
+            in a 16 px slot), it is drawn again at the slot's real size rather than scaled into it."""
+            ok, _screen, area, orientation = status_icon.get_geometry()
+            if ok and area.width > 0 and area.height > 0:
+                across = area.width if int(orientation) == 1 else area.height  # Gtk.Orientation.VERTICAL: 1
+                size = min(size, across)
+            self._resize(size)
+            if size > 0:
+                GLib.timeout_add(FIT_CHECK_MS, self._fit, size)
+            return True  # drawn at that size: GTK need not scale it
+
+        def _fit(self, size: int) -> bool:
+            ok, _screen, area, _orientation = self._status_icon.get_geometry()
+            if ok and 0 < min(area.width, area.height) < size:
+                self._resize(min(area.width, area.height))
+            return False  # once
+
+        def _resize(self, size: int) -> None:
+            if size > 0 and self.on_size is not None:
+                try:
+                    self.on_size(size)
+                except Exception:
+                    log.exception("could not redraw the icon at %d px", size)
+
+        def _update_title(self) -> None:
+            super()._update_title()
+            GLib.idle_add(self._set_tooltip)
+
+        def _show(self) -> None:
+            super()._show()
+            GLib.idle_add(self._set_tooltip)  # a title set before the icon was visible was not applied
+
+        def _set_tooltip(self) -> bool:
+            self._status_icon.set_title(self.title or "trayburn")
+            self._status_icon.set_tooltip_text(self.title or None)
+            return False  # once
+
+    return GtkTrayIcon
+
+
+def _appindicator(base: type) -> type:
+    from gi.repository import GLib, GObject
+
+    class IndicatorIcon(_SafeNotifier, base):
+        on_size: SizeCallback | None = None
+        has_label = True  # the item's XAyatanaLabel: GNOME's AppIndicator extension draws it beside the icon
+
+        def set_label(self, text: str, guide: str) -> None:
+            """The text beside the icon, in the panel's own font (`guide`: the widest text expected, so the
+            panel keeps the item's width as the figure changes). Thread-safe, like pystray's setters."""
+            GLib.idle_add(self._set_label, text, guide)
+
+        def _set_label(self, text: str, guide: str) -> bool:
+            self._appindicator.set_label(text, guide)
+            return False  # once
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            kind = type(self._appindicator).__gtype__
+            self._activates = bool(GObject.signal_lookup("activate", kind))
+            if self._activates:  # libayatana-appindicator >= 0.6 / newer libappindicator
+                self._appindicator.connect("activate", lambda *_: self())
+
+        @property
+        def activates(self) -> bool:
+            return self._activates
+
+        def _update_menu(self) -> None:
+            super()._update_menu()
+            GLib.idle_add(self._target_default)  # after pystray's own idle call built the menu
+
+        def _target_default(self) -> bool:
+            """A middle click (SNI SecondaryActivate) runs the default item: the summary."""
+            items = [i for i in (self.menu.items if self.menu else ()) if i.visible]
+            index = next((n for n, item in enumerate(items) if item.default), None)
+            widgets = self._menu_handle.get_children() if self._menu_handle is not None else []
+            if index is not None and index < len(widgets):
+                self._appindicator.set_secondary_activate_target(widgets[index])
+            return False  # once
+
+    return IndicatorIcon
+
+
+IMAGE_LEFT = 2  # AppKit's NSImageLeft (NSCellImagePosition): the image, then the title to its right
+
+
+def _darwin(base: type) -> type:
+    """macOS: today's cost as the status item's title (`NSStatusItem.button.title`) beside the mark, as a
+    StatusNotifierItem's label is on GNOME. Built from pystray's darwin source (its `_status_item`) and AppKit's
+    documented API; not verified on a Mac here. Where the button has no title to set, the item is left as
+    pystray makes it (the icon carries the figure)."""
+
+    class StatusItemIcon(base):
+        on_size: SizeCallback | None = None
+        notifications = bool(getattr(base, "HAS_NOTIFICATION", False))
+        activates = False  # pystray's darwin icon: the menu opens on a click, there is no default action
+        has_label = False
+        draws_label = False  # the menu bar always draws the title: the icon is then the bare mark
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            button = getattr(getattr(self, "_status_item", None), "button", lambda: None)()
+            self.has_label = self.draws_label = hasattr(button, "setTitle_")
+            self._label_failed = False
+
+        def set_label(self, text: str, guide: str) -> None:
+            """The title beside the image (`guide` is for hosts that keep a width; the menu bar sizes the item
+            to its title). On AppKit's main thread: TrayApp calls it through `_ui`."""
+            try:
+                button = self._status_item.button()
+                button.setImagePosition_(IMAGE_LEFT)
+                button.setTitle_(text)
+            except Exception:  # never the tray's end: the tooltip and the menu still say the figure
+                if not self._label_failed:
+                    log.exception("could not set the status item's title")
+                self._label_failed = True
+
+    return StatusItemIcon
+
+
+def _headless(base: type) -> type:
+    """pystray's dummy Icon raises on every update; this one keeps what would have been shown,
+    so `trayburn` runs headless (and menu tests run) without special cases."""
+
+    class HeadlessIcon(base):
+        on_size: SizeCallback | None = None
+        notifications = True
+        activates = True
+        has_label = False
+        label: tuple[str, str] | None = None  # what set_label() was last given (a host that draws labels)
+
+        def set_label(self, text: str, guide: str) -> None:
+            self.label = (text, guide)
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.updates: list[str] = []
+            self.notified: list[tuple[str, str | None]] = []
+            self._stopped: threading.Event | None = None
+            super().__init__(*args, **kwargs)
+
+        def _update_icon(self) -> None:
+            self.updates.append("icon")
+
+        def _update_title(self) -> None:
+            self.updates.append("title")
+
+        def _update_menu(self) -> None:
+            self.updates.append("menu")
+
+        def _show(self) -> None:
+            pass
+
+        def _hide(self) -> None:
+            pass
+
+        def _notify(self, message: str, title: str | None = None) -> None:
+            self.notified.append((message, title))
+
+        def _remove_notification(self) -> None:
+            pass
+
+        def _run(self) -> None:
+            self._stopped = threading.Event()
+            self._mark_ready()
+            self._stopped.wait()
+
+        def _stop(self) -> None:
+            if self._stopped:
+                self._stopped.set()
+
+    return HeadlessIcon

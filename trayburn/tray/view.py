@@ -1,26 +1,43 @@
-"""What the tray shows, as plain data: built from the engine, turned into a menu by app.py.
+"""What the tray shows, as plain data: the view built from the engine, the menu's entries, the icon's label and state.
 
-No pystray here, so the view and the menu's entries can be built and read in any test.
+No Pillow and no pystray here, so the view and the menu can be built and read in any test; `app` turns the
+entries into pystray's menu and `draw` the label into an icon.
+
+- `build_view` makes a `TrayView` from the engine's figures; `menu` lists its `Entry`s (an action names a TrayApp
+  handler); `tooltip` and `freshness` are added by the app, which knows the time.
+- The lines under today's (the spend across machines and across apps, the models with no price, what is wrong
+  with sharing) are None when there is nothing to say, so the menu shows only what applies. What a plan covered
+  is `render.plan_text`, shared with the CLI and the window.
+- `problem_line`: the one line at the top of the menu when something is wrong, chosen by the health's kind
+  (`Health.kind`: ok, settings_broken, override_missing, not_installed, no_sessions_folder,
+  sessions_not_a_folder, no_sessions, the ledger's faults); the words are the tray's own.
+- The icon's label: today's cost in at most 4 characters (`format_cost`, `format_money`), and the `IconState`
+  that colours it.
 """
 
 from __future__ import annotations
 
+import enum
+import math
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import demo
+from .. import demo, paths
 from ..figures import day as report
 from ..figures.day import DayReport, SessionSummary
 from ..figures.money import Money
 from ..render import USD, plan_text, plural, progress_text, shorten
 from ..settings import REFRESH_CHOICES
-from . import lines
-from .label import IconState, format_cost, format_money
-from .status import problem_line, tilde
+from ..sources.base import RETRY_RECENT_NS
+from ..sources.task_places import menu_line
 
-__all__ = ["IconState", "problem_line", "tilde"]
+if TYPE_CHECKING:
+    from ..engine import Health
+# ---- the view and its menu ---------------------------------------------------------------------------------------
 
 MAX_SESSIONS = 10
 TOOLTIP_MAX = 120  # Windows refuses titles over 128 characters
@@ -57,7 +74,7 @@ class TrayView:
     yesterday: str | None = None  # "Yesterday: $X", when today has no calls yet
     more_sessions: int = 0  # today's sessions not in the menu
     demo: bool = False
-    hour_live: bool = False  # calls in the last hour: the "Last hour" line changes by the minute
+    hour_live: bool = False  # calls in the last hour: the "Last hour" line changes as they leave it
     updated: str = ""  # "Updated just now", "Updated 5 min ago — refresh failing"
     stale: bool = False  # the figures are old: refreshes fail or stopped
     budget_text: str | None = None  # "$0.33 of $0.40 budget (82 %)"
@@ -353,12 +370,46 @@ def build_view(
         budget_pct=share(day.cost_usd, settings.daily_budget) if settings.daily_budget else None,
         money=money,
         plan=plan_text(day.plan_calls, day.plan_api_value_usd, money),
-        machines=None if first_run else lines.machines_line(engine, money),
-        sources=None if first_run else lines.sources_line(engine, lambda usd: amount(money, usd)),
-        unpriced=lines.unpriced_line(day.unpriced_calls, day.unpriced_models),
+        machines=None if first_run else machines_line(engine, money),
+        sources=None if first_run else sources_line(engine, lambda usd: amount(money, usd)),
+        unpriced=unpriced_line(day.unpriced_calls, day.unpriced_models),
         sharing=settings.sync_dir or None,
         progress=progress_text(engine.progress),
     )
+
+
+HOUR_MS = 3600_000
+CLOCK_REBUILD_MS = 60_000  # the clock alone rebuilds the view at most once a minute (as the menu's text is timed)
+
+
+def clock_changes_at(
+    now_ms: int, hour_first_ms: int | None, sessions: Sequence[SessionSummary], settling: Sequence[object] = ()
+) -> int | None:
+    """When the clock alone next changes something a view built at `now_ms` shows (epoch ms); None: nothing
+    before the day turns. The view is built again then, not before, unless the ledger, a setting, the health or
+    the day changed:
+
+    - the "Last hour" line, when its oldest call (`hour_first_ms`) leaves the hour;
+    - a running session's "●", when it has been silent for `STALE_AFTER_MS` (it is shown as stale then);
+    - a file that failed while being written (`settling`: the health's), once it is no longer retried as one
+      caught mid-write: a problem named at the top from then on.
+
+    Never sooner than a minute after `now_ms`, so a busy hour costs at most one rebuild a minute."""
+    times = [hour_first_ms + HOUR_MS] if hour_first_ms is not None else []
+    times += [s.last_activity_ms + report.STALE_AFTER_MS for s in sessions if s.running and s.last_activity_ms]
+    if settling:
+        times.append(now_ms + RETRY_RECENT_NS // 10**6)
+    return max(min(times), now_ms + CLOCK_REBUILD_MS) if times else None
+
+
+def hour_first_call(engine: Any, now_ms: int) -> int | None:
+    """When the oldest counted call of the last hour was made (epoch ms), None: the hour has none."""
+    calls = engine.ledger.export_calls(now_ms - HOUR_MS, now_ms + 1)  # oldest first, a generator under the lock
+    try:
+        first = next(calls, None)
+    finally:
+        calls.close()
+    return first.ts_ms if first is not None else None
 
 
 def _top_model(day: DayReport, money: Money = USD) -> str | None:
@@ -407,3 +458,164 @@ def error_view(message: str) -> TrayView:
         budget_level=0,
         cost_text="unknown",
     )
+
+
+# ---- the lines under today's -------------------------------------------------------------------------------------
+
+MODELS_SHOWN = 3  # unpriced models named in the line; the rest are counted
+
+
+def unpriced_line(calls: int, models: list[str]) -> str | None:
+    """ "2 calls unpriced: acme-1 — add a price in settings": which models, and what to do."""
+    if calls <= 0:
+        return None
+    names = ", ".join(models[:MODELS_SHOWN])
+    if len(models) > MODELS_SHOWN:
+        names += f" +{len(models) - MODELS_SHOWN} more"
+    return f"{plural(calls, 'call')} unpriced: {shorten(names or 'unknown model', 48)} — add a price in settings"
+
+
+def machines_line(engine: Any, money: Money = USD) -> str | None:
+    """ "Today $4.20 on 3 machines (this one $1.10)"; None while no other machine is held."""
+    line: str | None = engine.machines().menu_line(money.text)
+    return line
+
+
+def sources_line(engine: Any, text: Callable[[float], str]) -> str | None:
+    """ "CLI $1.20 · VS Code $3.40": today's spend by app, each amount as `text` writes it; None while one
+    app has all of it."""
+    return menu_line(engine.spend_by_source(), text)
+
+
+def sync_problem(engine: Any, problems: Sequence[tuple[str, str]] = ()) -> str | None:
+    """What is wrong with sharing through `sync_dir` (None: nothing, or not sharing), by the rule of
+    `SyncHealth.problem_line`, from what the refreshes recorded: this machine's last write, each other
+    machine's file as the ledger holds it, and `problems` (the health's (path, reason): a file refused
+    before it was read, such as a symbolic link). `engine.sync_health()` (doctor's) reads every file's
+    header, too slow for each rebuild of the menu."""
+    sync_dir = engine.settings.sync_dir
+    if not sync_dir:
+        return None
+    from ..sync.fileformat import EXT  # only when sharing: the sharing code stays unloaded otherwise
+    from ..sync.share import MachineStatus, SyncHealth
+
+    folder = paths.machines_dir(Path(sync_dir).expanduser())
+    held = [MachineStatus(f.origin, f.name, f.path, False, problem=f.error) for f in engine.ledger.machine_files()]
+    held += [
+        MachineStatus(Path(p).name.removesuffix(EXT), None, p, False, problem=why)
+        for p, why in problems
+        if Path(p).parent == folder
+    ]
+    return SyncHealth(sync_dir, problem=engine.sharing.state().problem, machines=held).problem_line
+
+
+# ---- the problem line at the top ---------------------------------------------------------------------------------
+
+
+def tilde(text: str | Path) -> str:
+    """A path, or a sentence with paths in it, with the home folder written as ~."""
+    home, text = os.path.expanduser("~"), str(text)
+    if home in ("/", ""):
+        return text
+    return "~" if text == home else text.replace(home + os.sep, "~" + os.sep)
+
+
+# The ledger cannot be written: what the menu says (the figures shown are what it held; they are stale).
+LEDGER_FAULTS = {
+    "ledger_disk_full": "The disk is full, trayburn cannot record new calls",
+    "ledger_read_only": "trayburn's ledger is read-only",
+    "ledger_io": "trayburn's ledger failed to read or write (an I/O error)",
+}
+
+
+def problem_line(health: Health, sharing: str | None = None) -> str | None:
+    """The one plain sentence shown at the top of the menu, from the same checks as `doctor`;
+    `sharing`: what is wrong with sharing through sync_dir, named before a bare count of unreadable
+    files (a bad machine file is one of those)."""
+    kind = health.kind
+    if kind == "settings_broken":
+        line = health.settings_problem.line if health.settings_problem else None
+        where = f" at line {line}" if line else ""
+        return f"Settings file is broken{where}: {tilde(health.config_path)} (using defaults)"
+    if kind == "not_installed" and health.sessions == 0:
+        return None  # first run: said by the first-run entries instead
+    if kind == "override_missing":
+        level = health.problem_level
+        if level is not None:
+            who = f"The setting {level.name} in {health.config_path}" if level.origin == "settings" else level.variable
+            return tilde(f"{who} points to {level.path}, which does not exist")
+    if kind == "sessions_not_a_folder":
+        return tilde(f"The sessions folder {health.levels.sessions.path} is not a folder")
+    if kind in LEDGER_FAULTS:
+        return f"{LEDGER_FAULTS[kind]}: figures as of the last good refresh (see trayburn doctor)"
+    if sharing:
+        return sharing
+    if health.problems:
+        n = len(health.problems)
+        return f"{n} file{'s' if n > 1 else ''} could not be read (see trayburn doctor)"
+    return None
+
+
+# ---- the icon's label and state ----------------------------------------------------------------------------------
+
+NO_DATA_LABEL = "\u2013"  # en dash; drawn as a bar (Pillow's font has no glyph)
+
+
+class IconState(enum.Enum):
+    NO_DATA = "no_data"  # nothing recorded yet: greyed mark, "–"
+    OK = "ok"  # below 80% of the budget, or no budget
+    WARN = "warn"  # >= 80% of the budget: label on amber
+    OVER = "over"  # >= 100% of the budget: label on red
+    PROBLEM = "problem"  # Cline's folders missing or unreadable: "!" badge
+
+
+def format_cost(usd: float | None) -> str:
+    """Today's cost as a label of at most 4 characters, for a 16-24 px icon.
+
+    None (or NaN/inf) -> "–" (no data); below half a cent -> "$0";
+    below $9.995 -> two decimals ("4.21", "0.07");
+    below $999.5 -> whole dollars ("12", "123");
+    then thousands ("1.2k", "12k", "999k"), millions ("1.0M") and so on.
+    There is no "$" except on "$0": every character costs legibility.
+    """
+    if usd is None or not math.isfinite(usd):
+        return NO_DATA_LABEL
+    if usd < 0.005:
+        return "$0"
+    if usd < 9.995:
+        return f"{usd:.2f}"
+    if usd < 999.5:
+        return f"{usd:.0f}"
+    return _with_suffix(usd)
+
+
+def format_money(amount: float | None, symbol: str) -> str:
+    """Today's cost in another currency than USD: its symbol and a figure of at most 4 characters
+    ("€4.2", "€12", "¥632", "¥12k", "¥150k"); no symbol when it has more than one character ("CHF").
+
+    None (or NaN/inf) -> "–"; below 0.05 -> symbol and "0"; below 9.95 -> one decimal;
+    below 999.5 -> whole units; then "1k" to "999k", "1M" to "999M" and so on.
+    """
+    if amount is None or not math.isfinite(amount):
+        return NO_DATA_LABEL
+    mark = symbol if len(symbol) == 1 else ""
+    if amount < 0.05:
+        return mark + "0"
+    if amount < 9.95:
+        return f"{mark}{amount:.1f}"
+    if amount < 999.5:
+        return f"{mark}{amount:.0f}"
+    for divisor, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
+        if amount / divisor < 999.5:
+            return f"{mark}{amount / divisor:.0f}{suffix}"
+    return mark + "1T+"
+
+
+def _with_suffix(usd: float) -> str:
+    for divisor, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
+        scaled = usd / divisor
+        if scaled < 9.95:
+            return f"{scaled:.1f}{suffix}"
+        if scaled < 999.5:
+            return f"{scaled:.0f}{suffix}"
+    return "1T+"
