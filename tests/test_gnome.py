@@ -30,8 +30,8 @@ from test_tray_desktop import gtk_available
 
 from trayburn import demo
 from trayburn.engine import Engine
-from trayburn.tray import backend
-from trayburn.tray import model as tray_model
+from trayburn.tray import host as backend
+from trayburn.tray import view as tray_model
 
 pytestmark = [
     pytest.mark.desktop,  # a real display: `-m "not desktop"` leaves these out like the other desktop tests
@@ -48,7 +48,8 @@ pytestmark = [
 ]
 ITEM = "org.kde.StatusNotifierItem"
 WATCHER = ("org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher", "org.kde.StatusNotifierWatcher")
-FLAME = (255, 122, 26)  # the mark's flame (trayburn/tray/mark.py), as the extension shows it scaled down
+FLAME = (255, 122, 26)  # the mark's flame (trayburn/tray/draw.py), as the extension shows it scaled down
+RED = (214, 40, 40)  # the dot on the mark once the daily budget is passed (trayburn/tray/draw.py)
 OCR_SCALE = 3
 
 
@@ -70,7 +71,7 @@ class Gnome:
 
     def expected_label(self) -> str:
         """Today's cost as the engine computes it from the same files, in a ledger of its own: what the tray's
-        label must say (the menu's and the label's amount rule, trayburn/tray/model.py's day_cost)."""
+        label must say (the menu's and the label's amount rule, trayburn/tray/view.py's day_cost)."""
         return todays_cost(self.config, self.work)[0]
 
     def bar(self, name: str) -> Path:
@@ -206,6 +207,7 @@ def test_the_bar_shows_todays_cost_in_the_panels_font_beside_the_bare_mark(gnome
     assert measured["label_height_px"] >= 10, measured  # the panel's font: taller than a 16 px icon's 7 px digits
     assert 12 <= measured["icon_width_px"] <= 20, measured  # the extension's ~16 px icon slot, beside the label
     assert measured["flame"], measured  # the mark's flame
+    assert not measured["red_dot"], measured  # no budget: no dot on the mark
     assert not [w for w, rect in ocr_words(g.out / "bar.png") if rect.x < word.x - 4 and "$" in w], (
         "a second figure in the bar: the icon should be the bare mark where the label is drawn"
     )
@@ -231,6 +233,7 @@ def measure_item(bar_png: Path, word: harness.Rect) -> dict:
         "label_height_px": height,
         "icon_width_px": len(icon),
         "flame": harness.has_colour_near(icon_colours, FLAME, 60),
+        "red_dot": harness.has_colour_near(icon_colours, RED, 40),
     }
 
 
@@ -326,11 +329,6 @@ def test_a_call_written_to_a_session_changes_the_label_within_two_seconds(gnome)
     wait_for_label_in_bar(g, after, "bar-after.png", timeout=15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the tray sends the identical mark again on every change of the figure (TrayApp._draw keys the drawing "
-    "on the label): the extension shows its '•••' placeholder for ~0.1 s each time; /work/plan/gnome-fix.patch",
-)
 def test_the_mark_is_not_sent_again_when_only_the_figure_changes(gnome):
     g = gnome
     before = g.expected_label()
@@ -369,11 +367,15 @@ def test_a_budget_passed_before_the_start_is_in_gnomes_own_notification_list(tmp
 
         def listed():
             text[:] = [" ".join(ocr_lines(g.desk.screenshot(g.out / "messages.png", messages)).split())]
-            return f"passed your ${budget}" in text[0]  # "Today's spend has passed your $0.16 daily…" (cut there)
+            return f"passed your ${budget}" in text[0]  # "$0.33 today: passed your $0.16 daily budg…"
 
         try:
             g.desk.wait_for(listed, 30, what="the budget notice in GNOME's message list")
         except harness.DesktopError as exc:
             raise AssertionError(f"{exc}; tesseract read {text!r}") from None
         assert "trayburn" in text[0], text[0]
+        assert f"{spent:.2f} today" in text[0], text[0]  # the figures first: the list's one line shows them
         g.desk.key("Escape")
+        word = wait_for_label_in_bar(g, g.expected_label(), "bar-over-budget.png")
+        measured = measure_item(g.out / "bar-over-budget.png", word)
+        assert measured["red_dot"] and measured["flame"], measured  # the budget passed, on the mark itself

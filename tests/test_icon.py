@@ -174,6 +174,21 @@ def test_warn_is_amber_and_over_is_red(size):
     assert count(label(IconState.OK), is_amber) == 0 and count(label(IconState.OK), is_red) == 0
 
 
+@pytest.mark.parametrize("size", (16, 22, 32, 64))
+def test_the_bare_mark_carries_the_budget_as_a_dot_and_staleness_as_grey(size):
+    """Where the host draws the label (GNOME), the label is plain text: the budget's state is on the mark."""
+    corner = (size // 2, size // 2, size, size)
+    ok = draw.render_mark(size)
+    warn, over = draw.render_mark(size, IconState.WARN), draw.render_mark(size, IconState.OVER)
+    dot = size * size * 0.05  # the flame's own edge blends to a few amber-like pixels at 16 px: a dot is more
+    assert count(warn.crop(corner), is_amber) > count(ok.crop(corner), is_amber) + dot
+    assert count(over.crop(corner), is_red) > count(ok.crop(corner), is_red) + dot
+    assert count(ok, is_red) == 0 and count(warn, is_red) == 0
+    stale = draw.render_mark(size, stale=True)
+    saturated = count(stale, lambda px: max(px[:3]) - min(px[:3]) > 40)
+    assert saturated == 0 and count(ok, lambda px: max(px[:3]) - min(px[:3]) > 40) > 0
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_problem_shows_a_red_badge_and_no_data_is_grey(size):
     problem = render_icon("4.21", IconState.PROBLEM, "dark", size)

@@ -220,7 +220,7 @@ def test_menu_and_icon_label_in_the_display_currency(replay, monkeypatch, curren
     settings.update(config, "daily_budget", str(day.cost_usd / 0.9))
     app.tick()
     budget = money.text(day.cost_usd / 0.9)
-    assert app.icon.notified[-1][0].startswith(f"Today's spend has reached 80 % of your {budget} daily budget: ")
+    assert app.icon.notified[-1][0].endswith(f" today: reached 80 % of your {budget} daily budget (90 %)")
     setting = find(find(app.icon.menu, "Settings").submenu, "Daily budget: ")
     assert str(setting.text).startswith("Daily budget: $"), "the setting itself is in US dollars"
 
@@ -236,9 +236,7 @@ def test_budget_thresholds_notify_once_per_day(replay):
     app.tick()
     assert app.view.state is IconState.WARN
     budget = f"${cost / 0.9:,.2f}"
-    assert app.icon.notified == [
-        (f"Today's spend has reached 80 % of your {budget} daily budget: ${cost:,.2f} (90 %)", "trayburn")
-    ]
+    assert app.icon.notified == [(f"${cost:,.2f} today: reached 80 % of your {budget} daily budget (90 %)", "trayburn")]
     assert find(app.icon.menu, "Today: ").text.startswith(f"Today: ${cost:,.2f} of {budget} budget (90 %) · ")
     settings.update(config, "daily_budget", str(cost / 2))
     app.tick()

@@ -20,7 +20,7 @@ import pytest
 from trayburn import render
 from trayburn.engine import Engine
 from trayburn.figures.money import Money
-from trayburn.tray import model as tray_model
+from trayburn.tray import view as tray_model
 from trayburn.window import models
 
 tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")

@@ -250,10 +250,15 @@ class TrayApp(DialogActions):
             if text != self._labelled:
                 self.icon.set_label(text, LABEL_GUIDE)
                 self._labelled = text
-        drawn = (view.label, view.state, self.theme, self.size, view.stale, self.mark_only)
+        mark = self.mark_only and view.state is not IconState.PROBLEM
+        # The bare mark does not change with the figure: sent again, pystray writes it to a new file and GNOME's
+        # AppIndicator extension shows its "•••" placeholder while it loads that file, at every change.
+        drawn = (
+            ("mark", view.state, view.stale) if mark else (view.label, view.state, self.theme, self.size, view.stale)
+        )
         if drawn != self._drawn:
-            if self.mark_only and view.state is not IconState.PROBLEM:
-                self.icon.icon = render_mark(self.size)
+            if mark:
+                self.icon.icon = render_mark(MARK_PX, view.state, stale=view.stale)
             else:
                 self.icon.icon = render_icon(view.label, view.state, self.theme, self.size, stale=view.stale)
             self._drawn = drawn
@@ -460,6 +465,8 @@ SETTINGS_TEMPLATE = """\
 """
 
 
+MARK_PX = 64  # a host that draws the label scales the mark to its slot (GNOME: 16 px × the desktop's scale):
+# drawn at 64 it stays crisp at 100 % and at 200 % (a 22 px mark blurs when GNOME at 200 % scales it up to 32)
 LABEL_GUIDE = "$00.00"  # the label's usual widest text: the panel keeps that width as the figure changes
 LABEL_DESKTOPS = ("GNOME", "UNITY", "UBUNTU", "BUDGIE", "PANTHEON", "MATE")  # hosts known to draw the item's label
 

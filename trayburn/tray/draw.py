@@ -390,6 +390,23 @@ def render_icon(
 
 
 @functools.lru_cache(maxsize=8)
-def render_mark(size: int) -> Image.Image:
-    """The mark alone, for a host that draws today's cost as text beside it (a StatusNotifierItem's label)."""
-    return draw_mark(max(8, int(size)))
+def render_mark(size: int, state: IconState = IconState.OK, *, stale: bool = False) -> Image.Image:
+    """The mark alone, for a host that draws today's cost as text beside it (a StatusNotifierItem's label).
+
+    The label is plain text in the panel's colours, so the budget's state is on the mark: an amber dot from
+    80 % of the daily budget, a red one from 100 %; `stale` greys the mark (the figures are old)."""
+    size = max(8, int(size))
+    image = draw_mark(size)
+    if stale:
+        grey = image.convert("LA").convert("RGBA")
+        grey.putalpha(image.getchannel("A").point(lambda a: a * 3 // 5))
+        image = grey
+    dot = {IconState.WARN: AMBER, IconState.OVER: RED}.get(state)
+    if dot is not None:
+        big = image.resize((size * SS, size * SS), Image.Resampling.LANCZOS)
+        draw = ImageDraw.Draw(big)
+        d = big.width * 9 // 20  # the dot's diameter: 45 % of the mark, readable when GNOME shows it at 16 px
+        box = (big.width - d, big.height - d, big.width - 1, big.height - 1)
+        draw.ellipse(box, fill=dot, outline=(20, 20, 20, 255), width=max(1, big.width // 32))
+        image = big.resize((size, size), Image.Resampling.LANCZOS)
+    return image

@@ -193,11 +193,12 @@ def freshness(age_s: float | None, refresh_s: int, failing: bool) -> tuple[str, 
 
 
 def budget_message(view: TrayView) -> str:
-    """The notification: names the budget and the share spent, never only the spend."""
+    """The notification: the spend, the budget it passed and the share spent, never only the spend."""
     what = "passed" if view.budget_level == 100 else "reached 80 % of"
     budget = amount(view.money, view.budget)
     pct = "over 10×" if (view.budget_pct or 0) > 1000 else f"{view.budget_pct} %"
-    return f"Today's spend has {what} your {budget} daily budget: {view.cost_text} ({pct})"
+    # the figures first: GNOME's message list shows one line of it ("$0.33 today: passed your $0.30 daily…")
+    return f"{view.cost_text} today: {what} your {budget} daily budget ({pct})"
 
 
 def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> list[Entry]:
