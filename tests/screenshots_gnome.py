@@ -4,8 +4,7 @@ extension under Xvfb (tests/desktop.py's start_gnome_desktop; the same desktop t
     .venv/bin/python tests/screenshots_gnome.py
 
 - gnome-bar.png: the right of GNOME's top bar with trayburn's item (the mark and the label "$0.33"), shown 2×;
-- gnome-bar-over-budget.png: the same with a daily budget of $0.30, passed (the bar looks the same: GNOME's item
-  has no colour for it; the menu and a notification say it);
+- gnome-bar-over-budget.png: the same with a daily budget of $0.30, passed: a red dot on the mark;
 - gnome-bar-200.png: the same on GNOME at 200 % (scaling-factor 2: a 64 px bar), 1×;
 - gnome-menu.png: the menu a left click on the item opens, 1×;
 - gnome-notice.png: the message list under the clock, with the notice of that budget passed, 1×.
