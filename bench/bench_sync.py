@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE.parent))
 import gen_corpus  # noqa: E402
 
 from trayburn.engine import Engine  # noqa: E402
-from trayburn.sync import fileformat as ff  # noqa: E402
+from trayburn.sources import machine as ff  # noqa: E402
 from trayburn.sync.share import Sharing  # noqa: E402
 
 

@@ -12,7 +12,7 @@ import pytest
 from corpus import CORPUS, Ledger, age_all, as_sums, assert_sums, counted, expected, sessions_of, set_tz  # noqa: F401
 from sync_machines import SESSION_IDS, boxes
 
-from trayburn.sync import fileformat as ff
+from trayburn.sources import machine as ff
 
 
 def truth(tmp_path: Path, ids: list[str]) -> tuple:

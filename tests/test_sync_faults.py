@@ -14,7 +14,7 @@ import pytest
 from corpus import counted
 from sync_machines import SESSION_IDS, boxes
 
-from trayburn.sync import fileformat as ff
+from trayburn.sources import machine as ff
 from trayburn.sync.share import Sharing
 
 OTHER = "0123456789abcdef"

@@ -14,7 +14,7 @@ import msgspec
 from corpus import CORPUS, Ledger, counted, sessions_of
 from sync_machines import SESSION_IDS, boxes
 
-from trayburn.sync import fileformat as ff
+from trayburn.sources import machine as ff
 
 FORGER = "0badc0de0badc0de"
 SPAN = "SELECT MIN(ts_ms), MAX(ts_ms) FROM calls WHERE counted=1"

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from . import __version__, paths, render
 from . import settings as st
 from .errors import CantWrite, Exit, NotFound, SettingsRefused, TrayburnError, UsageError
-from .render import clean, plural
+from .files import clean
+from .render import plural
 
 if TYPE_CHECKING:
     from .figures.periods import Period

@@ -7,35 +7,15 @@ Text for terminals: one renderer for every command's result (JSON is the result 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 from .figures.history import MachinesReport
 from .figures.money import Money, usd
+from .files import clean
 from .pricing.show import SeenModel, how_to_price
 from .sources.base import MAX_COST
-
-# What a terminal would obey rather than show: C0 controls but tab and newline (ESC, BEL, a lone CR…),
-# DEL, C1 controls (0x9b is CSI on its own), and the bidirectional overrides that reorder a line.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def clean(text: str) -> str:
-    """Text safe to print: titles, model names and paths come from files anyone could write, so an
-    OSC 52 clipboard write or a screen clear in a title is removed, never sent to the terminal."""
-    text = _CONTROLS.sub("", text)
-    return text if text.isascii() else _escaped(text)
-
-
-def _escaped(text: str) -> str:
-    """A name that is not UTF-8 (a surrogate escape, as Python reads it) shown as its escape: `sess\\udcff`."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
 
 
 def one_line(text: str) -> str:

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import NamedTuple, TextIO
 
 from ..errors import CantWrite, TrayburnError
+from ..files import CONTROLS, clean
 from ..ledger import Ledger
 from ..ledger import queries as hq
 from ..pricing import PriceBook
-from ..render import _CONTROLS, clean
 from .costs import Pricer
 from .day import _USER_INPUT
 from .history import project_name
@@ -232,7 +232,7 @@ def write_csv(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
 
 def _safe(text: str) -> str:
     """A cell a spreadsheet shows as text, never runs as a formula, and a terminal shows rather than obeys
-    (`trayburn export` prints to one by default): what `render.clean` removes from every line trayburn
+    (`trayburn export` prints to one by default): what `files.clean` removes from every line trayburn
     prints (ESC, BEL, other controls but tab and newline, bidirectional overrides) is removed here too."""
     text = clean(text)
     return "'" + text if text[:1] in FORMULA_STARTS else text
@@ -242,7 +242,7 @@ def _json_line(obj: dict) -> str:
     """One object as JSON, with what a terminal would obey escaped (json.dumps escapes C0 controls but
     writes C1 controls, DEL and the bidirectional overrides as they are): the value is kept whole, as
     `\\u009b`, and never reaches a terminal raw."""
-    return _CONTROLS.sub(lambda m: f"\\u{ord(m[0]):04x}", json.dumps(obj, ensure_ascii=False))
+    return CONTROLS.sub(lambda m: f"\\u{ord(m[0]):04x}", json.dumps(obj, ensure_ascii=False))
 
 
 def write_json(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:

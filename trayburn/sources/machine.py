@@ -1,22 +1,211 @@
-"""Another machine's file in `sync_dir/trayburn/machines/<id>.json.gz` as a source (trayburn/sync).
+"""Another machine's file in `sync_dir/trayburn/machines/<id>.json.gz`: its format, and the file as a source.
 
 Read by checkpoint like a session file (unchanged: not read); its sessions are stored as `<id>/<session>`
 and its calls under their own keys, so a call this machine (or a third) also holds counts once. A file
 that fails to read or parse keeps its previous import and is retried; a file that disappears keeps its
 history, its sessions marked removed; a folder that cannot be seen at all (sync_dir unmounted) changes
 nothing. A symbolic link or anything but a regular file is never read.
+
+The format (docs/SYNC-FORMAT.md; sync/share.py writes it, this source reads it): one machine's counted calls and
+its sessions' summaries, gzip-compressed JSON, one object. Rows are arrays whose columns are named in the file itself
+(`session_fields`, `call_fields`), so a newer trayburn may add columns and an older one still reads
+the columns it knows; `min_reader` is the oldest format version that can read the file at all.
+gzip's length and checksum make a half-synced or truncated file fail as a whole, never half-read.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import zlib
 from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import msgspec
 
 from ..files import checkpoint
-from ..sync import fileformat as ff
 from .base import Call, Checkpoint, FileStat, Known, Seen, SessionRecord, Writer, changed, qualified_id
+
+T = TypeVar("T")
+
+MAGIC = "trayburn-machine"
+VERSION = 1  # this trayburn writes version 1 and reads any file whose min_reader is <= 1
+EXT = ".json.gz"
+# Decompressed: a gzip bomb stops here. Real files are kilobytes to a few megabytes (a call is ~120 bytes:
+# 32 MB is ~250,000 calls, years of heavy use); the limit also bounds the time a file costs (~0.3 s to decode).
+MAX_JSON_BYTES = 32 * 10**6
+MAX_FILE_BYTES = MAX_JSON_BYTES  # packed: never more than it unpacks to (gzip of JSON packs 5-20x)
+
+SESSION_FIELDS = (
+    "id", "started_ms", "ended_ms", "status", "project", "source", "model", "provider", "title", "cwd",
+    "workspace_root",
+)  # fmt: skip
+CALL_FIELDS = (
+    "key", "ts_ms", "model", "provider", "input", "output", "cache_read", "cache_write", "cost", "session",
+    "agent",
+)  # fmt: skip
+# Columns a file may lack (a reader fills None); the others are required.
+OPTIONAL = {"ended_ms", "project", "source", "model", "provider", "title", "cwd", "workspace_root", "agent", "status"}
+
+_Count = Annotated[int, msgspec.Meta(ge=0, le=10**12)]
+_Ms = Annotated[int, msgspec.Meta(ge=0, le=2**52)]
+_Cost = Annotated[float, msgspec.Meta(ge=0, le=10**7)]
+_Text = str | None
+SessionRow = tuple[str, _Ms | None, _Ms | None, _Text, _Text, _Text, _Text, _Text, _Text, _Text, _Text]
+CallRow = tuple[str, _Ms, _Text, _Text, _Count, _Count, _Count, _Count, _Cost | None, int, _Text]
+
+
+class FormatError(ValueError):
+    """The bytes are not a machine file this trayburn can read; the message says why."""
+
+    def __init__(self, message: str, kind: str = "garbage"):
+        super().__init__(message)
+        self.kind = kind  # "garbage" | "truncated" | "foreign" | "newer" | "too_big"
+
+
+@dataclass(frozen=True)
+class Header:
+    version: int
+    min_reader: int
+    machine_id: str
+    name: str
+    host: str
+    written_ms: int
+    trayburn: str
+    titles: bool
+
+
+@dataclass
+class MachineDoc:
+    header: Header
+    sessions: list[tuple] = field(default_factory=list)  # SessionRow
+    calls: list[tuple] = field(default_factory=list)  # CallRow
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def encode(doc: MachineDoc, level: int = 6) -> bytes:
+    h = doc.header
+    body = {
+        "format": MAGIC,
+        "version": VERSION,
+        "min_reader": 1,
+        "machine": {"id": h.machine_id, "name": h.name, "host": h.host},
+        "written_ms": h.written_ms,
+        "trayburn": h.trayburn,
+        "titles": h.titles,
+        "session_fields": SESSION_FIELDS,
+        "sessions": doc.sessions,
+        "call_fields": CALL_FIELDS,
+        "calls": doc.calls,
+    }
+    packer = zlib.compressobj(level, zlib.DEFLATED, 31)  # 31: the gzip container (length + CRC)
+    return packer.compress(_encoder.encode(body)) + packer.flush()
+
+
+def decode(data: bytes, limit: int = MAX_JSON_BYTES) -> MachineDoc:
+    """Raises FormatError (kind says which fault) for anything but a whole file this trayburn can read;
+    `limit`: the most bytes it may unpack to."""
+    body = _guarded(lambda: _json(_gunzip(data, limit)))
+    header = _header(body)
+    sessions = _guarded(lambda: _rows(body, "session", SESSION_FIELDS, SessionRow))
+    calls = _guarded(lambda: _rows(body, "call", CALL_FIELDS, CallRow))
+    if any(not 0 <= c[9] < len(sessions) for c in calls):
+        raise FormatError("a call names a session the file does not hold")
+    return MachineDoc(header, sessions, calls)
+
+
+def read_header(data: bytes) -> Header:
+    """The header alone; raises FormatError only (as `decode`)."""
+    return _header(_guarded(lambda: _json(_gunzip(data))))
+
+
+def _guarded(work: Callable[[], T]) -> T:
+    """Nothing but a FormatError escapes the decoding of a file anyone can write: one nested past the
+    decoder's depth, or whatever a decoder raises on hostile bytes, costs that file only, never the refresh."""
+    try:
+        return work()
+    except FormatError:
+        raise
+    except (RecursionError, MemoryError) as exc:
+        raise FormatError(f"nested or sized past what a machine file can be ({type(exc).__name__})") from None
+    except Exception as exc:
+        raise FormatError(f"unreadable ({type(exc).__name__}: {exc})") from None
+
+
+def _gunzip(data: bytes, limit: int = MAX_JSON_BYTES) -> bytes:
+    if data[:2] != b"\x1f\x8b":
+        raise FormatError("not a trayburn machine file (not gzip)", "foreign")
+    unpacker = zlib.decompressobj(31)
+    try:
+        out = unpacker.decompress(data, limit)
+    except zlib.error as exc:
+        raise FormatError(f"damaged ({exc})") from None
+    if unpacker.unconsumed_tail:
+        raise FormatError(f"over {limit:,} bytes once unpacked", "too_big")
+    if not unpacker.eof:
+        raise FormatError("truncated (still being synced, or cut short): the previous import is kept", "truncated")
+    return out
+
+
+def _json(raw: bytes) -> dict[str, Any]:
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise FormatError(f"not JSON ({exc})") from None
+    except RecursionError:  # msgspec's own depth limit (a few hundred levels; a real file has four)
+        raise FormatError("nested too deeply to be a machine file") from None
+    if not isinstance(body, dict) or body.get("format") != MAGIC:
+        raise FormatError("not a trayburn machine file (another program's?)", "foreign")
+    return body
+
+
+def _header(body: dict[str, Any]) -> Header:
+    try:
+        m = body["machine"]
+        h = Header(
+            int(body["version"]), int(body.get("min_reader", body["version"])), str(m["id"]), str(m.get("name") or ""),
+            str(m.get("host") or ""), int(body.get("written_ms") or 0), str(body.get("trayburn") or "?"),
+            bool(body.get("titles", False)),
+        )  # fmt: skip
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FormatError(f"its header is incomplete ({exc})") from None
+    if h.min_reader > VERSION:
+        raise FormatError(
+            f"written by a newer trayburn ({h.trayburn}, format {h.version}, needs a reader of format "
+            f"{h.min_reader}; this one reads {VERSION}): upgrade trayburn on this machine",
+            "newer",
+        )
+    return h
+
+
+def _rows(body: dict[str, Any], what: str, ours: tuple[str, ...], row_type: Any) -> list[Any]:
+    names, rows = body.get(f"{what}_fields"), body.get(f"{what}s")
+    if not isinstance(names, list) or not isinstance(rows, list):
+        raise FormatError(f"no {what}s table")
+    if tuple(names) != ours:
+        rows = _reorder(what, names, rows, ours)
+    try:
+        return msgspec.convert(rows, list[row_type])
+    except msgspec.ValidationError as exc:
+        raise FormatError(f"a {what} row is malformed ({exc})") from None
+
+
+def _reorder(what: str, names: list[Any], rows: list[Any], ours: tuple[str, ...]) -> list[list[Any]]:
+    """A file from another format version: the columns this one knows, by name; the others are left out."""
+    where = {name: i for i, name in enumerate(names)}
+    missing = [n for n in ours if n not in where and n not in OPTIONAL]
+    if missing:
+        raise FormatError(f"its {what}s lack the column(s) {', '.join(missing)}")
+    picks = [where.get(n, -1) for n in ours]
+    try:
+        return [[r[i] if i >= 0 else None for i in picks] for r in rows]
+    except (IndexError, KeyError, TypeError):
+        raise FormatError(f"a {what} row is shorter than its columns") from None
+
 
 KIND = "machine"
 
@@ -26,7 +215,7 @@ class MachineSource:
         """`held(feed)`: the sessions the ledger holds of this feed (kept live when the file is not read)."""
         self.folder, self.machine_id, self.feed = folder, origin, f"machine:{origin}"
         self.origin: str | None = origin  # (typed as the Source seam has it)
-        self.path = str(folder / f"{origin}{ff.EXT}")
+        self.path = str(folder / f"{origin}{EXT}")
         self.held = held
         self.stat: FileStat | None = None
         # what the last import wrote of each session (a hash of its rows), with the checkpoint it was read
@@ -44,8 +233,8 @@ class MachineSource:
         if not stat.S_ISREG(st.st_mode):
             what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
             return Seen(listed=False, problems={self.path: f"is {what}; trayburn reads only regular machine files"})
-        if st.st_size > ff.MAX_FILE_BYTES:  # real files are kilobytes to a few megabytes: not read at all
-            why = f"is {st.st_size:,} bytes, over the {ff.MAX_FILE_BYTES:,} a machine file can be; not read"
+        if st.st_size > MAX_FILE_BYTES:  # real files are kilobytes to a few megabytes: not read at all
+            why = f"is {st.st_size:,} bytes, over the {MAX_FILE_BYTES:,} a machine file can be; not read"
             return Seen(listed=False, problems={self.path: why})
         self.stat = FileStat(self.path, checkpoint(st))
         return Seen(listed=True, sessions=1, files=1)
@@ -63,10 +252,10 @@ class MachineSource:
         doc = None
         if got is not None:
             try:
-                doc = ff.decode(got[0])
+                doc = decode(got[0])
                 if doc.header.machine_id != self.machine_id:
-                    raise ff.FormatError(f"its header names machine {doc.header.machine_id}, not {self.machine_id}")
-            except ff.FormatError as exc:
+                    raise FormatError(f"its header names machine {doc.header.machine_id}, not {self.machine_id}")
+            except FormatError as exc:
                 writer.failed(self.stat, self.machine_id, KIND, str(exc))
                 doc = None
         if doc is None or got is None:
@@ -81,7 +270,7 @@ class MachineSource:
         self._imported = (got[1], _merge(writer, self.machine_id, doc, file_id, imported))
 
 
-def _merge(writer: Writer, origin: str, doc: ff.MachineDoc, file_id: int, imported: dict[str, int]) -> dict[str, int]:
+def _merge(writer: Writer, origin: str, doc: MachineDoc, file_id: int, imported: dict[str, int]) -> dict[str, int]:
     """Sessions and calls into the ledger; a session whose rows hash as at the last (committed) import of
     this file is only kept live. Returns the hashes written."""
     fallback = doc.header.written_ms

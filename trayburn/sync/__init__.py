@@ -1,11 +1,11 @@
 """Several machines, one bill, through a folder the person already syncs (no network of our own).
 
-fileformat.py  the machine file: a documented, versioned, compact format (docs/SYNC-FORMAT.md)
 share.py       this machine's part: its stable id (kept in the state folder), name and host fingerprint; writing
                its own file after a refresh that counted something not yet shared; what `doctor` says about
                each machine's file
 
-Reading other machines' files is a source like any other: `sources/machine.py`.
+The machine file's format (docs/SYNC-FORMAT.md) and reading other machines' files, a source like any other:
+`sources/machine.py`.
 """
 
 from __future__ import annotations

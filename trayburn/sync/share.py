@@ -36,8 +36,8 @@ from .. import __version__, paths
 from ..figures.day import display_title, project_name
 from ..files import Refused, atomic_write, open_private, private_dir, read_file
 from ..ledger import Ledger
+from ..sources import machine as ff
 from ..sources.machine import MachineSource
-from . import fileformat as ff
 from . import host_name, machine_name
 
 log = logging.getLogger(__name__)

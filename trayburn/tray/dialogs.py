@@ -331,23 +331,6 @@ def _gtk_folder(title: str, initial: str) -> str | None:
     return chosen or ""
 
 
-def documents_folder() -> str:
-    """Where an export starts: the desktop's Documents folder (XDG), else ~/Documents, else home."""
-    try:
-        import gi
-
-        gi.require_version("GLib", "2.0")
-        from gi.repository import GLib
-
-        found = GLib.get_user_special_dir(GLib.UserDirectory.DIRECTORY_DOCUMENTS)
-        if found and os.path.isdir(found) and os.path.realpath(found) != os.path.realpath(os.path.expanduser("~")):
-            return str(found)
-    except (ImportError, ValueError, AttributeError):
-        pass
-    documents = os.path.expanduser("~/Documents")
-    return documents if os.path.isdir(documents) else os.path.expanduser("~")
-
-
 def save_file(title: str, folder: str, name: str) -> str:
     """Where to save `name` (CSV or JSON by its ending): the chosen path, "" if cancelled."""
     if sys.platform.startswith("linux") and not os.environ.get("TRAYBURN_TK_DIALOGS"):

@@ -497,7 +497,7 @@ def sync_problem(engine: Any, problems: Sequence[tuple[str, str]] = ()) -> str |
     sync_dir = engine.settings.sync_dir
     if not sync_dir:
         return None
-    from ..sync.fileformat import EXT  # only when sharing: the sharing code stays unloaded otherwise
+    from ..sources.machine import EXT  # only when sharing: the sharing code stays unloaded otherwise
     from ..sync.share import MachineStatus, SyncHealth
 
     folder = paths.machines_dir(Path(sync_dir).expanduser())

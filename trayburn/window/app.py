@@ -40,7 +40,6 @@ from ..figures import periods as pd
 from ..ledger import LedgerBusy
 from ..platform import open_path
 from ..render import progress_text
-from ..tray.dialogs import documents_folder
 from . import models, theme
 from .views import DayView, PeriodView, SessionView
 from .widgets import FitLabel, Notice, Table
@@ -522,6 +521,23 @@ def _key_copy(win: SummaryWindow, event: tk.Event) -> str | None:
 # ---- Export… -------------------------------------------------------------------------------------
 
 POLL_MS = 100  # how often the window looks whether the save dialog (a child process) has answered
+
+
+def documents_folder() -> str:
+    """Where an export starts: the desktop's Documents folder (XDG), else ~/Documents, else home."""
+    try:
+        import gi
+
+        gi.require_version("GLib", "2.0")
+        from gi.repository import GLib
+
+        found = GLib.get_user_special_dir(GLib.UserDirectory.DIRECTORY_DOCUMENTS)
+        if found and os.path.isdir(found) and os.path.realpath(found) != os.path.realpath(os.path.expanduser("~")):
+            return str(found)
+    except (ImportError, ValueError, AttributeError):
+        pass
+    documents = os.path.expanduser("~/Documents")
+    return documents if os.path.isdir(documents) else os.path.expanduser("~")
 
 
 def ask_and_export(root: tk.Misc, p: pd.Period, say: Callable[[str], None], write: Callable[[str], str]) -> None:
