@@ -100,7 +100,13 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> dict:
     got = run_tree(argv, env=env, cwd=cwd)
     if got.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:3])} failed ({got.returncode}): {got.stderr[-800:]}")
-    return {"wall_s": got.wall_s, "cpu_s": got.cpu_s, "tree_kib": got.peak_tree_kib, "stdout": got.stdout}
+    return {
+        "wall_s": got.wall_s,
+        "cpu_s": got.cpu_s,
+        "tree_kib": got.peak_tree_kib,
+        "delay_s": got.run_delay_s,
+        "stdout": got.stdout,
+    }
 
 
 def cold_today(sessions: Path, tree: Path) -> dict:
@@ -172,6 +178,8 @@ def measure(n: int, calls: int, repeat: int, trees: list[Path]) -> list[dict]:
                 "ingest_runs_s": [round(r["seconds"], 3) for r in i],
                 "ingest_process_s": round(_median(i, "wall_s"), 3),
                 "ingest_cpu_s": round(_median(i, "cpu_s"), 3),
+                "ingest_run_delay_s": round(_median(i, "delay_s"), 3),
+                "ingest_cpu_runs_s": [round(r["cpu_s"], 3) for r in i],
                 "read_floor_s": round(floor, 3),
                 "ingest_ratio": round(ingest_s / floor, 2),
                 "peak_tree_mib": round(_median(i, "tree_kib") / 1024, 1),
@@ -226,14 +234,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{TODAY_SHARE:.0%} of sessions active today; median of {args.repeat}; warm page cache; load {load_s}")
         head = (
             "sessions", "tree", "MB", "cold today", "python -c pass", "full ingest", "ingest process", "CPU",
-            "read floor", "ratio", "tree peak RSS", "own VmHWM", "children", "WAL",
+            "run delay", "read floor", "ratio", "tree peak RSS", "own VmHWM", "children", "WAL",
         )  # fmt: skip
         print("  ".join(f"{h:>14}" for h in head))
         for r in rows:
             cells = (
                 f"{r['sessions']:,}", Path(r["tree"]).name, r["mb"], f"{r['cold_today_s']:.3f} s",
                 f"{r['python_pass_s']:.3f} s", f"{r['ingest_s']:.3f} s", f"{r['ingest_process_s']:.3f} s",
-                f"{r['ingest_cpu_s']:.3f} s", f"{r['read_floor_s']:.3f} s", f"{r['ingest_ratio']:.1f}x",
+                f"{r['ingest_cpu_s']:.3f} s", f"{r['ingest_run_delay_s']:.3f} s", f"{r['read_floor_s']:.3f} s",
+                f"{r['ingest_ratio']:.1f}x",
                 f"{r['peak_tree_mib']:.0f} MiB", f"{r['peak_rss_mib']:.0f} MiB", f"{r['peak_children_mib']:.0f} MiB",
                 f"{r['wal_mb']:.1f} MB",
             )  # fmt: skip

@@ -9,7 +9,9 @@ Peak RSS of the tree: the largest sum of `VmRSS` over the process and every desc
 shares with its parent count in both, as `ps` and `top` show them. A peak shorter than the interval can be
 missed, so this is a lower bound of the true peak of the sum; the processes' own peaks (VmHWM, read by the
 measured program itself; `ru_maxrss` of its waited-for children) bound it from above. CPU: user + system
-time of the process and of every descendant it waited for (the rusage of `os.wait4`).
+time of the process and of every descendant it waited for (the rusage of `os.wait4`). Run delay: how long
+the tree's processes waited for a CPU while ready to run (`/proc/<pid>/schedstat`, as last sampled): on a
+shared machine, what the load added to the wall time.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class TreeRun:
     peak_tree_kib: int  # the largest sampled sum of VmRSS over the tree
     peak_processes: int  # how many processes the tree had at that sample
     samples: int
+    run_delay_s: float  # time the tree's processes spent ready to run but waiting for a CPU (schedstat)
 
 
 def status_kib(pid: int | str, field: bytes) -> int:
@@ -66,6 +69,15 @@ def tree(pid: int) -> list[int]:
     return pids
 
 
+def run_delay_ns(pid: int) -> int:
+    """Nanoseconds the process (all its threads) waited on a run queue so far (/proc/<pid>/schedstat)."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as fh:
+            return int(fh.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _drain(stream: IO[bytes], into: list[bytes]) -> None:
     into.append(stream.read())
 
@@ -84,12 +96,15 @@ def run_tree(
     for t in readers:
         t.start()
     peak = peak_n = samples = 0
+    delays: dict[int, int] = {}  # pid -> its run delay at its last sample
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
         pids = tree(proc.pid)
         total = sum(status_kib(p, b"VmRSS:") for p in pids)
+        for p in pids:
+            delays[p] = max(delays.get(p, 0), run_delay_ns(p))
         samples += 1
         if total > peak:
             peak, peak_n = total, len(pids)
@@ -107,4 +122,5 @@ def run_tree(
         peak,
         peak_n,
         samples,
+        sum(delays.values()) / 1e9,
     )
