@@ -6,7 +6,8 @@
     .venv/bin/python bench/bench_cli.py --tree . --tree /tmp/old   # both, their runs interleaved
 
 Each figure is the median of `--repeat` runs of a fresh process (the interpreter's start-up included; the
-best is in --json), after one untimed run that brings the ledger and the prices cache up to date (warm).
+best is in --json), as wall time and as CPU time (user + system: what the load of a shared machine changes
+least), after one untimed run that brings the ledger and the prices cache up to date (warm).
 Beside them, in the same run and on the same corpus: `python -c pass`, and a process that stats every file
 under the sessions folder (a walk with scandir + stat: what a no-change refresh must at least do). With
 several trees, each round runs every command of every tree once, so all see the same machine load. The
@@ -61,13 +62,18 @@ def commands(day: str) -> dict[str, list[str]]:
     }
 
 
-def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, its children included) of one run."""
     start = time.perf_counter()
-    done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
-    if done.returncode not in (0, 1):  # doctor exits 1 when something is wrong (no tray here)
-        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
-    return seconds
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):  # doctor exits 1 when something is wrong (no tray here)
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err.decode()[-500:]}")
+    return seconds, usage.ru_utime + usage.ru_stime
 
 
 def setup(sessions: int, calls: int, tree: Path | None) -> tuple[dict[str, str], Path, Path]:
@@ -96,7 +102,7 @@ def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None]) ->
     last_day = time.strftime("%Y-%m-%d", time.localtime(gen_corpus.END_MS / 1000 - 3600))
     runs = commands(last_day)
     ready = {tree: setup(sessions, calls, tree) for tree in trees}
-    Runs = dict[Path | None, dict[str, list[float]]]
+    Runs = dict[Path | None, dict[str, list[tuple[float, float]]]]
     floors: Runs = {t: {"python -c pass": [], "stat every file": []} for t in trees}
     times: Runs = {t: {name: [] for name in runs} for t in trees}
     for tree in trees:
@@ -112,8 +118,8 @@ def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None]) ->
                 times[tree][name].append(timed(argv, env, state))
     results = []
     for tree in trees:
-        floor = {k: statistics.median(v) for k, v in floors[tree].items()}
-        figures = {k: statistics.median(v) for k, v in times[tree].items()}
+        floor = {k: statistics.median(w for w, _ in v) for k, v in floors[tree].items()}
+        figures = {k: statistics.median(w for w, _ in v) for k, v in times[tree].items()}
         stat = floor["stat every file"]
         results.append(
             {
@@ -123,7 +129,9 @@ def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None]) ->
                 "repeat": repeat,
                 "floors_s": floor,
                 "figures_s": figures,
-                "best_s": {k: min(v) for k, v in times[tree].items()},
+                "best_s": {k: min(w for w, _ in v) for k, v in times[tree].items()},
+                "floors_cpu_s": {k: statistics.median(c for _, c in v) for k, v in floors[tree].items()},
+                "figures_cpu_s": {k: statistics.median(c for _, c in v) for k, v in times[tree].items()},
                 "ratio_to_stat_floor": {k: v / stat for k, v in figures.items()},
                 "target": {"today": TARGET, "passed": figures["today"] / stat <= TARGET},
             }
@@ -132,17 +140,20 @@ def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None]) ->
 
 
 def render(results: list[dict]) -> str:
-    lines = []
+    with open("/proc/loadavg") as fh:
+        lines = [f"median of {results[0]['repeat']} runs: wall, and CPU (user + system); load {fh.read().strip()}"]
     for r in results:
         lines.append(
             f"{r['sessions']:,} sessions x {r['calls']} calls" + (f"  (code: {r['tree']})" if r["tree"] else "")
         )
         for name, s in r["floors_s"].items():
-            lines.append(f"  {name:28} {s * 1000:7.0f} ms   (floor)")
+            cpu = r["floors_cpu_s"][name]
+            lines.append(f"  {name:28} {s * 1000:7.0f} ms {cpu * 1000:6.0f} ms CPU   (floor)")
         for name, s in r["figures_s"].items():
-            ratio = r["ratio_to_stat_floor"][name]
+            ratio, cpu = r["ratio_to_stat_floor"][name], r["figures_cpu_s"][name]
             mark = f"   target <= {TARGET:g}x: {'met' if ratio <= TARGET else 'MISSED'}" if name == "today" else ""
-            lines.append(f"  trayburn {name:19} {s * 1000:7.0f} ms   {ratio:4.1f}x stat floor{mark}")
+            cells = f"{s * 1000:7.0f} ms {cpu * 1000:6.0f} ms CPU   {ratio:4.1f}x stat floor"
+            lines.append(f"  trayburn {name:19} {cells}{mark}")
     return "\n".join(lines)
 
 
