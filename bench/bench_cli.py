@@ -3,11 +3,14 @@
     .venv/bin/python bench/bench_cli.py                      # 1,000 and 5,000 sessions x 20 calls
     .venv/bin/python bench/bench_cli.py --sessions 1000 --repeat 9 --json
     .venv/bin/python bench/bench_cli.py --tree /tmp/old-trayburn   # the same figures for another checkout
+    .venv/bin/python bench/bench_cli.py --tree . --tree /tmp/old   # both, their runs interleaved
 
-Each figure is the best of `--repeat` runs of a fresh process (the interpreter's start-up included),
-after one untimed run that brings the ledger and the prices cache up to date (warm). Beside them, in
-the same run and on the same corpus: `python -c pass`, and a process that stats every file under
-the sessions folder (a walk with scandir + stat: what a no-change refresh must at least do). The
+Each figure is the median of `--repeat` runs of a fresh process (the interpreter's start-up included; the
+best is in --json), as wall time and as CPU time (user + system: what the load of a shared machine changes
+least), after one untimed run that brings the ledger and the prices cache up to date (warm).
+Beside them, in the same run and on the same corpus: `python -c pass`, and a process that stats every file
+under the sessions folder (a walk with scandir + stat: what a no-change refresh must at least do). With
+several trees, each round runs every command of every tree once, so all see the same machine load. The
 target: a warm `trayburn today` within 2x that stat floor. Exits 1 when a target is missed.
 """
 
@@ -17,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -52,22 +56,27 @@ def commands(day: str) -> dict[str, list[str]]:
         f"today --date {day}": [*run, "today", "--date", day],
         "today --json": [*run, "today", "--json"],
         "sessions": [*run, "sessions"],
+        "report": [*run, "report"],
+        "report --by project": [*run, "report", "--by", "project"],
         "doctor": [*run, "doctor"],
     }
 
 
-def best_of(argv: list[str], env: dict[str, str], repeat: int, cwd: Path) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        times.append(time.perf_counter() - start)
-        if done.returncode not in (0, 1):  # doctor exits 1 when something is wrong (no tray here)
-            raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
-    return min(times)
+def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, its children included) of one run."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):  # doctor exits 1 when something is wrong (no tray here)
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err.decode()[-500:]}")
+    return seconds, usage.ru_utime + usage.ru_stime
 
 
-def measure(sessions: int, calls: int, repeat: int, tree: Path | None) -> dict:
+def setup(sessions: int, calls: int, tree: Path | None) -> tuple[dict[str, str], Path, Path]:
     corpus = HERE / "out" / f"cli-{sessions}"
     ensure_corpus(corpus, sessions, calls, seed=1)
     # one state folder per tree: two versions of trayburn may not share a ledger (another schema)
@@ -80,44 +89,71 @@ def measure(sessions: int, calls: int, repeat: int, tree: Path | None) -> dict:
         "TRAYBURN_STATE_DIR": str(state),
         "TRAYBURN_CONFIG": str(state / "settings.toml"),
         "TRAYBURN_LOG_DIR": str(state / "log"),
+        # an installed trayburn runs from bytecode: so do these runs (kept out of the checkouts themselves)
+        "PYTHONPYCACHEPREFIX": str(HERE / "out" / "pycache"),
     }
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed trayburn runs from bytecode: so do these runs
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if tree:  # (the processes run in the state folder, so `-m trayburn` does not find ./trayburn first)
         env["PYTHONPATH"] = str(tree)
-    folder = gen_corpus.sessions_dir(corpus)
+    return env, state, gen_corpus.sessions_dir(corpus)
+
+
+def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None]) -> list[dict]:
     last_day = time.strftime("%Y-%m-%d", time.localtime(gen_corpus.END_MS / 1000 - 3600))
-    floors = {
-        "python -c pass": best_of([sys.executable, "-c", "pass"], env, repeat, state),
-        "stat every file": best_of([sys.executable, "-c", STAT_FLOOR, str(folder)], env, repeat, state),
-    }
-    figures = {}
-    for name, argv in commands(last_day).items():
-        best_of(argv, env, 1, state)  # warm: the ledger and the prices cache up to date
-        figures[name] = best_of(argv, env, repeat, state)
-    stat = floors["stat every file"]
-    return {
-        "sessions": sessions,
-        "calls": calls,
-        "tree": str(tree) if tree else None,
-        "floors_s": floors,
-        "figures_s": figures,
-        "ratio_to_stat_floor": {k: v / stat for k, v in figures.items()},
-        "target": {"today": TARGET, "passed": figures["today"] / stat <= TARGET},
-    }
+    runs = commands(last_day)
+    ready = {tree: setup(sessions, calls, tree) for tree in trees}
+    Runs = dict[Path | None, dict[str, list[tuple[float, float]]]]
+    floors: Runs = {t: {"python -c pass": [], "stat every file": []} for t in trees}
+    times: Runs = {t: {name: [] for name in runs} for t in trees}
+    for tree in trees:
+        env, state, _ = ready[tree]
+        for argv in runs.values():
+            timed(argv, env, state)  # warm: the ledger and the prices cache up to date
+    for _ in range(repeat):
+        for tree in trees:
+            env, state, folder = ready[tree]
+            floors[tree]["python -c pass"].append(timed([sys.executable, "-c", "pass"], env, state))
+            floors[tree]["stat every file"].append(timed([sys.executable, "-c", STAT_FLOOR, str(folder)], env, state))
+            for name, argv in runs.items():
+                times[tree][name].append(timed(argv, env, state))
+    results = []
+    for tree in trees:
+        floor = {k: statistics.median(w for w, _ in v) for k, v in floors[tree].items()}
+        figures = {k: statistics.median(w for w, _ in v) for k, v in times[tree].items()}
+        stat = floor["stat every file"]
+        results.append(
+            {
+                "sessions": sessions,
+                "calls": calls,
+                "tree": str(tree) if tree else None,
+                "repeat": repeat,
+                "floors_s": floor,
+                "figures_s": figures,
+                "best_s": {k: min(w for w, _ in v) for k, v in times[tree].items()},
+                "floors_cpu_s": {k: statistics.median(c for _, c in v) for k, v in floors[tree].items()},
+                "figures_cpu_s": {k: statistics.median(c for _, c in v) for k, v in times[tree].items()},
+                "ratio_to_stat_floor": {k: v / stat for k, v in figures.items()},
+                "target": {"today": TARGET, "passed": figures["today"] / stat <= TARGET},
+            }
+        )
+    return results
 
 
 def render(results: list[dict]) -> str:
-    lines = []
+    with open("/proc/loadavg") as fh:
+        lines = [f"median of {results[0]['repeat']} runs: wall, and CPU (user + system); load {fh.read().strip()}"]
     for r in results:
         lines.append(
             f"{r['sessions']:,} sessions x {r['calls']} calls" + (f"  (code: {r['tree']})" if r["tree"] else "")
         )
         for name, s in r["floors_s"].items():
-            lines.append(f"  {name:28} {s * 1000:7.0f} ms   (floor)")
+            cpu = r["floors_cpu_s"][name]
+            lines.append(f"  {name:28} {s * 1000:7.0f} ms {cpu * 1000:6.0f} ms CPU   (floor)")
         for name, s in r["figures_s"].items():
-            ratio = r["ratio_to_stat_floor"][name]
+            ratio, cpu = r["ratio_to_stat_floor"][name], r["figures_cpu_s"][name]
             mark = f"   target <= {TARGET:g}x: {'met' if ratio <= TARGET else 'MISSED'}" if name == "today" else ""
-            lines.append(f"  trayburn {name:19} {s * 1000:7.0f} ms   {ratio:4.1f}x stat floor{mark}")
+            cells = f"{s * 1000:7.0f} ms {cpu * 1000:6.0f} ms CPU   {ratio:4.1f}x stat floor"
+            lines.append(f"  trayburn {name:19} {cells}{mark}")
     return "\n".join(lines)
 
 
@@ -126,10 +162,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, nargs="+", default=[1000, 5000])
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--tree", type=Path, help="benchmark the trayburn package in this folder (PYTHONPATH)")
+    ap.add_argument(
+        "--tree",
+        type=Path,
+        action="append",
+        help="benchmark the trayburn package in this folder (PYTHONPATH); repeat it to compare checkouts",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    results = [measure(n, args.calls, args.repeat, args.tree) for n in args.sessions]
+    trees: list[Path | None] = [t.resolve() for t in args.tree] if args.tree else [None]
+    results = [r for n in args.sessions for r in measure(n, args.calls, args.repeat, trees)]
     print(json.dumps(results, indent=2) if args.json else render(results))
     return 0 if all(r["target"]["passed"] for r in results) else 1
 

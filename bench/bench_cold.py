@@ -2,17 +2,21 @@
 
     .venv/bin/python bench/bench_cold.py                       # 1,000 / 5,000 / 20,000 sessions, 15 % today
     .venv/bin/python bench/bench_cold.py --sizes 1000 --json
-    .venv/bin/python bench/bench_cold.py --no-child            # parsing in the writing process only
+    .venv/bin/python bench/bench_cold.py --tree . --tree /tmp/old   # two checkouts, runs interleaved
+    .venv/bin/python bench/bench_cold.py --no-child            # 0.3.0: parsing in the writing process only
 
-Each corpus (bench/out/cold-<n>, gitignored) has 15 % of its sessions active today and the rest over the 60
-days before, each file's mtime just after its session's last call (as Cline leaves them). Beside each figure,
-in the same run: the read floor (open and read every file) and `python -c pass`. Figures: the best of
---repeat runs, each on a new empty state folder; peak RSS (VmHWM) and the write-ahead log's size after a
-full ingest come from a child process. Targets: cold `today` under 0.5 s at 20,000 sessions; a full
-in-process ingest at most 4x the read floor at 5,000; peak RSS under 60 MiB at 20,000.
-Exit code 0 when every target is met, 1 otherwise. A cold ingest reads, parses and writes in one process (its
-peak RSS is the whole tree's). trayburn 0.3.0 (`--tree`) read and parsed in a forked child: `--no-child`
-measures it without (TRAYBURN_PARSE_PROCESS=0), and its peak RSS leaves out the child's own pages.
+Each corpus (bench/out/cold-<n>, gitignored; made once a day: 2 GB and about 30 s at 20,000) has 15 % of
+its sessions active today and the rest over the 60 days before, each file's mtime just after its session's
+last call (as Cline leaves them). Beside each figure, in the same run: the read floor (open and read every
+file) and `python -c pass`. Each figure is the median of --repeat runs (the trees' runs interleaved), each on
+a new empty state folder. A full cold ingest runs in a child process (`Ledger.refresh`); of it: the refresh's
+own seconds, the whole process's wall time and CPU (user + system, its children included), its peak RSS as
+the largest sum of VmRSS over its process tree sampled every 5 ms (bench/proctree.py; what `top` shows for
+it), the process's own VmHWM and its children's largest `ru_maxrss` (0.3.0 read and parsed in a forked
+child), and the write-ahead log's size after it. The cold `today` process's tree peak is shown too.
+Targets: cold `today` under 0.5 s at 20,000 sessions; a full in-process ingest at most 4x the read floor at
+5,000; the ingest's whole-tree peak RSS under 100 MiB at 20,000 (issue 20).
+Exit code 0 when every target is met, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -21,25 +25,27 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
+import statistics
 import sys
 import tempfile
 import time
 from dataclasses import asdict
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import gen_corpus  # noqa: E402
+from proctree import run_tree  # noqa: E402
 
 TODAY_SHARE = 0.15
-TREE = [ROOT]  # the checkout whose trayburn/ the child processes run (--tree)
+WARMED: set[Path] = set()  # trees whose bytecode is cached
 
 INGEST_CHILD = """
-import json, os, sys, time
+import json, os, resource, sys, time
 from trayburn.ledger import Ledger
 try:
     from trayburn.sources.cline_cli.source import ClineCliSource
@@ -53,7 +59,8 @@ seconds = time.perf_counter() - started
 with open("/proc/self/status") as fh:
     kib = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
 wal = sys.argv[1] + "-wal"
-print(json.dumps({"seconds": seconds, "kib": kib, "files_read": stats.files_read,
+children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"seconds": seconds, "kib": kib, "children_kib": children, "files_read": stats.files_read,
                   "wal": os.path.getsize(wal) if os.path.exists(wal) else 0, "ledger": os.path.getsize(sys.argv[1]),
                   "counted": ledger.query("SELECT COUNT(*) FROM calls WHERE counted=1")[0][0]}))
 """
@@ -83,72 +90,107 @@ def read_floor(files: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def timed_process(argv: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True, cwd=TREE[0])
-    return time.perf_counter() - started
+def _env(tree: Path, **more: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(HERE / "out" / "pycache"), **more}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed trayburn runs from bytecode (kept out of the trees)
+    return env
 
 
-def cold_today(sessions: Path, repeat: int) -> tuple[float, float]:
-    """Best whole-process `trayburn today` on an empty state folder, and `python -c pass`."""
-    runs, bare = [], []
-    for _ in range(repeat):
-        with tempfile.TemporaryDirectory() as tmp:
-            env = {
-                **os.environ,
-                "HOME": tmp,
-                "TRAYBURN_STATE_DIR": str(Path(tmp) / "state"),
-                "TRAYBURN_CONFIG": str(Path(tmp) / "settings.toml"),
-                "CLINE_SESSION_DATA_DIR": str(sessions),
-                "PYTHONPATH": str(TREE[0]),
-            }
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-            runs.append(timed_process([sys.executable, "-m", "trayburn", "today"], env))
-            bare.append(timed_process([sys.executable, "-c", "pass"], env))
-    return min(runs), min(bare)
+def _run(argv: list[str], env: dict[str, str], cwd: Path) -> dict:
+    got = run_tree(argv, env=env, cwd=cwd)
+    if got.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:3])} failed ({got.returncode}): {got.stderr[-800:]}")
+    return {
+        "wall_s": got.wall_s,
+        "cpu_s": got.cpu_s,
+        "tree_kib": got.peak_tree_kib,
+        "delay_s": got.run_delay_s,
+        "stdout": got.stdout,
+    }
 
 
-def full_ingest(sessions: Path, repeat: int) -> dict:
-    best: dict | None = None
-    for _ in range(repeat):
-        with tempfile.TemporaryDirectory() as tmp:
-            env = {**os.environ, "PYTHONPATH": str(TREE[0])}
-            out = subprocess.run(
-                [sys.executable, "-c", INGEST_CHILD, str(Path(tmp) / "ledger.db"), str(sessions)],
-                env=env,
-                capture_output=True,
-                check=True,
-                text=True,
-                cwd=TREE[0],
-            ).stdout
-            got = json.loads(out)
-            if best is None or got["seconds"] < best["seconds"]:
-                best = got
-    assert best is not None
-    return best
+def cold_today(sessions: Path, tree: Path) -> dict:
+    """A whole-process `trayburn today` on an empty state folder, and `python -c pass` beside it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = _env(
+            tree,
+            HOME=tmp,
+            TRAYBURN_STATE_DIR=str(Path(tmp) / "state"),
+            TRAYBURN_CONFIG=str(Path(tmp) / "settings.toml"),
+            CLINE_SESSION_DATA_DIR=str(sessions),
+        )
+        today = _run([sys.executable, "-m", "trayburn", "today"], env, Path(tmp))
+        bare = _run([sys.executable, "-c", "pass"], env, Path(tmp))
+    return {"today": today, "pass": bare}
 
 
-def measure(n: int, calls: int, repeat: int) -> dict:
+def full_ingest(sessions: Path, tree: Path) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        got = _run(
+            [sys.executable, "-c", INGEST_CHILD, str(Path(tmp) / "ledger.db"), str(sessions)], _env(tree), Path(tmp)
+        )
+    return {**json.loads(got.pop("stdout")), **got}
+
+
+def _median(runs: list[dict], *path: str) -> float:
+    values: list[float] = []
+    for run in runs:
+        value: Any = run
+        for key in path:
+            value = value[key]
+        values.append(value)
+    return statistics.median(values)
+
+
+def measure(n: int, calls: int, repeat: int, trees: list[Path]) -> list[dict]:
     sessions, expected = ensure_corpus(n, calls)
     files = files_of(sessions)
     read_floor(files)  # warm the page cache
-    floor = min(read_floor(files) for _ in range(repeat))
-    today, bare = cold_today(sessions, repeat)
-    ingest = full_ingest(sessions, repeat)
-    assert ingest["counted"] == expected["calls"], (ingest["counted"], expected["calls"])
-    return {
-        "sessions": n,
-        "files": len(files),
-        "mb": round(expected["bytes"] / 1e6),
-        "cold_today_s": round(today, 3),
-        "python_pass_s": round(bare, 3),
-        "ingest_s": round(ingest["seconds"], 3),
-        "read_floor_s": round(floor, 3),
-        "ingest_ratio": round(ingest["seconds"] / floor, 2),
-        "peak_rss_mib": round(ingest["kib"] / 1024, 1),
-        "wal_mb": round(ingest["wal"] / 1e6, 1),
-        "ledger_mb": round(ingest["ledger"] / 1e6, 1),
-    }
+    floor = statistics.median(read_floor(files) for _ in range(repeat))
+    for tree in trees:
+        if tree not in WARMED:  # untimed: Python compiles the tree's modules into the bytecode cache once
+            cold_today(sessions, tree)
+            WARMED.add(tree)
+    todays: dict[Path, list[dict]] = {t: [] for t in trees}
+    ingests: dict[Path, list[dict]] = {t: [] for t in trees}
+    for _ in range(repeat):  # the trees interleaved: each sees the same machine load
+        for tree in trees:
+            todays[tree].append(cold_today(sessions, tree))
+            got = full_ingest(sessions, tree)
+            assert got["counted"] == expected["calls"], (tree, got["counted"], expected["calls"])
+            ingests[tree].append(got)
+    rows = []
+    for tree in trees:
+        t, i = todays[tree], ingests[tree]
+        ingest_s = _median(i, "seconds")
+        rows.append(
+            {
+                "sessions": n,
+                "tree": str(tree),
+                "files": len(files),
+                "mb": round(expected["bytes"] / 1e6),
+                "repeat": repeat,
+                "cold_today_s": round(_median(t, "today", "wall_s"), 3),
+                "cold_today_cpu_s": round(_median(t, "today", "cpu_s"), 3),
+                "cold_today_tree_mib": round(_median(t, "today", "tree_kib") / 1024, 1),
+                "python_pass_s": round(_median(t, "pass", "wall_s"), 3),
+                "ingest_s": round(ingest_s, 3),
+                "ingest_runs_s": [round(r["seconds"], 3) for r in i],
+                "ingest_process_s": round(_median(i, "wall_s"), 3),
+                "ingest_cpu_s": round(_median(i, "cpu_s"), 3),
+                "ingest_run_delay_s": round(_median(i, "delay_s"), 3),
+                "ingest_cpu_runs_s": [round(r["cpu_s"], 3) for r in i],
+                "read_floor_s": round(floor, 3),
+                "ingest_ratio": round(ingest_s / floor, 2),
+                "peak_tree_mib": round(_median(i, "tree_kib") / 1024, 1),
+                "peak_tree_runs_mib": [round(r["tree_kib"] / 1024, 1) for r in i],
+                "peak_rss_mib": round(_median(i, "kib") / 1024, 1),  # the ingest process's own VmHWM
+                "peak_children_mib": round(_median(i, "children_kib") / 1024, 1),
+                "wal_mb": round(_median(i, "wal") / 1e6, 1),
+                "ledger_mb": round(_median(i, "ledger") / 1e6, 1),
+            }
+        )
+    return rows
 
 
 def targets(rows: list[dict]) -> list[str]:
@@ -158,8 +200,8 @@ def targets(rows: list[dict]) -> list[str]:
             missed.append(f"cold today {r['cold_today_s']} s at {r['sessions']} (target < 0.5 s)")
         if r["sessions"] == 5000 and r["ingest_ratio"] > 4:
             missed.append(f"ingest {r['ingest_ratio']}x the read floor at 5000 (target <= 4x)")
-        if r["sessions"] >= 20000 and r["peak_rss_mib"] >= 60:
-            missed.append(f"peak RSS {r['peak_rss_mib']} MiB at {r['sessions']} (target < 60)")
+        if r["sessions"] >= 20000 and r["peak_tree_mib"] >= 100:
+            missed.append(f"ingest's tree peak RSS {r['peak_tree_mib']} MiB at {r['sessions']} (target < 100)")
     return missed
 
 
@@ -171,35 +213,38 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--clean", action="store_true", help="remove the corpora afterwards")
     ap.add_argument("--no-child", action="store_true", help="0.3.0 (--tree) without its parse child")
-    ap.add_argument("--tree", type=Path, help="run another checkout's trayburn/ (e.g. the code before a change)")
+    ap.add_argument(
+        "--tree",
+        type=Path,
+        action="append",
+        help="run this checkout's trayburn/ (e.g. the code before a change); repeat it to compare checkouts",
+    )
     args = ap.parse_args(argv)
-    if args.tree:
-        TREE[0] = args.tree.resolve()
+    trees = [t.resolve() for t in args.tree] if args.tree else [ROOT]
     if args.no_child:
         os.environ["TRAYBURN_PARSE_PROCESS"] = "0"  # (the children's environments are copies of ours)
-    rows = [measure(n, args.calls, args.repeat) for n in args.sizes]
+    with open("/proc/loadavg") as fh:
+        load = fh.read().split()[:3]
+    rows = [row for n in args.sizes for row in measure(n, args.calls, args.repeat, trees)]
     missed = targets(rows)
     if args.json:
-        print(json.dumps({"rows": rows, "missed": missed}, indent=2))
+        print(json.dumps({"load": load, "rows": rows, "missed": missed}, indent=2))
     else:
-        print(f"{TODAY_SHARE:.0%} of sessions active today; best of {args.repeat}; warm page cache\n")
+        load_s = " ".join(load)
+        print(f"{TODAY_SHARE:.0%} of sessions active today; median of {args.repeat}; warm page cache; load {load_s}")
         head = (
-            "sessions",
-            "MB",
-            "cold today",
-            "python -c pass",
-            "full ingest",
-            "read floor",
-            "ratio",
-            "peak RSS",
-            "WAL",
-        )
+            "sessions", "tree", "MB", "cold today", "python -c pass", "full ingest", "ingest process", "CPU",
+            "run delay", "read floor", "ratio", "tree peak RSS", "own VmHWM", "children", "WAL",
+        )  # fmt: skip
         print("  ".join(f"{h:>14}" for h in head))
         for r in rows:
             cells = (
-                f"{r['sessions']:,}", r["mb"], f"{r['cold_today_s']:.3f} s", f"{r['python_pass_s']:.3f} s",
-                f"{r['ingest_s']:.3f} s", f"{r['read_floor_s']:.3f} s", f"{r['ingest_ratio']:.1f}x",
-                f"{r['peak_rss_mib']:.0f} MiB", f"{r['wal_mb']:.1f} MB",
+                f"{r['sessions']:,}", Path(r["tree"]).name, r["mb"], f"{r['cold_today_s']:.3f} s",
+                f"{r['python_pass_s']:.3f} s", f"{r['ingest_s']:.3f} s", f"{r['ingest_process_s']:.3f} s",
+                f"{r['ingest_cpu_s']:.3f} s", f"{r['ingest_run_delay_s']:.3f} s", f"{r['read_floor_s']:.3f} s",
+                f"{r['ingest_ratio']:.1f}x",
+                f"{r['peak_tree_mib']:.0f} MiB", f"{r['peak_rss_mib']:.0f} MiB", f"{r['peak_children_mib']:.0f} MiB",
+                f"{r['wal_mb']:.1f} MB",
             )  # fmt: skip
             print("  ".join(f"{c:>14}" for c in cells))
         for m in missed:

@@ -359,11 +359,15 @@ class Refresh:
     # ---- the end --------------------------------------------------------------------------------
 
     def finish(self) -> None:
-        self._mark_gone()
+        if not self.plan.deferred:
+            self._mark_gone()
         self._settle()
 
     def _mark_gone(self) -> None:
-        """Files and sessions of this feed it no longer has: kept, marked gone / removed."""
+        """Files and sessions of this feed it no longer has: kept, marked gone / removed. Only by a transaction
+        that deferred nothing (`Plan.defer`): one that left sessions for later marks nothing, so its source
+        need not note what it saw (then the slices of a long ingest do not each walk the whole scan; the
+        calls of a removed session count all the same, so no figure waits for the mark)."""
         seen = self.state.seen
         gone = [p for p, k in self.known.items() if not k.gone and k.feed == self.feed and p not in seen]
         self.db.executemany("UPDATE files SET gone=1 WHERE path=?", [(p,) for p in gone])

@@ -163,16 +163,16 @@ class _Ingest:
                     settled.append(pair[1])
                 else:
                     changed.append(pair)
-        for folder in settled:
-            self._note(folder)
         read, left = [], []
         for newest, folder in changed:
             if w.plan.defer(newest):
-                self._note(folder)  # still there: its known files are not gone, its session not removed
                 left.append((newest, folder))
                 continue
             w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
             read.append(folder)
+        if not left:  # (a slice that deferred some marks nothing gone: noting all its folders would cost each
+            for folder in settled:  # slice of a long ingest a walk of the whole scan)
+                self._note(folder)
         self.order = Order(settled + read, left)
 
     def _note(self, folder: cf.Folder) -> None:
