@@ -84,7 +84,7 @@ def test_a_file_changed_since_is_read_by_the_next_process(tmp_path):
 
 
 def test_any_write_to_the_files_table_drops_the_digest(tmp_path):
-    """Whoever writes (an older trayburn, a salvage, a future code path), the triggers drop every digest."""
+    """Whoever writes (an older trayburn, a salvage, a future code path), the triggers drop that feed's digest."""
     path, sessions = settled_ledger(tmp_path)
     db = sqlite3.connect(path)
     changed = db.execute(
@@ -99,6 +99,39 @@ def test_any_write_to_the_files_table_drops_the_digest(tmp_path):
     assert on_files and read >= 1  # the file it now takes for changed is read again
     assert_sums(counted(again), as_sums(expected()["totals"]))
     again.close()
+
+
+def test_a_write_for_one_feed_keeps_the_other_feeds_digests(tmp_path):
+    """One app's new task costs the other feeds nothing; a ledger with an older trayburn's triggers (every digest
+    dropped at any write) gets the per-feed ones at its next open, and stays right if the older one adds its own
+    back."""
+    path, _ = settled_ledger(tmp_path)
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO scans(feed, digest) VALUES('tasks:roo', 'r')")
+    db.execute(
+        "INSERT INTO files(path, session_id, kind, feed) VALUES('/t/roo/ui.json', 'roo:t', 'messages', 'tasks:roo')"
+    )
+    db.commit()
+    assert [feed for feed, _ in digests(path)] == ["cline_cli"]
+    for name in ("scans_drop_insert", "scans_drop_update", "scans_drop_delete"):  # a ledger an older one made
+        db.execute(f"DROP TRIGGER {name}")
+    db.execute("CREATE TRIGGER files_insert AFTER INSERT ON files BEGIN DELETE FROM scans; END")
+    db.commit()
+    db.close()
+    Ledger(path).close()  # opened for writing: the older trigger is replaced
+    db = sqlite3.connect(path)
+    triggers = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert triggers == {"scans_drop_insert", "scans_drop_update", "scans_drop_delete"}
+    db.execute("INSERT INTO scans(feed, digest) VALUES('tasks:roo', 'r')")
+    db.execute("UPDATE files SET size = 1 WHERE path = '/t/roo/ui.json'")
+    db.commit()
+    assert [feed for feed, _ in digests(path)] == ["cline_cli"]
+    # the older trayburn adds its own back at its next open: then any write drops every digest again
+    db.execute("CREATE TRIGGER files_update AFTER UPDATE ON files BEGIN DELETE FROM scans; END")
+    db.execute("UPDATE files SET size = 2 WHERE path = '/t/roo/ui.json'")
+    db.commit()
+    db.close()
+    assert digests(path) == []
 
 
 def test_no_digest_while_a_read_was_racy(tmp_path):

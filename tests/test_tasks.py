@@ -5,6 +5,7 @@ real ledger and real files; plus the real legacy task files the old Cline CLI wr
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import stat
 import time
@@ -465,6 +466,34 @@ def test_engine_reads_every_app_by_source(tmp_path, capsys):
     engine = Engine()
     assert [s.feed for s in engine.task_sources()] == ["tasks:cline", "tasks:kilo"]
     engine.close()
+
+
+def test_a_new_process_on_an_up_to_date_ledger_reads_no_files_rows_for_the_editor_apps(tmp_path):
+    """`trayburn today` in a terminal: each app's scan digest, stored by the first process (whichever source
+    loaded the ledger's files first), stands for "nothing changed": the next process reads no files row."""
+    from trayburn.engine import Engine
+
+    home = Path.home()
+    r = TaskWriter(storage(home, "roo", "Code"), "roo")
+    k = TaskWriter(storage(home, "kilo", "Code"), "kilo")
+    rui = [say(T0, "text", "go"), usage_say(T0 + 1, "api_req_started", 5000, 10, 0, 4000, 0.01)]
+    kui = [say(T0, "text", "go"), usage_say(T0 + 1, "api_req_started", 7000, 10, 0, 0, 0.02)]
+    r.write("r1", rui)
+    k.write("k1", kui)
+    for folder in (r.folder("r1"), k.folder("k1")):  # written a while ago, as a finished task's files are
+        for f in folder.iterdir():
+            os.utime(f, ns=(f.stat().st_mtime_ns - 60 * 10**9,) * 2)
+    first = Engine()
+    first.refresh()
+    first.close()
+    again = Engine()
+    ran: list[str] = []
+    again.ledger.db.set_trace_callback(ran.append)
+    again.refresh()
+    again.ledger.db.set_trace_callback(None)
+    assert [s for s in ran if "FROM files" in s] == []
+    assert_sums(counted(again.ledger), add(expected_calls("roo", rui), expected_calls("kilo", kui)))
+    again.close()
 
 
 def test_doctor_is_ok_with_editor_tasks_alone(tmp_path, capsys):

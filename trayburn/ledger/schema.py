@@ -172,16 +172,21 @@ CREATE INDEX calls_day ON calls(ts_ms) WHERE counted=1;
 SCHEMA = SESSIONS_TABLE + FILES_TABLE + CALLS_TABLE + CALLS_INDEXES
 # A source's scan digest, stored when the ledger had nothing left to do with that scan (`Source.trusts_digest`):
 # a later scan with the same digest needs no look at the files table. Any write to that table, by any version
-# of trayburn, drops every digest (the triggers), so a digest never outlives the state it stands for. Not part
-# of the schema version: a ledger without these (an older trayburn's) gets them at its next open for writing.
+# of trayburn, drops the digest of the feed whose row it wrote (the triggers; an older trayburn's own triggers,
+# which it adds back when they are missing, drop every digest), so a digest never outlives the state it stands
+# for, and one app's new task does not cost the other feeds their digests. Not part of the schema version: a
+# ledger without these (an older trayburn's) gets them at its next open for writing.
+_DROPS = {"INSERT": "NEW.feed", "UPDATE": "OLD.feed, NEW.feed", "DELETE": "OLD.feed"}
 SCANS = [
     "CREATE TABLE IF NOT EXISTS scans(feed TEXT PRIMARY KEY, digest TEXT NOT NULL)",
     *(
-        f"CREATE TRIGGER IF NOT EXISTS files_{what.lower()} AFTER {what} ON files BEGIN DELETE FROM scans; END"
-        for what in ("INSERT", "UPDATE", "DELETE")
+        f"CREATE TRIGGER IF NOT EXISTS scans_drop_{what.lower()} AFTER {what} ON files"
+        f" BEGIN DELETE FROM scans WHERE feed IN ({feeds}); END"
+        for what, feeds in _DROPS.items()
     ),
 ]
-SCANS_NAMES = "('scans', 'files_insert', 'files_update', 'files_delete')"
+SCANS_NAMES = "('scans', 'scans_drop_insert', 'scans_drop_update', 'scans_drop_delete')"
+_OLD_SCANS_TRIGGERS = ("files_insert", "files_update", "files_delete")  # an older trayburn's: every digest at once
 
 # Schema 1 → 2: `calls.file` (the path) becomes `calls.file_id`; calls and their ownership are kept as they
 # are (a rebuild would lose the calls of sessions whose folders were removed since). Written against schema
@@ -420,6 +425,8 @@ def _create(db: sqlite3.Connection) -> None:
 def _add_scans(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
+        for name in _OLD_SCANS_TRIGGERS:
+            db.execute(f"DROP TRIGGER IF EXISTS {name}")
         for statement in SCANS:
             db.execute(statement)
         db.execute("COMMIT")

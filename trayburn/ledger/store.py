@@ -251,11 +251,14 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         stats = RefreshStats()
         seen = source.scan(self._ended)
         digest = stored = None
+        unstored = False  # a source with a digest but none stored yet: store one even if nothing is written
         if seen.listed and not self._known_is_fresh():  # (else `needs_work` on it costs less than a digest)
             digest = _digest(source)
             stored = self._stored_digest(source.feed) if digest is not None else None
             if stored is not None and stored == digest:  # as when the ledger last had nothing left to do
                 return self._refreshed(stats, seen, started)
+        elif seen.listed and isinstance(source, Digested):  # `known` was read for another source of this process
+            unstored = self._stored_digest(source.feed) is None
         known = self._known_unless_unchanged()
         faults: dict[str, str] = {}  # sessions that raised in this refresh: skipped in its later slices
         wrote = False
@@ -271,7 +274,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
                 break
         if stats.bytes_read >= CHECKPOINT_AFTER_BYTES:  # a big ingest: give the write-ahead log back
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        if seen.listed and (wrote or digest is not None) and not stats.pending:
+        if seen.listed and (wrote or digest is not None or unstored) and not stats.pending:
             self._store_digest(source, digest, stored, known)
         return self._refreshed(stats, seen, started)
 

@@ -125,6 +125,21 @@ class TaskSource:
         ok = listed or not problems
         return Seen(listed=ok, sessions=len(self.tasks), files=files, problems=problems)
 
+    def digest(self) -> str | None:
+        """Every file the last scan saw with its checkpoint (`sources.base.Digested`): a warm `trayburn today`
+        then reads nothing of the ledger for this app (none when it is not installed: an empty scan)."""
+        if self.problems:
+            return None
+        hashed = trayburn_files.blake2b(digest_size=16)
+        for t in sorted(self.tasks, key=lambda t: t.id):
+            for f in t.files:
+                hashed.update(f"{f.path}\0{tuple(f.checkpoint)}\0".encode(errors="surrogateescape"))
+        return hashed.hexdigest()
+
+    def trusts_digest(self, known: Mapping[str, Known]) -> bool:
+        """A task without its ui file counts the kept copy the ledger knows (`needs_work`): then no digest."""
+        return all(t.ui is not None for t in self.tasks)
+
     def needs_work(self, known: Mapping[str, Known]) -> bool:
         seen = 0
         for t in self.tasks:
