@@ -28,6 +28,8 @@ from corpus import (
 )
 from polled import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
 
+from trayburn.sources.cline_cli import layout
+
 LONG = "1796026909249_y8q37"  # a completed session of the real recording
 T0 = "2026-11-30T08:00:00.000Z"
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
@@ -85,6 +87,33 @@ def test_a_file_changed_through_another_hard_link_is_seen(tmp_path, sessions):
         assert counted(tray)[0] == before + 1 == fresh_count(tmp_path, sessions)
     finally:
         tray.close()
+
+
+@linux
+def test_the_kernels_silence_is_trusted_two_minutes_at_most(tmp_path, sessions):
+    """A change in a watched ended session that no event reports (here: through a hard link made after the
+    folder was listed, which inotify cannot tell) is found by the sweep of the ended sessions, every
+    ENDED_SWEEP_S, long before the full sweep; events and active sessions do not wait for it at all."""
+    clock = [0.0]
+    ledger = Ledger(tmp_path / "state" / "ledger.db", clock=lambda: clock[0], wall_ns=a_minute_later)
+    try:
+        for _ in range(3):
+            clock[0] += 1
+            ledger.refresh(sessions)
+        assert ledger.cline_source(sessions).listings.watcher.watched(str(sessions / LONG))
+        lead = sessions / LONG / f"{LONG}.messages.json"
+        other = tmp_path / "elsewhere.messages.json"
+        os.link(lead, other)  # after the listing: the kernel has no event to give for writes through it
+        before = counted(ledger)[0]
+        write_in_place(other, with_call(other))
+        clock[0] += 1
+        ledger.refresh(sessions)  # may or may not be seen yet: the kernel said nothing
+        clock[0] += layout.ENDED_SWEEP_S
+        assert clock[0] < layout.FULL_SWEEP_S  # found without a full sweep
+        ledger.refresh(sessions)
+        assert counted(ledger)[0] == before + 1 == fresh_count(tmp_path, sessions)
+    finally:
+        ledger.close()
 
 
 # ---- damage to the ledger made from outside SQLite -------------------------------------------------------

@@ -126,6 +126,9 @@ MOUNTS = """\
 90 27 0:50 / /home rw,relatime - nfs4 server:/home rw,vers=4.2
 91 90 0:51 / /home/me/local\\040disk rw,relatime - ext4 /dev/vdb rw
 92 27 0:52 / /mnt/box rw,nosuid - fuse.sshfs me@box:/ rw
+93 27 0:53 / /mnt/host rw,relatime - virtiofs hostshare rw
+94 27 0:54 / /media/sf_work rw,nodev - vboxsf work rw
+95 27 0:55 / /srv/cluster rw,relatime - gfs2 /dev/mapper/shared rw
 """
 
 
@@ -136,6 +139,9 @@ MOUNTS = """\
         ("/home/me/local disk/sessions", False),  # a local disk mounted inside it (the longest mount wins)
         ("/mnt/box/.cline", True),
         ("/srv/cline", False),
+        ("/mnt/host/.cline", True),  # a virtual machine's folder shared from its host
+        ("/media/sf_work/cline", True),  # VirtualBox's shared folder
+        ("/srv/cluster/cline", True),  # a cluster file system another node writes
     ],
 )
 def test_a_network_file_system_gets_no_watcher(folder, network):

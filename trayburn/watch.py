@@ -129,9 +129,15 @@ class Watcher:
         self._finalizer()
 
 
-# File systems whose changes made by another machine reach no inotify watch here: stat-ed at every poll.
-NETWORK = {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "lustre", "gpfs", "ncpfs"}
-NETWORK_PREFIXES = ("fuse.",)  # sshfs, rclone, s3fs…
+# File systems whose changes made by another machine (a host, a guest, a cluster node) reach no inotify watch
+# here: stat-ed at every poll. Network ones; a virtual machine's shared folders (virtiofs, VirtualBox's vboxsf,
+# VMware's vmhgfs, Hyper-V's drvfs/9p); WebDAV (davfs); cluster file systems (ocfs2, gfs2); every FUSE one.
+NETWORK = {
+    "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "lustre", "gpfs", "ncpfs",
+    "virtiofs", "vboxsf", "vmhgfs", "drvfs", "davfs", "coda", "ocfs2", "gfs2", "gfs", "beegfs", "orangefs",
+    "fuse", "fuseblk",
+}  # fmt: skip
+NETWORK_PREFIXES = ("fuse.",)  # sshfs, rclone, s3fs, vmhgfs-fuse…
 
 
 # What wakes a poller (`Waker`): a session folder added to a sessions folder (IN_CREATE, IN_MOVED_TO), and a

@@ -13,7 +13,7 @@ from ...watch import Watcher
 
 MESSAGES_SUFFIX = ".messages.json"
 FULL_SWEEP_S = 300.0  # every session folder is listed again at least this often (a running process's scans)
-WATCHED_SWEEPS = 6  # while folders are watched (watch.py), a full sweep every 6 x FULL_SWEEP_S: 30 minutes
+ENDED_SWEEP_S = 120.0  # an ended session's files are stat-ed again at least this often (an event on it: at once)
 
 
 @dataclass(slots=True)
@@ -48,6 +48,7 @@ class ScanCache:
         self.settled: Callable[[], Container[str]] = frozenset  # the ids of sessions that cannot grow (see `scan`)
         self.clock, self.sweep_s = clock, sweep_s
         self._swept_at: float | None = None
+        self._ended_at: float | None = None
         self.used = False  # set by the first scan
         self.watcher: Watcher | None = None  # from the second scan, where the platform has one (watch.py)
         # the sessions folder's entries at its last listing: name -> (inode, a link's target)
@@ -75,13 +76,21 @@ class ScanCache:
         else:  # changed a moment ago: it may change again within the same timestamp tick
             self._listings.pop(path, None)
 
-    def _sweep_due(self, watching: bool = False) -> bool:
-        """A full sweep every `sweep_s`; WATCHED_SWEEPS times as rarely while the kernel reports changes
-        (a sweep of 5,000 folders costs 0.1 s of a core; it then only covers what a watch cannot see: a
-        change made by another machine on a network file system)."""
+    def _sweep_due(self) -> bool:
+        """A full sweep (every folder listed) every `sweep_s`, whatever the kernel said (another host's writes on
+        a file system the kernel cannot watch reach no watch)."""
         now = self.clock()
-        if self._swept_at is None or now - self._swept_at >= self.sweep_s * (WATCHED_SWEEPS if watching else 1):
-            self._swept_at = now
+        if self._swept_at is None or now - self._swept_at >= self.sweep_s:
+            self._swept_at = self._ended_at = now
+            return True
+        return False
+
+    def _ended_due(self) -> bool:
+        """The watched ended sessions' files are stat-ed every ENDED_SWEEP_S (4 polls at the tray's default
+        30 s), not at every poll: they cannot grow unless resumed, and a resumed session's write is an event."""
+        now = self.clock()
+        if self._ended_at is None or now - self._ended_at >= min(ENDED_SWEEP_S, self.sweep_s):
+            self._ended_at = now
             return True
         return False
 
@@ -101,9 +110,11 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     appear only meanwhile), (c) its id is not in `cache.settled` (idle, running, pending, or not a session
     yet: it may be in the middle of a tool call), (d) its last listing had no lead messages file or a file
     it could not stat, or (e) this scan is a full sweep (the first, then one every `sweep_s`), which bounds
-    the delay for anything else (a file copied by hand into an old folder). Otherwise only the files of its
-    last listing are stat-ed, and not even those while the kernel vouches that nothing in the folder
-    changed since that listing (watch.py; a running tray's polls)."""
+    the delay for anything else (a file copied by hand into an old folder), or (f) the kernel reported an
+    event in it (watch.py; a running tray's polls). Otherwise (an ended session's folder) only the files of
+    its last listing are stat-ed: at every scan where the folder has no watch (no inotify, a network or
+    virtual file system, a folder linked in or replaced, a file with another hard link), and where it has one,
+    every ENDED_SWEEP_S: the kernel's silence is trusted for two minutes at most, never until a full sweep."""
     out = Scan()
     cache = ScanCache() if cache is None else cache
     now = time.time_ns()
@@ -113,7 +124,8 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     lost = watcher is not None and changed is None  # events were dropped (a full queue): what changed is unknown
     if lost and watcher is not None:
         watcher.reset()  # every folder listed again, each watched afresh
-    out.swept = sweep = cache._sweep_due(watching=watcher is not None) or lost
+    out.swept = sweep = cache._sweep_due() or lost
+    restat = sweep or cache._ended_due()  # the ended sessions' files stat-ed in this scan
     cache.used = True  # from the second (a process doing one refresh never does)
     if cache._dir != sessions_dir:
         cache._folders.clear()
@@ -128,10 +140,11 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
         for name in names or ():
             hit = None if name not in settled or memo is None else memo.get(name)
             if hit is not None and changed is not None and watcher is not None and watcher.watched(prefix + name):
-                if prefix + name not in changed:
-                    folders.append(hit[0])  # no event since it was listed: as it was
+                if prefix + name in changed:
+                    hit = None  # something happened in it (a file added, say): listed again at once
+                elif not restat:
+                    folders.append(hit[0])  # no event since it was listed, and stat-ed under ENDED_SWEEP_S ago
                     continue
-                hit = None  # something happened in it (a file added, say): listed again
             if hit is not None:  # the hot path: stat the files it had, nothing else
                 for path, known in hit[1]:
                     try:
