@@ -68,6 +68,14 @@ class Money:
             return f"${value:,.{decimals}f}{mark}"
         return _format(value, self.currency, self.locale, decimals) + mark
 
+    def cents(self, usd: float | None) -> str:
+        """The menu's and the window's one precision: cents from one cent up ("$0.09", "$12.40"), "<$0.01"
+        below (never "$0.0084" beside "$0.09"), "$0.00" for nothing, "unpriced" for None. Other currencies as
+        `text` writes them."""
+        if usd is not None and not self.converts:
+            return "<$0.01" if 0 < usd < 0.01 else f"${usd:,.2f}"
+        return self.text(usd)
+
     def decimals(self, amounts_usd: Iterable[float | None]) -> int:
         """One precision for a column of amounts: the currency's own (two for USD and EUR, none for JPY), two
         more when one of them is a fraction of its smallest unit (a cent, a yen)."""

@@ -305,12 +305,7 @@ def middle(text: str, width: int) -> str:
     return text[: width - 1 - tail] + "…" + text[-tail:]
 
 
-def amount(money: Money, usd_value: float | None) -> str:
-    """One precision for every amount in the menu and tooltip: cents from one cent up ("$0.09", "$12.40"),
-    "<$0.01" below (never "$0.0084" beside "$0.09"), "$0.00" for nothing. Other currencies: `Money.text`."""
-    if usd_value is not None and not money.converts:
-        return "<$0.01" if 0 < usd_value < 0.01 else f"${usd_value:,.2f}"
-    return money.text(usd_value)
+amount = Money.cents  # one precision for every amount shown (figures/money.py)
 
 
 def with_estimate(money: Money, cost: float, estimated: float) -> str:

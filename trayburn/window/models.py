@@ -113,13 +113,7 @@ def short_path(path: object, width: int = PATH_CHARS) -> str:
     return text[: keep // 3].rstrip() + "…" + text[len(text) - (keep - keep // 3) :]
 
 
-def amount(money: Money, usd_value: float | None) -> str:
-    """The menu's precision rule (`tray.model.amount`) for every amount the window writes but a call's: cents
-    from one cent up ("$0.09", "$12.40"), "<$0.01" below (never "$0.0084" beside "$0.09"), "$0.00" for
-    nothing, "unpriced" for None. Other currencies as `Money.text` writes them."""
-    if usd_value is not None and not money.converts:
-        return "<$0.01" if 0 < usd_value < 0.01 else f"${usd_value:,.2f}"
-    return money.text(usd_value)
+amount = Money.cents  # one precision for every amount shown (figures/money.py)
 
 
 def estimate_note(money: Money, cost: float, estimated: float) -> str:
