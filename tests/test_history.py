@@ -341,10 +341,24 @@ def test_an_export_to_a_pipe_writes_into_it_and_leaves_it_a_pipe(cli_env, capsys
     by a file (as root that replaced /dev/full itself)."""
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
+    # The read end is open before the export starts (a reader thread left to open it raced the export's
+    # non-blocking open: 6 failures in 25 runs under faketime). A write end of the test's own, held until
+    # the export returns, keeps the drain from seeing end-of-file before the export has opened the pipe.
+    read_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(read_fd, True)
+    hold_fd = os.open(fifo, os.O_WRONLY)
     got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+
+    def drain() -> None:
+        with os.fdopen(read_fd, "rb") as stream:
+            got.append(stream.read())
+
+    reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    code, err = export_to(capsys, fifo)
+    try:
+        code, err = export_to(capsys, fifo)
+    finally:
+        os.close(hold_fd)
     reader.join(timeout=60)
     assert (code, reader.is_alive()) == (0, False), err
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the pipe was replaced by a file"
