@@ -21,12 +21,7 @@ from pathlib import Path
 from ..ledger import ALL_TIME, CostGroup, Ledger, Route, SessionRow
 from ..pricing import PriceBook
 from .costs import Pricer, Tokens, Totals, priced_cost
-from .periods import day_bounds as day_bounds
-from .periods import iso_local as iso_local
-from .periods import local_midnight_ms as local_midnight_ms
-from .periods import now_date as now_date
-from .periods import timezone_name as timezone_name
-from .periods import utc_now_ms as utc_now_ms
+from .periods import day_bounds, iso_local, local_midnight_ms, timezone_name
 
 __all__ = ["Tokens", "Totals", "priced_cost"]  # re-exported: the figures' callers import them from here
 

@@ -24,8 +24,7 @@ from typing import NamedTuple, TextIO
 
 from ..errors import CantWrite, TrayburnError
 from ..files import CONTROLS, clean
-from ..ledger import Ledger
-from ..ledger import queries as hq
+from ..ledger import Ledger, queries
 from ..pricing import PriceBook
 from .costs import Pricer
 from .day import _USER_INPUT
@@ -70,11 +69,11 @@ def rows(ledger: Ledger, book: PriceBook, period: Period) -> Iterator[ExportRow]
         yield _row(c, about, pricer)
 
 
-def _about(c: hq.ExportCall) -> tuple[str, str, str]:
+def _about(c: queries.ExportCall) -> tuple[str, str, str]:
     return title(c.title, c.prompt), project_name(c.workspace_root or c.cwd), c.source or "unknown"
 
 
-def _row(c: hq.ExportCall, about: tuple[str, str, str], pricer: Pricer) -> ExportRow:
+def _row(c: queries.ExportCall, about: tuple[str, str, str], pricer: Pricer) -> ExportRow:
     cost = pricer.call(c, c.session_provider)
     return ExportRow(
         time=datetime.fromtimestamp(c.ts_ms / 1000).astimezone().isoformat(timespec="milliseconds"),

@@ -16,13 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
-from ..ledger import Bucket, CostGroup, Ledger, Route
-from ..ledger import queries as hq
+from ..ledger import Bucket, CostGroup, Ledger, Route, queries
 from ..pricing import PriceBook
 from .costs import Pricer, Totals, priced_cost
-from .day import NO_PROJECT, _r, display_title, project_name, timezone_name
+from .day import NO_PROJECT, _r, display_title, project_name
 from .money import Money
-from .periods import Period, cut, part_key
+from .periods import Period, cut, part_key, timezone_name
 
 __all__ = ["NO_PROJECT", "project_name"]  # the one project rule lives in day.py
 
@@ -138,7 +137,7 @@ def _fetch(pricer: Pricer, period: Period, parts: list[Period]) -> Priced:
 
 def _grouped(
     found: Priced,
-    keys: dict[str, hq.SessionKeys],
+    keys: dict[str, queries.SessionKeys],
     parts: list[Period],
     period: Period,
     by: str,
@@ -177,7 +176,7 @@ def _namer(
     by: str,
     pricer: Pricer,
     parts: list[Period],
-    keys: dict[str, hq.SessionKeys],
+    keys: dict[str, queries.SessionKeys],
     machines: dict[str, str],
     this_machine: str,
 ) -> Callable[[int, str, Route], tuple[str, str]]:

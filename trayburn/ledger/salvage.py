@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import files as fsutil
+from .. import files
 from .writer import SETTLE
 
 log = logging.getLogger(__name__)
@@ -105,7 +105,7 @@ def make_backup(db: sqlite3.Connection, ledger: Path, now: float | None = None) 
     target = ledger.parent / name
     tmp = ledger.parent / f".{name}.{os.getpid()}.tmp"  # two processes due at once never share one
     try:
-        fd = fsutil.open_private(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+        fd = files.open_private(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
         os.close(fd)
         copy = sqlite3.connect(tmp, isolation_level=None)
         try:

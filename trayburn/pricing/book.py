@@ -37,8 +37,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from . import price as routes
-from .price import Period, Price, Rate, Rates, model_key, same_model, spelled
+from .price import Period, Price, Rate, Rates, lookups, model_key, route_of, same_model, spelled
 
 log = logging.getLogger(__name__)
 FORMAT = 2
@@ -140,7 +139,7 @@ def version() -> str:
 
 def resolve(ref: str, route: str) -> tuple[Price, str] | None:
     """The price of `ref` on `route`, with the genai-prices model id it matched; None when unknown."""
-    for provider_id, candidate in routes.lookups(ref, route):
+    for provider_id, candidate in lookups(ref, route):
         found = _find(provider_id, candidate)
         if found is None:
             continue
@@ -153,7 +152,7 @@ def resolve(ref: str, route: str) -> tuple[Price, str] | None:
 
 def name(key: str) -> str | None:
     """The vendor's spelling of the model `key` ("GLM-4.6", "Claude Sonnet 4.5"), trying the vendor first."""
-    for provider_id, candidate in routes.lookups(key):
+    for provider_id, candidate in lookups(key):
         found = _find(provider_id, candidate)
         spelled = found and same_model(key, str(found[1].id)) and found[1].name
         if spelled and spelled[0].isupper():
@@ -252,10 +251,10 @@ class PriceBook:
         ref = self._ref(raw)
         if not ref:
             return Entry("unknown", None)
-        slot = f"{routes.route_of(provider, session_provider)}\t{ref.lower()}"
+        slot = f"{route_of(provider, session_provider)}\t{ref.lower()}"
         found = self._cache.models.get(slot)
         if found is None:
-            found = self._resolve(slot, ref, routes.route_of(provider, session_provider))
+            found = self._resolve(slot, ref, route_of(provider, session_provider))
         return found
 
     def _resolve(self, slot: str, ref: str, route: str) -> Entry:

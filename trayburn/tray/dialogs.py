@@ -4,7 +4,7 @@
   folders it is, whatever it was picked for: `level_for`), a folder to share through, a budget. Each runs in a
   thread of its own and a child process, so the menu never waits; a failure is told to the person, with their
   choice, never raised.
-- `Children` starts them so they always start: each child runs `trayburn` through `platform.command()` in an
+- `Children` starts them so they always start: each child runs `trayburn` through `system.command()` in an
   explicit working folder, so a `trayburn/` folder where the tray was started cannot shadow the package. A child
   that fails is logged with its exit code and the end of its stderr, and `on_failure` tells the person. The
   summary window is one per tray: while it runs, another "open" writes a line to its stdin (`raise`, or
@@ -27,9 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from .. import paths
-from .. import platform as launch
-from .. import settings as st
+from .. import paths, settings, system
 from .view import tilde
 
 if TYPE_CHECKING:
@@ -66,7 +64,7 @@ class DialogActions:
 
     def _pick_folder(self, title: str, start: Path) -> str | None:
         start = start if start.is_dir() else paths.home(os.environ)
-        return self.children.ask(launch.command("_dialog", "folder", title, str(start)), "the folder dialog")
+        return self.children.ask(system.command("_dialog", "folder", title, str(start)), "the folder dialog")
 
     def _ask(self, level: str) -> None:
         current = {lv.name: lv for lv in self.engine.levels}[level]
@@ -85,7 +83,7 @@ class DialogActions:
 
     def _ask_budget(self) -> None:
         current = str(self.engine.settings.daily_budget or 0)
-        value = self.children.ask(launch.command("_dialog", "budget", current), "the budget dialog")
+        value = self.children.ask(system.command("_dialog", "budget", current), "the budget dialog")
         if value:
             self._set_safely("daily_budget", value)
 
@@ -94,7 +92,7 @@ class DialogActions:
         try:
             self._set(key, value)
             return True
-        except st.SettingsError as exc:
+        except settings.SettingsError as exc:
             self.tell(f"Not saved: {key} = {value}. {exc}")
         except Exception as exc:
             log.exception("could not set %s", key)
@@ -181,7 +179,7 @@ class Children:
             if proc is not None and proc.poll() is None and _send(proc, request):
                 log.info("raised the open %s window (pid %d)", key, proc.pid)
                 return
-            options = {**launch.child_options(), "stdin": subprocess.PIPE, "stderr": subprocess.PIPE}
+            options = {**system.child_options(), "stdin": subprocess.PIPE, "stderr": subprocess.PIPE}
             started = self._start(argv, options, what=f"the {key} window")
             if started is not None:
                 self._windows[key] = started
@@ -212,7 +210,7 @@ class Children:
         try:
             proc = self.popen(list(argv), stdout=subprocess.DEVNULL, **options)
         except OSError as exc:
-            log.error("could not start %s (%s): %s", what, launch.describe(argv), exc)
+            log.error("could not start %s (%s): %s", what, system.describe(argv), exc)
             self.on_failure(f"Could not open {what}: {exc}")
             return None
         if proc is not None:
@@ -225,7 +223,7 @@ class Children:
         with self._lock:
             closed_by_us = proc.pid in self._closed  # ended by Quit's close_all: no failure to report
         if code and not closed_by_us:
-            log.error("%s exited with %d (%s): %s", what, code, launch.describe(argv), err[-STDERR_TAIL:].strip())
+            log.error("%s exited with %d (%s): %s", what, code, system.describe(argv), err[-STDERR_TAIL:].strip())
             self.on_failure(f"Could not open {what} (exit {code}): {_last_line(err) or 'see the log'}")
         else:
             log.info("%s closed", what)
@@ -238,14 +236,14 @@ class Children:
                 capture_output=True,
                 text=True,
                 timeout=DIALOG_TIMEOUT_S,
-                **_no_stdin(launch.child_options()),
+                **_no_stdin(system.child_options()),
             )
         except (OSError, subprocess.SubprocessError) as exc:
-            log.error("could not open %s (%s): %s", what, launch.describe(argv), exc)
+            log.error("could not open %s (%s): %s", what, system.describe(argv), exc)
             self.on_failure(f"Could not open {what}: {exc}")
             return None
         if done.returncode != 0:
-            log.error("%s exited with %d (%s): %s", what, done.returncode, launch.describe(argv), done.stderr[-600:])
+            log.error("%s exited with %d (%s): %s", what, done.returncode, system.describe(argv), done.stderr[-600:])
             self.on_failure(f"Could not open {what}: {_last_line(done.stderr) or f'exit {done.returncode}'}")
             return None
         return str(done.stdout).strip()

@@ -7,7 +7,7 @@ entries into pystray's menu and `draw` the label into an icon.
   handler); `tooltip` and `freshness` are added by the app, which knows the time.
 - The lines under today's (the spend across machines and across apps, the models with no price, what is wrong
   with sharing) are None when there is nothing to say, so the menu shows only what applies. What a plan covered
-  is `render.plan_text`, shared with the CLI and the window.
+  is `words.plan_text`, shared with the CLI and the window.
 - `problem_line`: the one line at the top of the menu when something is wrong, chosen by the health's kind
   (`Health.kind`: ok, settings_broken, override_missing, not_installed, no_sessions_folder,
   sessions_not_a_folder, no_sessions, the ledger's faults); the words are the tray's own.
@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import demo, paths
-from ..figures import day as report
-from ..figures.day import DayReport, SessionSummary
+from ..figures import periods
+from ..figures.day import STALE_AFTER_MS, DayReport, SessionSummary
 from ..figures.money import Money
-from ..render import USD, plan_text, plural, progress_text, shorten
 from ..settings import REFRESH_CHOICES
 from ..sources.base import RETRY_RECENT_NS
 from ..sources.task_places import menu_line
+from ..words import USD, plan_text, plural, progress_text, shorten
 
 if TYPE_CHECKING:
     from ..engine import Health
@@ -392,7 +392,7 @@ def clock_changes_at(
 
     Never sooner than a minute after `now_ms`, so a busy hour costs at most one rebuild a minute."""
     times = [hour_first_ms + HOUR_MS] if hour_first_ms is not None else []
-    times += [s.last_activity_ms + report.STALE_AFTER_MS for s in sessions if s.running and s.last_activity_ms]
+    times += [s.last_activity_ms + STALE_AFTER_MS for s in sessions if s.running and s.last_activity_ms]
     if settling:
         times.append(now_ms + RETRY_RECENT_NS // 10**6)
     return max(min(times), now_ms + CLOCK_REBUILD_MS) if times else None
@@ -421,7 +421,7 @@ def _month(month: Any, budget: float | None, money: Money = USD) -> str:
 
 
 def _yesterday(engine: Any, money: Money = USD) -> str:
-    return f"Yesterday: {day_cost(engine.day(report.now_date() - timedelta(days=1)), money)}"
+    return f"Yesterday: {day_cost(engine.day(periods.now_date() - timedelta(days=1)), money)}"
 
 
 def is_demo(engine: Any) -> bool:
