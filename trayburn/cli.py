@@ -1,9 +1,10 @@
-"""The command line's grammar: every command, its options and their help (`cli.main` runs them).
+"""The command line, `trayburn today|sessions|report|export|session|prices|doctor|config|summary|autostart|demo`:
+its grammar (every command, its options and their help), each command run on the engine, and the one error
+handler (`main`). Never imports a GUI toolkit at the top (only the commands that need one import it) and never
+computes a figure.
 
-The command line: `trayburn today|sessions|report|export|session|doctor|config|summary|autostart|demo`.
-
-Commands build data with the engine; one renderer prints it as text or JSON. With no command,
-the tray starts. GUI modules are imported only by the commands that need them.
+Commands build data with the engine; render.py writes it as text, or it is printed as JSON. With no command,
+the tray starts.
 """
 
 from __future__ import annotations

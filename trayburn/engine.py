@@ -1,6 +1,5 @@
-"""The engine: settings + Cline's folders + the ledger + prices, behind one object.
-
-The CLI, the tray and the summary window all use this; none of it imports a GUI toolkit.
+"""The engine: settings, the sources, the ledger and prices behind one object, which the CLI, the tray and
+the summary window use. Never imports a GUI toolkit and never speaks SQL (the ledger does).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The words the CLI, the tray and the window share: plurals, token counts, lengths cut to fit, the
-plan and progress lines, the unpriced mark and the default currency. Each says a figure the same way
-wherever it shows; none knows a terminal's table, a menu or a window (those are render.py, tray/ and window/).
+"""The words the CLI, the tray and the window share: plurals, token counts, text cut to a width, the plan and
+progress lines, the unpriced mark and the default currency, so each figure is said the same way wherever it
+shows. Never knows a terminal's table, a menu or a window (render.py, tray/ and window/ do).
 """
 
 from __future__ import annotations

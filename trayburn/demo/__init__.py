@@ -1,5 +1,7 @@
-"""`trayburn demo`: the tray (or its figures) on sessions recorded from the real Cline CLI,
-replayed as if they happened today, in a throwaway folder and ledger of their own."""
+"""`trayburn demo`: the tray (or its figures) on sessions recorded from the real Cline CLI, replayed as if
+they happened today, in a throwaway folder and ledger of their own. Never touches the person's own Cline
+folders, settings or ledger.
+"""
 
 from __future__ import annotations
 

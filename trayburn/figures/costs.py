@@ -1,5 +1,6 @@
 """What counted calls cost: reported costs as they are, the others estimated when read (so better price
 data re-prices old calls), and plan-covered calls valued at list price beside the spend, never in it.
+Never speaks SQL (the ledger's `cost_groups` does) and never shows a call without a price as $0.
 
 The one place the estimation rules live:
 - calls are priced in the groups `Ledger.cost_groups` returns: one route, one tier band, so a group's

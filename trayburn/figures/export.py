@@ -1,4 +1,5 @@
 """`trayburn export`: a period's counted calls, one row each, as CSV or as a JSON array, streamed.
+Never holds the whole export in memory and never speaks SQL (the ledger's `export_calls` does).
 
 Rows are read from the ledger a few thousand at a time and written as they come, so 100,000 calls
 take no more memory than 100. CSV is UTF-8 with a header and RFC 4180 quoting (csv.writer, "\\r\\n"

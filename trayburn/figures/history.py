@@ -1,4 +1,5 @@
-"""History: any period's figures by day, week, month, project, model, session, source or machine, as plain data.
+"""Any period's figures by day, week, month, project, model, session, source or machine, as plain data
+(`trayburn report`, the window's periods, the menu's machines). Never speaks SQL and never reads a file.
 
 A few queries per report, whatever the number of sessions: the period's calls in `costs.Pricer.groups`
 by (time bucket, session), priced exactly as their calls one by one would be (`Totals.add`), and what
@@ -7,7 +8,6 @@ added to its row; the total is the rows added up, so the rows and the total agre
 
 `machines_between`: the figures split by machine (sharing through `sync_dir`): the menu's "Today $4.20 on 3
 machines (this one $1.10)", `today --json`'s `machines`, the window's and `report --by machine`'s split.
-No SQL, no I/O.
 """
 
 from __future__ import annotations

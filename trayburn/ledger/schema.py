@@ -1,11 +1,11 @@
-"""What SQLite's error codes mean for the ledger, and the typed errors trayburn raises for them.
+"""The ledger's tables, their versions and migrations, opening a ledger file (with recovery), and what
+SQLite's error codes mean for the ledger (the typed errors trayburn raises for them). Never moves a ledger
+aside for anything but corruption.
 
 The ledger is sacred: only SQLite saying the file is corrupt (SQLITE_CORRUPT, SQLITE_NOTADB) or a
 failed integrity check lets trayburn move it aside. A full disk, an I/O error, a file that cannot be
 opened or written (FULL, IOERR, CANTOPEN, READONLY, PERM) leave it exactly as it is: the error says
 what is wrong, and what can still be read is served, marked stale.
-
-The ledger's tables, their versions and migrations, and opening a ledger file (with recovery).
 """
 
 from __future__ import annotations

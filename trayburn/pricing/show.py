@@ -1,7 +1,7 @@
-"""`trayburn prices` with no model, and `doctor`'s unpriced models: every model the ledger has seen,
-one row per canonical key, with its calls, tokens and whether a price applies on each route it took.
-
-`trayburn prices MODEL…`: which price applies to a model id on a route, and where it came from.
+"""What `trayburn prices` and `doctor` say about prices: every model the ledger has seen, one row per canonical
+key, with its calls, tokens and whether a price applies on each route it took; and, for `trayburn prices
+MODEL…`, which price applies to a model id on a route and where it came from. Never speaks SQL (the ledger's
+rows are given) and never prints (the CLI does).
 """
 
 from __future__ import annotations

@@ -1,20 +1,17 @@
 """This machine's part in sharing: who it is, writing its own file, and what `doctor` says about every
-machine's file.
+machine's file. Never writes outside `sync_dir/trayburn/` and the state folder, and never fails a refresh: a
+missing, unwritable or full `sync_dir` is a problem named in `doctor`.
 
-Writing this machine's own file, `sync_dir/trayburn/machines/<id>.json.gz`, and listing the others.
+Who it is: an id made once and kept in the state folder, a name (the `machine_name` setting, else the host
+name), and a host fingerprint that tells a cloned home folder (same id, another computer) from this one.
 
-A refresh that counted something not yet shared writes it: at once the first time (or when the file is
-missing, or `sync_titles` changed), then at most once a minute while calls keep coming. What was last
-shared is kept in the state folder (`paths.sync_state_file`), so the tray and the CLI share one rhythm.
-Nothing is written outside `sync_dir/trayburn/` and the state folder; a missing, unwritable or full
-`sync_dir` is a problem named in `doctor`, never a failed refresh.
+Its own file, `sync_dir/trayburn/machines/<id>.json.gz`: a refresh that counted something not yet shared
+writes it, at once the first time (or when the file is missing, or `sync_titles` changed), then at most once a
+minute while calls keep coming. What was last shared is kept in the state folder (`paths.sync_state_file`), so
+the tray and the CLI share one rhythm.
 
-This machine's identity in shared figures: an id made once and kept in the state folder, a name
-(the `machine_name` setting, else the host name), and a host fingerprint that tells a cloned home
-folder (same id, another computer) from this one.
-
-What `doctor` says about sharing: this machine's id and file, and each other machine's file (its age,
-its format version, what is wrong), those whose files went included.
+What `doctor` says: this machine's id and file, and each other machine's file (its age, its format version,
+what is wrong), those whose files went included.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
 """The tray app and its start: a pystray icon wired to the engine, and `main`, which starts it where it can be seen.
+Never speaks SQL and never reads the apps' files: the engine does.
 
 `main` (the `trayburn` command) checks the tray can be seen here, takes the one-tray lock, picks a backend and
 runs. Where the tray cannot run (no display, a dead one, no session bus) it says so in one line and exits with

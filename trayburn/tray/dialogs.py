@@ -1,4 +1,5 @@
 """The child processes beside the tray: the dialogs and the summary windows, and the tray's actions that start them.
+Never blocks the tray.
 
 - The tray's side (`DialogActions`, mixed into `TrayApp`): pick a Cline folder (recognising which of Cline's three
   folders it is, whatever it was picked for: `level_for`), a folder to share through, a budget. Each runs in a
@@ -8,7 +9,7 @@
   explicit working folder, so a `trayburn/` folder where the tray was started cannot shadow the package. A child
   that fails is logged with its exit code and the end of its stderr, and `on_failure` tells the person. The
   summary window is one per tray: while it runs, another "open" writes a line to its stdin (`raise`, or
-  `session ID`) and the window lifts itself (see `window/summary.py`).
+  `session ID`) and the window lifts itself (see `window.listen_for_requests`).
 - The dialogs themselves, run as `trayburn _dialog ...` in that child, so they never fight the tray's event loop
   (`USAGE`): GTK's own choosers where PyGObject is installed (through the desktop portal where there is one),
   Tk's elsewhere.

@@ -1,4 +1,5 @@
 """The summary window: a day, a period or one session, kept up to date while it is open; its keys and Export….
+Never computes a figure: models.py shapes the engine's figures into rows.
 
 It shows what is in the ledger at once, then refreshes the ledger on a timer (the tray's interval)
 and updates the rows in place, keeping the selection and the scroll position. Nothing it shows is

@@ -1,7 +1,9 @@
 """The Cline CLI's sessions folder as a source: `<sessions>/<id>/<id>.json` (the manifest), the lead's
 `<id>.messages.json` beside it, subagents' `*.messages.json`, and a manifest's `messages_path` used only
 while the co-located lead file is missing or has never parsed. Other Cline clients that write the same
-layout (with another `source` in the manifest) come through here too."""
+layout (with another `source` in the manifest) come through here too. Never speaks SQL: it writes through the
+ledger's `Writer`.
+"""
 
 from __future__ import annotations
 
