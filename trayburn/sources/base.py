@@ -1,4 +1,5 @@
-"""The seam between where calls come from and the ledger that counts them.
+"""The seam between where calls come from and the ledger that counts them: `Source`, the records a source hands
+over (`SessionRecord`, `Call`) and their bounds. No SQL and no I/O here.
 
 A `Source` finds its files (stat only), says whether any changed since the ledger last read them, and,
 inside the ledger's write transaction, reads the changed ones and hands sessions and calls to a `Writer`.
