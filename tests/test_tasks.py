@@ -15,9 +15,9 @@ import pytest
 from corpus import Ledger, a_minute_later, age_all, assert_sums, counted, make_session, messages_doc, write_json
 from taskfolders import TaskWriter, add, expected_calls, request, say, storage, usage_say
 
-from trayburn.sources import task_places as tp
-from trayburn.sources.task_places import BY_NAME, Place
-from trayburn.sources.tasks import TaskSource
+from trayburn.sources.editor_tasks import places as tp
+from trayburn.sources.editor_tasks.places import BY_NAME, Place
+from trayburn.sources.editor_tasks.source import TaskSource
 
 REAL = Path(__file__).parent / "data" / "real-cline-legacy-v1"
 T0 = 1_764_600_000_000  # 2025-12-01

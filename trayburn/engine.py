@@ -224,11 +224,11 @@ class Engine:
             return own
 
     def task_places(self) -> dict[str, list]:
-        """Where each editor app's tasks are looked for (sources/task_places.py), for `doctor`: app → places
+        """Where each editor app's tasks are looked for (sources/editor_tasks/places.py), for `doctor`: app → places
         (empty when the app is turned off in the settings)."""
         import sys
 
-        from .sources import task_places as tp
+        from .sources.editor_tasks import places as tp
 
         s, out = self.settings, {}
         for app in tp.APPS:
@@ -241,7 +241,7 @@ class Engine:
 
     def task_places_json(self) -> list[dict]:
         """`doctor`'s view of the editor apps: each app on or off, every place looked at, where it came from."""
-        from .sources import task_places as tp
+        from .sources.editor_tasks import places as tp
 
         out = []
         for name, places in self.task_places().items():
@@ -258,8 +258,8 @@ class Engine:
     def task_sources(self) -> list[Source]:
         """One source per editor app that is on (Cline's pre-4.0 tasks, Roo Code, Kilo Code), kept between
         refreshes while its places stay the same."""
-        from .sources import task_places as tp
-        from .sources.tasks import TaskSource
+        from .sources.editor_tasks import places as tp
+        from .sources.editor_tasks.source import TaskSource
 
         memo: dict = self.__dict__.setdefault("_task_sources", {})
         out: list[Source] = []
@@ -274,8 +274,8 @@ class Engine:
 
     def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
         """(label, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the
-        menu's "CLI $1.20 · VS Code $3.40" line (`task_places.menu_line` writes it from this)."""
-        from .sources.task_places import source_label
+        menu's "CLI $1.20 · VS Code $3.40" line (`editor_tasks.places.menu_line` writes it from this)."""
+        from .sources.editor_tasks.places import source_label
 
         first = since or days.now_date()
         got = history.report(self.ledger, self.book, days.Period(first, until or first), "source", self.machine_name())
@@ -460,7 +460,7 @@ class Engine:
         tasks = self._editor_tasks()
         if not tasks:
             return f"OK: {held}"
-        from .sources import task_places as tp
+        from .sources.editor_tasks import places as tp
 
         labels = {f"tasks:{app.name}": app.label for app in tp.APPS}
         apps = ", ".join(f"{n} of {labels.get(feed, feed)}" for feed, n in sorted(tasks.items()))

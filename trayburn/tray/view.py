@@ -33,7 +33,7 @@ from ..figures.money import Money
 from ..render import USD, plan_text, plural, progress_text, shorten
 from ..settings import REFRESH_CHOICES
 from ..sources.base import RETRY_RECENT_NS
-from ..sources.task_places import menu_line
+from ..sources.editor_tasks.places import menu_line
 
 if TYPE_CHECKING:
     from ..engine import Health

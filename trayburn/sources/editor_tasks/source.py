@@ -30,10 +30,10 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import files as trayburn_files
-from .base import MAX_COST, MAX_TOKENS, Call, Known, Seen, SessionRecord, Writer, changed
-from .cline_cli.parse import Messages, to_ms
-from .task_places import BY_NAME, App, Place
+from ... import files as trayburn_files
+from ..base import MAX_COST, MAX_TOKENS, Call, Known, Seen, SessionRecord, Writer, changed
+from ..cline_cli.parse import Messages, to_ms
+from .places import BY_NAME, App, Place
 
 UI = "ui_messages"  # the files' kinds in the ledger
 META = "task_metadata"
