@@ -1,54 +1,31 @@
-"""Task folders as a source: the Cline extension before 4.0 (and the old Cline CLI), Roo Code and Kilo Code
-(cline-vscode-format.md). One source per app (`feed` "tasks:<app>"), over every place that app keeps
-`tasks/<id>/` in (task_places.py).
+"""The editor apps' task folders as a source (docs/formats/editor-tasks.md): one source per app (`feed`
+"tasks:<app>"), over every place that app keeps `tasks/<id>/` in (`places`); each task's files read by `parse`.
 
-What counts (the fact sheet's pitfalls, by number):
-- one call per `say:"api_req_started"` with usage, keyed `<app>:<task>:<ts>` — its `ts` never changes while
-  the entry is rewritten, positions do (3); its `text` is parsed again, a bad one skipped (1); a legacy
-  `api_req_finished` adds to the request before it;
-- an entry without a cost and without a cancelReason is in flight: counted with what it holds so far, its cost
-  estimated, and read again whenever the file changes (2); an entry whose usage is all zero is no call (4);
-- a restore's `deleted_api_reqs` / `api_req_deleted` sum counts only what the ledger does not already hold of
-  the requests it replaced (5); `subagent_usage` and `condense_context` spend count as calls of their own (6);
-- a cost of 0 with tokens is "no price known": estimated and marked, unless the route is flat-rate (7);
-- tokens are stored in trayburn's meaning (input includes the cache tokens) per app and provider (8);
+What the source does of the format's pitfalls (by number; the others are `parse`'s):
+- a restore's sum counts only what the ledger does not already hold of the requests it replaced (5);
 - a task id in two places is read from its newest copy only (9);
 - the file is re-read only when its stat changes; a file that does not parse keeps the previous figures and
-  is retried (11); only the exact file names are looked at, never temp/backup files or `checkpoints/` (12);
-- the task index (HistoryItem) gives title, folder and model, and its totals only as the session's rollup,
-  which the ledger counts only while the task has no call (13).
-Cline 4.x's copy of a legacy task (pitfall 10) is trimmed on the CLI side: `trim_legacy_copy`.
+  is retried (11); only the exact file names are looked at, never temp/backup files or `checkpoints/` (12).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import time
 from collections.abc import Callable, Container, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ... import files as trayburn_files
-from ..base import MAX_COST, MAX_TOKENS, Call, Known, Seen, SessionRecord, Writer, changed
-from ..cline_cli.parse import Messages, to_ms
-from .places import BY_NAME, App, Place
+from ..base import Call, Known, Seen, SessionRecord, Writer, changed
+from .parse import Parsed, conversation_env, parse_task, source_of
+from .places import App, Place
 
 UI = "ui_messages"  # the files' kinds in the ledger
 META = "task_metadata"
 UI_NAMES = ("ui_messages.json", "claude_messages.json")  # (the second: very old Cline, renamed on its next read)
 META_NAME = "task_metadata.json"
-# Routes whose cost 0 is the price (a subscription), not "no price known"
-FLAT_RATE = frozenset({"openai-codex", "cline-pass", "claude-code"})
-# Cline providers whose tokensIn is the whole prompt (cache reads included): the generic OpenAI-compatible
-# handler ("openai"), LiteLLM, Ollama, LM Studio. The others report uncached input (Anthropic style).
-INCLUSIVE = frozenset({"openai", "litellm", "ollama", "lmstudio", "requesty"})
-# Cline's provider ids whose trayburn route differs (Cline's "openai" is any OpenAI-compatible endpoint)
-ROUTE = {"openai": "openai-compatible"}
-LEGACY_WARNING = b"this is a legacy conversation"
-_ENV_DIR = re.compile(r"# Current (?:Working|Workspace) Directory \(([^)\n]{1,4096})\)")
-_MODEL_TAG = re.compile(rb"<model>([^<\n]{1,300})</model>")
+CONVERSATION_NAME = "api_conversation_history.json"
 
 
 # ---- the source ---------------------------------------------------------------------------------
@@ -109,7 +86,7 @@ class TaskSource:
                 continue
             listed = True
             for entry in entries:
-                task = _task(entry, place, problems)
+                task = _task(entry, place, self.app, problems)
                 if task is None:
                     continue
                 other = by_id.get(task.id)
@@ -200,10 +177,11 @@ class TaskSource:
             return
         api_models: list[str] = []
         api_dir = None
-        if self.app.name != "cline":  # Roo/Kilo: the model is only in the conversation's environment details
-            api_models, api_dir = _roo_env(os.path.join(t.folder, "api_conversation_history.json"), w.max_file_bytes)
+        if self.app.format.models_in_conversation:  # Roo/Kilo: only in the conversation's environment details
+            conversation = _plain_read(os.path.join(t.folder, CONVERSATION_NAME), w.max_file_bytes)
+            api_models, api_dir = conversation_env(conversation) if conversation else ([], None)
         try:
-            parsed = parse_task(data, self.app.name, t.id, meta, item, api_models)
+            parsed = parse_task(data, self.app, t.id, meta, item, api_models)
         except ValueError as exc:
             w.failed(t.ui, t.sid, UI, str(exc))
             return
@@ -213,7 +191,7 @@ class TaskSource:
         record = SessionRecord(
             t.sid, t.folder, parsed.started_ms, parsed.ended_ms, "completed" if parsed.done else "active",
             title=parsed.title, prompt=parsed.prompt, cwd=parsed.cwd or api_dir, workspace_root=parsed.cwd or api_dir,
-            model=parsed.model, provider=parsed.provider, source=_source(self.app, t, meta),
+            model=parsed.model, provider=parsed.provider, source=source_of(self.app, t.folder, meta),
             rollup=parsed.rollup_call(self.app.name, t.id),
         )  # fmt: skip
         fallback = parsed.started_ms or t.ui.checkpoint.mtime_ns // 10**6
@@ -242,7 +220,7 @@ class TaskSource:
         return memo[1].get(t.id)
 
 
-def _task(entry: os.DirEntry, place: Place, problems: dict[str, str]) -> Task | None:
+def _task(entry: os.DirEntry, place: Place, app: App, problems: dict[str, str]) -> Task | None:
     """A task folder's files (exact names only: temp files, backups, locks and `checkpoints/` are never looked at)."""
     name = entry.name
     if name.startswith(".") or name.startswith("_"):
@@ -258,7 +236,7 @@ def _task(entry: os.DirEntry, place: Place, problems: dict[str, str]) -> Task | 
         ui = _stat(os.path.join(folder, n), problems)
         if ui is not None:
             break
-    if BY_NAME[place.app].name == "cline":
+    if app.format.metadata:
         meta = _stat(os.path.join(folder, META_NAME), problems)
     return Task(name, folder, place, ui, meta)
 
@@ -305,30 +283,6 @@ def _json_of(data: bytes | None) -> Any:
         return None
 
 
-def _roo_env(path: str, limit: int) -> tuple[list[str], str | None]:
-    """Roo/Kilo's `<model>` lines and workspace folder, found in the conversation's bytes (never parsed)."""
-    data = _plain_read(path, limit)
-    if not data:
-        return [], None
-    models = [m.decode("utf-8", "replace").strip() for m in _MODEL_TAG.findall(data)]
-    found = re.search(rb"Current Workspace Directory \(([^)\\\n]{1,4096})\)", data)
-    return models, found.group(1).decode("utf-8", "replace") if found else None
-
-
-def _source(app: App, t: Task, meta: Any) -> str:
-    """Cline's tasks: "vscode" from an editor's storage, "cli" from the old CLI's data folder (as its
-    environment history says)."""
-    if app.name != "cline":
-        return app.source
-    env = meta.get("environment_history") if isinstance(meta, dict) else None
-    host = env[-1].get("host_name") if isinstance(env, list) and env and isinstance(env[-1], dict) else None
-    if isinstance(host, str) and "cli" in host.lower():
-        return "cli"
-    if host is None and "globalStorage" not in t.folder:
-        return "cli"
-    return app.source
-
-
 def _restores(w: Writer, sid: str, parsed: Parsed) -> list[Call]:
     """A restore's sum less what the ledger already holds of the requests it removed: those held calls of
     this task (from an earlier read) that the file no longer has, made between the message the task was
@@ -355,272 +309,3 @@ def _restores(w: Writer, sid: str, parsed: Parsed) -> list[Call]:
             continue  # wholly held already
         calls.append(Call(key, index, r.call.ts_ms, model, max(i, cr + cw), o, cr, cw, cost, tools, note, provider))
     return calls
-
-
-# ---- the format ----------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Restore:
-    call: Call
-    after_ms: int  # the ts of the message before it: the point the task was restored to
-
-
-@dataclass
-class Parsed:
-    calls: list[Call] = field(default_factory=list)
-    restores: list[Restore] = field(default_factory=list)
-    started_ms: int | None = None
-    ended_ms: int | None = None
-    title: str | None = None
-    prompt: str | None = None
-    cwd: str | None = None
-    model: str | None = None
-    provider: str | None = None
-    done: bool = False
-    in_flight: int = 0
-    bad_texts: int = 0
-    rollup: tuple[int, int, int, int, float | None] | None = None  # the HistoryItem's totals, as stored
-
-    def rollup_call(self, app: str, task: str) -> Call | None:
-        if self.rollup is None:
-            return None
-        i, o, cr, cw, cost = self.rollup
-        if not (i or o or cr or cw or cost):
-            return None
-        return Call(f"{app}:{task}:rollup", -1, None, None, i, o, cr, cw, cost, (), "from the task index (a rollup)")
-
-
-def _n(value: Any) -> int:
-    if type(value) is int and 0 <= value <= MAX_TOKENS:
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKENS:
-        return 0
-    return int(value)
-
-
-def _c(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_COST:
-        return None
-    return float(value)
-
-
-def _s(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def normalise(app: str, provider: str | None, i: int, o: int, cr: int, cw: int) -> tuple[int, int, int, int]:
-    """(input, output, cache_read, cache_write) in trayburn's meaning: input includes the cache tokens (pitfall 8).
-    Cline: tokensIn is uncached, except for the generic OpenAI-compatible, LiteLLM and Ollama handlers, which
-    pass the whole prompt (and whose `cacheWrites` is DeepSeek's cache-miss count: uncached input, not a write).
-    Roo/Kilo since 3.29.5: tokensIn is inclusive; older files follow the provider (Anthropic: uncached), which
-    shows when tokensIn is below the cache tokens it would include."""
-    if app == "cline":
-        if provider in INCLUSIVE:
-            if provider == "openai":
-                cw = 0
-            return max(i, cr + cw), o, cr, cw
-        return i + cr + cw, o, cr, cw
-    if i >= cr + cw:
-        return i, o, cr, cw
-    return i + cr + cw, o, cr, cw
-
-
-def _cost_of(
-    cost: float | None, tokens: tuple[int, int, int, int], route: str | None, final: bool
-) -> tuple[float | None, str | None]:
-    """The cost to store and a note (pitfall 7): 0 with tokens on a priced route is "no price known"."""
-    if cost is None:
-        return None, None if final else "in flight when read (no cost yet); estimated until the file says more"
-    if cost == 0 and any(tokens) and (route or "") not in FLAT_RATE:
-        return None, "the extension wrote cost 0 (it had no price for this model); estimated"
-    return cost, None
-
-
-class _ModelHistory:
-    """A Cline task's `task_metadata.json` model_usage: the model of a request made at a time."""
-
-    def __init__(self, meta: Any, item: dict | None):
-        entries = meta.get("model_usage") if isinstance(meta, dict) else None
-        self.entries = sorted(
-            ((_n(e.get("ts")), _s(e.get("model_id")), _s(e.get("model_provider_id")))
-             for e in entries if isinstance(e, dict) and _s(e.get("model_id"))),
-            key=lambda e: e[0],
-        ) if isinstance(entries, list) else []  # fmt: skip
-        self.fallback = _s(item.get("modelId")) if isinstance(item, dict) else None
-
-    def at(self, ts: int) -> tuple[str | None, str | None]:
-        best = None
-        for e in self.entries:
-            if e[0] <= ts:
-                best = e
-            else:
-                break
-        if best is None and self.entries:
-            best = self.entries[0]
-        return (best[1], best[2]) if best else (self.fallback, None)
-
-
-def parse_task(
-    data: bytes, app: str, task: str, meta: Any = None, item: dict | None = None, api_models: Sequence[str] = ()
-) -> Parsed:
-    """A `ui_messages.json` → its calls (rows keyed `<app>:<task>:<ts>`), restores and what the session shows.
-    Raises ValueError when the file is not a JSON array (caught mid-write, pitfall 11)."""
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(
-            "empty file (being written?)"
-            if not data.strip()
-            else f"invalid JSON ({str(exc).split(':')[0]}), perhaps caught mid-write"
-        ) from None
-    if not isinstance(doc, list):
-        raise ValueError("not a list of messages")
-    out = Parsed()
-    history = _ModelHistory(meta, item)
-    requests: list[tuple[int, dict, Any, int]] = []  # (ts, usage, message, position) of api_req_started
-    extras: list[tuple[str, int, dict, Any, int, int]] = []  # (kind, ts, usage, message, previous ts, position)
-    prev_ts = 0
-    first_ts = last_ts = None
-    for position, m in enumerate(doc):
-        if not isinstance(m, dict):
-            continue
-        ts = to_ms(m.get("ts"))
-        if ts is None:
-            continue
-        first_ts = ts if first_ts is None else first_ts
-        last_ts = ts
-        say = m.get("say")
-        if out.prompt is None and say in ("task", "text") and m.get("type") == "say":
-            out.prompt = _s(m.get("text"))
-        if say in ("completion_result",) or m.get("ask") == "resume_completed_task":
-            out.done = True
-        if say in ("api_req_started", "api_req_finished", "deleted_api_reqs", "api_req_deleted", "subagent_usage"):
-            try:
-                usage = json.loads(m.get("text") or "")
-            except (ValueError, TypeError, RecursionError):
-                usage = None
-            if not isinstance(usage, dict):
-                out.bad_texts += 1  # (pitfall 1: this message skipped, the rest kept)
-            elif say == "api_req_started":
-                requests.append((ts, usage, m, position))
-                if out.cwd is None and isinstance(usage.get("request"), str):
-                    found = _ENV_DIR.search(usage["request"])
-                    out.cwd = found.group(1).strip() if found else None
-            elif say == "api_req_finished":
-                if requests:  # (merged into the request before it, as combineApiRequests does)
-                    base = requests[-1][1]
-                    for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost"):
-                        if isinstance(usage.get(k), (int, float)):
-                            base[k] = usage[k]
-            else:
-                extras.append((say, ts, usage, m, prev_ts, position))
-        elif say == "condense_context" and isinstance(m.get("contextCondense"), dict):
-            extras.append(("condense", ts, {"cost": m["contextCondense"].get("cost")}, m, prev_ts, position))
-        prev_ts = ts
-    out.started_ms = first_ts or (int(task) if task.isdigit() and 1e12 <= int(task) < 1e14 else None)
-    out.ended_ms = last_ts
-    n_models = len(api_models)
-    for index, (ts, u, m, position) in enumerate(requests):
-        model, provider = _model_of(
-            m, ts, history, api_models[index] if n_models == len(requests) else (api_models[-1] if api_models else None)
-        )
-        final = _c(u.get("cost")) is not None or _s(u.get("cancelReason")) is not None
-        tokens = normalise(
-            app,
-            provider,
-            _n(u.get("tokensIn")),
-            _n(u.get("tokensOut")),
-            _n(u.get("cacheReads")),
-            _n(u.get("cacheWrites")),
-        )
-        route = ROUTE.get(provider or "", provider)
-        cost, note = _cost_of(_c(u.get("cost")), tokens, route, final)
-        if not (any(tokens) or cost):
-            continue  # no usage (pitfall 4: a request that failed before any token)
-        if not final:
-            out.in_flight += 1
-        out.calls.append(Call(f"{app}:{task}:{ts}", position, ts, model, *tokens, cost, (), note, route))
-        out.model, out.provider = model or out.model, route or out.provider
-    for kind, ts, u, m, before, position in extras:
-        model, provider = _model_of(m, ts, history, api_models[-1] if api_models else None)
-        raw = (_n(u.get("tokensIn")), _n(u.get("tokensOut")), _n(u.get("cacheReads")), _n(u.get("cacheWrites")))
-        tokens = normalise(app, provider, *raw)
-        route = ROUTE.get(provider or "", provider)
-        cost, note = _cost_of(_c(u.get("cost")), tokens, route, True)
-        if not (any(tokens) or cost):
-            continue
-        suffix = {"deleted_api_reqs": "restore", "api_req_deleted": "restore", "subagent_usage": "subagents"}.get(
-            kind, kind
-        )
-        why = {"restore": "requests a checkpoint restore removed (their sum)", "subagents": "the subagents' spend",
-               "condense": "condensing the context"}[suffix]  # fmt: skip
-        call = Call(f"{app}:{task}:{ts}:{suffix}", position, ts, model, *tokens, cost, (), note or why, route)
-        if suffix == "restore":
-            out.restores.append(Restore(call, before))
-        else:
-            out.calls.append(call)
-    if isinstance(item, dict):
-        out.title = _s(item.get("task"))
-        out.cwd = out.cwd or _s(item.get("cwdOnTaskInitialization")) or _s(item.get("workspace"))
-        out.model = out.model or _s(item.get("modelId"))
-        # HistoryItem totals (a rollup): the ledger counts them only while the task has no call
-        ri = (
-            _n(item.get("tokensIn")),
-            _n(item.get("tokensOut")),
-            _n(item.get("cacheReads")),
-            _n(item.get("cacheWrites")),
-        )
-        rt = normalise(app, out.provider, *ri)
-        out.rollup = (*rt, _cost_of(_c(item.get("totalCost")), rt, out.provider, True)[0])
-    if out.title is None and out.prompt:
-        out.title = out.prompt.splitlines()[0][:200]
-    out.model = out.model or history.fallback or (api_models[-1] if api_models else None)
-    return out
-
-
-def _model_of(m: dict, ts: int, history: _ModelHistory, roo: str | None) -> tuple[str | None, str | None]:
-    """A request's model and Cline provider id: its `modelInfo` (Cline 3.37+), else the task's model history at
-    its time, else the task index's model; Roo/Kilo: the `<model>` line of its environment details."""
-    info = m.get("modelInfo")
-    if isinstance(info, dict) and _s(info.get("modelId")):
-        return _s(info.get("modelId")), _s(info.get("providerId"))
-    model, provider = history.at(ts)
-    return model or roo, provider
-
-
-# ---- Cline 4.x's copy of a legacy task (pitfall 10) ------------------------------------------------
-
-
-def trim_legacy_copy(messages: Messages, data: bytes) -> Messages:
-    """A Cline 4.x session that resumed a legacy task: its messages before the "legacy conversation" warning
-    repeat the task's whole spend on one message (counted per request from the task folder instead): their
-    calls are left out. A fast bytes test first: every other session costs one search."""
-    if LEGACY_WARNING not in data:
-        return messages
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError):
-        return messages
-    items = doc.get("messages") if isinstance(doc, dict) else doc
-    if not isinstance(items, list):
-        return messages
-    cut = None
-    for index, m in enumerate(items):
-        if isinstance(m, dict) and m.get("role") == "user" and _starts_with_warning(m.get("content")):
-            cut = index
-            break
-    if cut is None:
-        return messages
-    return Messages(messages.agent, [c for c in messages.calls if c.seq > cut])
-
-
-def _starts_with_warning(content: Any) -> bool:
-    text = content if isinstance(content, str) else None
-    if isinstance(content, list) and content and isinstance(content[0], dict):
-        text = content[0].get("text")
-    return isinstance(text, str) and text.lstrip().lower().startswith("warning: " + LEGACY_WARNING.decode())
-
-
-def now_ms() -> int:
-    return time.time_ns() // 10**6
