@@ -10,6 +10,7 @@ import pytest
 from corpus import copy_corpus, expected, set_tz  # noqa: F401
 
 from trayburn import cli
+from trayburn import setting_kinds as kinds
 from trayburn import settings as st
 from trayburn.errors import Exit
 
@@ -453,3 +454,62 @@ def test_config_set_through_a_dangling_link_refuses_and_creates_nothing(conf, tm
     code, _, err = run(capsys, "config", "set", "theme", "light")
     assert code != 0 and "which does not exist; create that file or remove the link" in err, err
     assert conf.is_symlink() and not (tmp_path / "gone.toml").exists()
+
+
+# ---- the declaration: each setting once, everything else derived -------------------------------------------------
+
+# A value other than the default, as typed on the command line, per kind of setting (a new kind needs one here)
+TYPED = {
+    kinds.Text: "~/somewhere",
+    kinds.Whole: "60",
+    kinds.Number: "$2.50",
+    kinds.Currency: "eur",
+    kinds.Flag: "yes",  # (the opposite of a default true: below)
+    kinds.Choice: "dark",
+    kinds.Folders: os.pathsep.join(["~/a", "/b"]),
+}
+
+
+@pytest.mark.parametrize("key", [k for k in st.KEYS if not st.SETTINGS[k].kind.table])
+def test_every_setting_is_set_read_back_and_unset_from_its_declaration(conf, key):
+    """What `config set` writes reads back as the declaration's kind makes it; unset, its default returns."""
+    spec = st.SETTINGS[key]
+    typed = "off" if spec.default is True else TYPED[type(spec.kind)]
+    st.update(conf, key, typed)
+    value = getattr(st.load(conf).settings, key)
+    assert value == spec.kind.check(spec.kind.parse(key, typed)) != spec.default
+    st.update(conf, key, None)
+    assert getattr(st.load(conf).settings, key) == spec.default
+    assert key not in tomllib.loads(conf.read_text())
+
+
+def test_the_defaults_pass_their_own_checks():
+    for key, spec in st.SETTINGS.items():
+        if spec.default is not None:
+            assert spec.kind.check(spec.fresh()) == spec.default, key
+
+
+def test_each_editor_app_brings_its_two_settings():
+    from trayburn.sources.editor_tasks.places import APPS
+
+    for app in APPS:
+        assert (st.SETTINGS[app.enabled_key].default, st.SETTINGS[app.dirs_key].default) == (True, [])
+    assert st.KEYS[-2 * len(APPS) :] == (*(a.enabled_key for a in APPS), *(a.dirs_key for a in APPS))
+
+
+def test_the_menu_offers_what_the_declaration_allows():
+    assert st.menu_choices("theme") == ("auto", "light", "dark")
+    assert st.menu_choices("refresh_seconds") == (15, 30, 60, 300)
+    for key, spec in st.SETTINGS.items():
+        assert all(spec.kind.check(c) == c for c in spec.menu_choices), key
+        assert not spec.menu_choices or st.MENU in spec.where, key
+
+
+def test_a_setting_kept_to_the_file_is_refused_by_config_set(conf, monkeypatch):
+    from dataclasses import replace
+
+    spec = st.SETTINGS["machine_name"]
+    monkeypatch.setitem(st.SETTINGS, "machine_name", replace(spec, where=(st.FILE,)))
+    with pytest.raises(st.SettingsError, match="settings file only"):
+        st.update(conf, "machine_name", "laptop")
+    assert not conf.exists()

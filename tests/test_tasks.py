@@ -413,6 +413,29 @@ def test_places_on_each_os():
     assert noenv[0][1] == PureWindowsPath(r"C:\Users\me\AppData\Roaming\Code\User\globalStorage\saoudrizwan.claude-dev")
 
 
+def test_another_app_is_one_entry(led, tmp_path):
+    """An app added as data only (Zoo Code, the Roo fork: its own extension id and storage setting, Roo's format)
+    is found in every flavour, read as Roo is, and stamped with its own id and source; a CLI's folder under the
+    home folder (the old Kilo CLI's) is a place on every OS."""
+    zoo = tp.App("zoo", "Zoo Code", ("zoocodeorganization.zoo-code",), "zoo_code", "zoo-code", tp.ROO_FORMAT,
+                 storage_setting="zoo-code.customStoragePath")  # fmt: skip
+    lin = tp.default_places(zoo, {}, PurePosixPath("/home/me"), "linux")
+    assert lin[0][1] == PurePosixPath("/home/me/.config/Code/User/globalStorage/zoocodeorganization.zoo-code")
+    w = TaskWriter(tmp_path / "zoo", "roo")
+    tid = "0199a8d2-6f3e-7c1a-9b2e-1f2a3b4c5d6e"
+    ui = [say(T0, "text", "build it"), usage_say(T0 + 10, "api_req_started", 15220, 95, 420, 14800, 0.00744)]
+    w.write(tid, ui)
+    w.api_history(tid, ["claude-sonnet-4-5"])
+    led.refresh(TaskSource(zoo, [Place("zoo", w.root, "test")]))
+    assert_sums(counted(led), expected_calls("roo", ui))
+    assert led.query("SELECT id, source, model FROM sessions") == [(f"zoo:{tid}", "zoo-code", "claude-sonnet-4-5")]
+    assert tp.source_label("roo-code") == "Roo Code"
+    kilo_cli = tp.App("kilocli", "Kilo CLI (before 1.0)", (), "kilo_cli", "kilo-cli", tp.ROO_FORMAT,
+                      flavours=(), servers=(), home_folders=(("Kilo CLI", ".kilocode/cli/global"),))  # fmt: skip
+    win = tp.default_places(kilo_cli, {}, PureWindowsPath(r"C:\Users\me"), "win32")
+    assert win == [("Kilo CLI (default)", PureWindowsPath(r"C:\Users\me\.kilocode\cli\global"))]
+
+
 def test_places_settings_and_custom_storage(tmp_path):
     home = tmp_path / "home"
     user = home / ".config" / "Cursor" / "User"

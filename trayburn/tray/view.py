@@ -31,7 +31,7 @@ from ..figures import day as report
 from ..figures.day import DayReport, SessionSummary
 from ..figures.money import Money
 from ..render import USD, plan_text, plural, progress_text, shorten
-from ..settings import REFRESH_CHOICES
+from ..settings import menu_choices
 from ..sources.base import RETRY_RECENT_NS
 from ..sources.editor_tasks.places import menu_line
 
@@ -254,9 +254,10 @@ def settings_menu(view: TrayView, autostart: bool | None) -> list[Entry]:
     roots = [entry for r in view.roots for entry in _root(r)]
     overridden = any(r.source.startswith("settings") for r in view.roots)
     refresh = [
-        Entry(_interval(s), "set_refresh", s, checked=view.refresh_seconds == s, radio=True) for s in REFRESH_CHOICES
+        Entry(_interval(s), "set_refresh", s, checked=view.refresh_seconds == s, radio=True)
+        for s in menu_choices("refresh_seconds")
     ]
-    themes = [Entry(t, "set_theme", t, checked=view.theme == t, radio=True) for t in ("auto", "light", "dark")]
+    themes = [Entry(t, "set_theme", t, checked=view.theme == t, radio=True) for t in menu_choices("theme")]
     budget = f"Daily budget: {amount(USD, view.budget)}…" if view.budget else "Daily budget: none…"  # set in USD
     out = roots + [
         Entry("Use environment and defaults", "reset_roots", enabled=overridden),
