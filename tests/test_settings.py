@@ -9,7 +9,7 @@ import tomllib
 import pytest
 from corpus import copy_corpus, expected, set_tz  # noqa: F401
 
-from trayburn import cli, settings
+from trayburn import cli, setting_kinds, settings
 from trayburn.errors import Exit
 
 GOOD = """\
@@ -452,3 +452,62 @@ def test_config_set_through_a_dangling_link_refuses_and_creates_nothing(conf, tm
     code, _, err = run(capsys, "config", "set", "theme", "light")
     assert code != 0 and "which does not exist; create that file or remove the link" in err, err
     assert conf.is_symlink() and not (tmp_path / "gone.toml").exists()
+
+
+# ---- the declaration: each setting once, everything else derived -------------------------------------------------
+
+# A value other than the default, as typed on the command line, per kind of setting (a new kind needs one here)
+TYPED = {
+    setting_kinds.Text: "~/somewhere",
+    setting_kinds.Whole: "60",
+    setting_kinds.Number: "$2.50",
+    setting_kinds.Currency: "eur",
+    setting_kinds.Flag: "yes",  # (the opposite of a default true: below)
+    setting_kinds.Choice: "dark",
+    setting_kinds.Folders: os.pathsep.join(["~/a", "/b"]),
+}
+
+
+@pytest.mark.parametrize("key", [k for k in settings.KEYS if not settings.SETTINGS[k].kind.table])
+def test_every_setting_is_set_read_back_and_unset_from_its_declaration(conf, key):
+    """What `config set` writes reads back as the declaration's kind makes it; unset, its default returns."""
+    spec = settings.SETTINGS[key]
+    typed = "off" if spec.default is True else TYPED[type(spec.kind)]
+    settings.update(conf, key, typed)
+    value = getattr(settings.load(conf).settings, key)
+    assert value == spec.kind.check(spec.kind.parse(key, typed)) != spec.default
+    settings.update(conf, key, None)
+    assert getattr(settings.load(conf).settings, key) == spec.default
+    assert key not in tomllib.loads(conf.read_text())
+
+
+def test_the_defaults_pass_their_own_checks():
+    for key, spec in settings.SETTINGS.items():
+        if spec.default is not None:
+            assert spec.kind.check(spec.fresh()) == spec.default, key
+
+
+def test_each_editor_app_brings_its_two_settings():
+    from trayburn.sources.editor_tasks.places import APPS
+
+    for app in APPS:
+        assert (settings.SETTINGS[app.enabled_key].default, settings.SETTINGS[app.dirs_key].default) == (True, [])
+    assert settings.KEYS[-2 * len(APPS) :] == (*(a.enabled_key for a in APPS), *(a.dirs_key for a in APPS))
+
+
+def test_the_menu_offers_what_the_declaration_allows():
+    assert settings.menu_choices("theme") == ("auto", "light", "dark")
+    assert settings.menu_choices("refresh_seconds") == (15, 30, 60, 300)
+    for key, spec in settings.SETTINGS.items():
+        assert all(spec.kind.check(c) == c for c in spec.menu_choices), key
+        assert not spec.menu_choices or settings.MENU in spec.where, key
+
+
+def test_a_setting_kept_to_the_file_is_refused_by_config_set(conf, monkeypatch):
+    from dataclasses import replace
+
+    spec = settings.SETTINGS["machine_name"]
+    monkeypatch.setitem(settings.SETTINGS, "machine_name", replace(spec, where=(settings.FILE,)))
+    with pytest.raises(settings.SettingsError, match="settings file only"):
+        settings.update(conf, "machine_name", "laptop")
+    assert not conf.exists()

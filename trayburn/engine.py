@@ -241,18 +241,18 @@ class Engine:
             return own
 
     def task_places(self) -> dict[str, list]:
-        """Where each editor app's tasks are looked for (sources/task_places.py), for `doctor`: app → places
+        """Where each editor app's tasks are looked for (sources/editor_tasks/places.py), for `doctor`: app → places
         (empty when the app is turned off in the settings)."""
         import sys
 
-        from .sources import task_places
+        from .sources.editor_tasks import places
 
         s, out = self.settings, {}
-        for app in task_places.APPS:
+        for app in places.APPS:
             on = getattr(s, app.enabled_key, True)
             dirs = getattr(s, app.dirs_key, [])
             out[app.name] = (
-                task_places.places(app, dirs, self.env, paths.home(self.env), sys.platform, self.levels.data.path)
+                places.places(app, dirs, self.env, paths.home(self.env), sys.platform, self.levels.data.path)
                 if on
                 else []
             )
@@ -260,11 +260,11 @@ class Engine:
 
     def task_places_json(self) -> list[dict]:
         """`doctor`'s view of the editor apps: each app on or off, every place looked at, where it came from."""
-        from .sources import task_places
+        from .sources.editor_tasks.places import BY_NAME
 
         out = []
         for name, places in self.task_places().items():
-            app = task_places.BY_NAME[name]
+            app = BY_NAME[name]
             rows = []
             for p in places:
                 exists = p.exists
@@ -277,8 +277,8 @@ class Engine:
     def task_sources(self) -> list[Source]:
         """One source per editor app that is on (Cline's pre-4.0 tasks, Roo Code, Kilo Code), kept between
         refreshes while its places stay the same."""
-        from .sources import task_places
-        from .sources.tasks import TaskSource
+        from .sources.editor_tasks.places import BY_NAME
+        from .sources.editor_tasks.source import TaskSource
 
         memo: dict = self.__dict__.setdefault("_task_sources", {})
         out: list[Source] = []
@@ -287,14 +287,14 @@ class Engine:
                 continue
             key = (name, tuple(places))
             if key not in memo:
-                memo[key] = TaskSource(task_places.BY_NAME[name], places)
+                memo[key] = TaskSource(BY_NAME[name], places)
             out.append(memo[key])
         return out
 
     def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
         """(label, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the
-        menu's "CLI $1.20 · VS Code $3.40" line (`task_places.menu_line` writes it from this)."""
-        from .sources.task_places import source_label
+        menu's "CLI $1.20 · VS Code $3.40" line (`editor_tasks.places.menu_line` writes it from this)."""
+        from .sources.editor_tasks.places import source_label
 
         first = since or periods.now_date()
         got = history.report(
@@ -566,9 +566,9 @@ class Engine:
         tasks = self._editor_tasks()
         if not tasks:
             return f"OK: {held}"
-        from .sources import task_places
+        from .sources.editor_tasks import places
 
-        labels = {f"tasks:{app.name}": app.label for app in task_places.APPS}
+        labels = {f"tasks:{app.name}": app.label for app in places.APPS}
         apps = ", ".join(f"{n} of {labels.get(feed, feed)}" for feed, n in sorted(tasks.items()))
         cli = self.ledger.live_by_feed().get(ClineCliSource.feed, 0)
         if sess.exists:

@@ -244,7 +244,7 @@ class Refresh:
 
     def held(self, sid: str) -> list[tuple[str, int | None, int, int, int, int, float | None]]:
         """The calls the ledger holds of a session: (key, ts, input, output, cache read, cache write, cost) (a
-        task source compares a restore's sum with them: sources/tasks.py)."""
+        task source compares a restore's sum with them: sources/editor_tasks/source.py)."""
         return self.db.execute(
             "SELECT key, ts_ms, input, output, cache_read, cache_write, cost FROM calls WHERE session_id=? AND seq>=0",
             (sid,),

@@ -29,8 +29,8 @@ from ..figures.costs import Totals
 from ..figures.day import DayReport, SessionSummary
 from ..figures.glance import Glance
 from ..figures.money import Money
-from ..settings import REFRESH_CHOICES, Settings
-from ..sources.task_places import menu_line
+from ..settings import Settings, menu_choices
+from ..sources.editor_tasks.places import menu_line
 from ..words import USD, plan_text, plural, progress_text, shorten
 
 if TYPE_CHECKING:
@@ -252,9 +252,10 @@ def settings_menu(view: TrayView, autostart: bool | None) -> list[Entry]:
     roots = [entry for r in view.roots for entry in _root(r)]
     overridden = any(r.source.startswith("settings") for r in view.roots)
     refresh = [
-        Entry(_interval(s), "set_refresh", s, checked=view.refresh_seconds == s, radio=True) for s in REFRESH_CHOICES
+        Entry(_interval(s), "set_refresh", s, checked=view.refresh_seconds == s, radio=True)
+        for s in menu_choices("refresh_seconds")
     ]
-    themes = [Entry(t, "set_theme", t, checked=view.theme == t, radio=True) for t in ("auto", "light", "dark")]
+    themes = [Entry(t, "set_theme", t, checked=view.theme == t, radio=True) for t in menu_choices("theme")]
     budget = f"Daily budget: {amount(USD, view.budget)}…" if view.budget else "Daily budget: none…"  # set in USD
     out = roots + [
         Entry("Use environment and defaults", "reset_roots", enabled=overridden),

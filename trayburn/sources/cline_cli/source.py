@@ -272,7 +272,7 @@ def _messages_parser(scope: str) -> Callable[[bytes], Messages]:
 
 
 def _parse_messages(data: bytes, scope: str) -> Messages:
-    from ..tasks import trim_legacy_copy  # (Cline 4.x's copy of a pre-4.0 task: counted from the task folder)
+    from ..editor_tasks.parse import trim_legacy_copy  # (a pre-4.0 task resumed by 4.x: counted from its folder)
 
     return trim_legacy_copy(parse_messages(data, scope), data)
 
