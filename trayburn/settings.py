@@ -55,6 +55,7 @@ class Settings:
     cline_tasks_dirs: list[str] = field(default_factory=list)
     roo_code_dirs: list[str] = field(default_factory=list)
     kilo_code_dirs: list[str] = field(default_factory=list)
+    kilo_code_db: list[str] = field(default_factory=list)  # Kilo Code 7's kilo.db files (or folders), replacing the found
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they were
     invalid: dict[str, Any] = field(default_factory=dict)  # known keys with bad values: defaults used, kept on save
 
@@ -132,7 +133,7 @@ def _check(key: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError("must be a string")
         return value.strip() or None
-    if key in TASK_DIRS:
+    if key in TASK_DIRS or key == "kilo_code_db":
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
