@@ -226,7 +226,7 @@ def _changed(
     con: sqlite3.Connection, sessions: Mapping[str, Session], marks: Mapping[str, Checkpoint], v2: bool
 ) -> list[str]:
     """The sessions to read again: new ones, those whose time_updated moved, those with rows above every mark."""
-    held = [mark_of(m) for m in marks.values()]
+    held = [mark_of(m) for sid, m in marks.items() if sid in sessions]  # (a deleted session's rowids are reused)
     todo = {sid for sid, s in sessions.items() if sid not in marks or mark_of(marks[sid])[1] != s.updated_ms}
     tables = [("message", max((m[0] for m in held), default=0)), ("part", max((m[2] for m in held), default=0))]
     if v2:
