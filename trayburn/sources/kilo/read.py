@@ -1,7 +1,8 @@
 """Reading kilo.db: read-only, one snapshot per read, only the sessions that changed (docs/formats/kilo7.md).
 
 A read never blocks Kilo: a `mode=ro` connection (no write lock, never a checkpoint; SQLite reads the -wal
-through the -shm, so rows not yet checkpointed are seen), closed as soon as the read is done. Where SQLite cannot
+through the -shm, so rows not yet checkpointed are seen), closed as soon as the read is done; a database without a
+-wal (no Kilo has it open) is opened as immutable, so a read makes no file in Kilo's folder. Where SQLite cannot
 open the files read-only (a -wal without its -shm in a folder we may not write), the db and its -wal are copied
 into a private folder and the copy is read. A busy database is a `FileProblem`: the refresh says so and retries.
 
@@ -48,7 +49,7 @@ CANT_OPEN = ("unable to open", "readonly database", "read-only file system")
 
 def mark_of(c: Checkpoint | None) -> tuple[int, int, int, int]:
     """A session's mark, as its files row stores it in the checkpoint's four numbers: (its highest rowid in
-    `message`, its `time_updated`, its highest rowid in `part`, its highest rowid in `session_message`)."""
+    `message`, its `Session.stamp`, its highest rowid in `part`, its highest rowid in `session_message`)."""
     return (c.size, c.mtime_ns, c.inode, c.ctime_ns) if c is not None else (0, -1, 0, 0)
 
 
@@ -63,6 +64,11 @@ class Session:
     created_ms: int
     updated_ms: int
     archived_ms: int | None
+
+    @property
+    def stamp(self) -> int:
+        """What moves when the row changes: `time_updated`, or `time_archived` (an archive may leave the first)."""
+        return max(self.updated_ms, self.archived_ms or 0)
 
 
 @dataclass(slots=True)
@@ -115,7 +121,11 @@ def read(path: str, marks: Mapping[str, Checkpoint]) -> Read:
 
 
 def _connect(path: str) -> sqlite3.Connection:
+    """Read-only; with no -wal at all (no Kilo has it open: every row is in the db) as an immutable file, so
+    that no -wal or -shm is made in Kilo's folder."""
     uri = Path(os.path.abspath(path)).as_uri() + "?mode=ro"
+    if not os.path.exists(path + "-wal"):
+        uri += "&immutable=1"
     con = sqlite3.connect(uri, uri=True, timeout=BUSY_WAIT_S, isolation_level=None, check_same_thread=False)
     con.execute("PRAGMA query_only=1")
     return con
@@ -227,7 +237,7 @@ def _changed(
 ) -> list[str]:
     """The sessions to read again: new ones, those whose time_updated moved, those with rows above every mark."""
     held = [mark_of(m) for sid, m in marks.items() if sid in sessions]  # (a deleted session's rowids are reused)
-    todo = {sid for sid, s in sessions.items() if sid not in marks or mark_of(marks[sid])[1] != s.updated_ms}
+    todo = {sid for sid, s in sessions.items() if sid not in marks or mark_of(marks[sid])[1] != s.stamp}
     tables = [("message", max((m[0] for m in held), default=0)), ("part", max((m[2] for m in held), default=0))]
     if v2:
         tables.append((V2, max((m[3] for m in held), default=0)))
@@ -254,7 +264,7 @@ def _session(con: sqlite3.Connection, s: Session, v2: bool, out: Read) -> Found:
         if isinstance(doc, dict):
             doc["id"] = pid
             by_message.setdefault(mid, []).append(doc)
-    found = Found([], Checkpoint(0, s.updated_ms, top_part, 0), "", None, False, None, None)
+    found = Found([], Checkpoint(0, s.stamp, top_part, 0), "", None, False, None, None)
     top_message = 0
     for rowid, mid, data in messages:
         top_message = max(top_message, rowid)
@@ -263,7 +273,7 @@ def _session(con: sqlite3.Connection, s: Session, v2: bool, out: Read) -> Found:
         if isinstance(doc, dict) and doc.get("role") == "assistant":
             _assistant(found, s, mid, doc, by_message.get(mid, []))
     top_v2 = _v2(con, s, found, out) if v2 else 0
-    found.mark = Checkpoint(top_message, s.updated_ms, top_part, top_v2)
+    found.mark = Checkpoint(top_message, s.stamp, top_part, top_v2)
     return found
 
 

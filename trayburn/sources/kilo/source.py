@@ -100,6 +100,7 @@ class KiloSource:
             return
         result = got[0]
         self.last[f.path] = result
+        w.seen(f.path)
         w.ok(f.path, "", DB, None, f.checkpoint)
         roots = {sid: _root(sid, result.sessions) for sid in result.sessions}
         held = {p.rpartition("#")[2]: k for p, k in rows}
@@ -136,12 +137,8 @@ def stamp(db: str) -> Checkpoint:
         wal = os.stat(db + "-wal")
     except FileNotFoundError:
         return Checkpoint(st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-    return Checkpoint(
-        st.st_size + wal.st_size,
-        max(st.st_mtime_ns, wal.st_mtime_ns),
-        st.st_ino,
-        max(st.st_ctime_ns, wal.st_ctime_ns),
-    )
+    # (not the -wal's ctime: SQLite running as root gives the -wal its db's owner at every open, which moves it)
+    return Checkpoint(st.st_size + wal.st_size, max(st.st_mtime_ns, wal.st_mtime_ns), st.st_ino, st.st_ctime_ns)
 
 
 def _root(sid: str, sessions: Mapping[str, kr.Session]) -> str:
