@@ -24,7 +24,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,9 +173,9 @@ def _read(con: sqlite3.Connection, marks: Mapping[str, Checkpoint]) -> Read:
         tables = _schema(con)
         out.newer_schema = _newer(con)
         v2 = V2 in tables and {"session_id", "type", "time_created", "data"} <= tables[V2]
+        v2 = v2 and con.execute(f"SELECT 1 FROM {V2} LIMIT 1").fetchone() is not None  # (Kilo 7.7 leaves it empty)
         out.sessions = _sessions(con, "time_archived" in tables["session"])
-        for sid in _changed(con, out.sessions, marks, v2):
-            out.found[sid] = _session(con, out.sessions[sid], v2, out)
+        _found(con, out.sessions, _changed(con, out.sessions, marks, v2), v2, out)
         return out
     finally:
         con.execute("COMMIT")
@@ -238,6 +238,8 @@ def _changed(
     """The sessions to read again: new ones, those whose time_updated moved, those with rows above every mark."""
     held = [mark_of(m) for sid, m in marks.items() if sid in sessions]  # (a deleted session's rowids are reused)
     todo = {sid for sid, s in sessions.items() if sid not in marks or mark_of(marks[sid])[1] != s.stamp}
+    if len(todo) == len(sessions):  # (a first read: every session, no need to look for new rows)
+        return sorted(todo)
     tables = [("message", max((m[0] for m in held), default=0)), ("part", max((m[2] for m in held), default=0))]
     if v2:
         tables.append((V2, max((m[3] for m in held), default=0)))
@@ -246,59 +248,108 @@ def _changed(
     return sorted(sid for sid in todo if sid in sessions)
 
 
-def _session(con: sqlite3.Connection, s: Session, v2: bool, out: Read) -> Found:
-    """One session's calls, from its assistant messages and their step-finish parts."""
-    messages = con.execute(
-        "SELECT rowid, id, data FROM message WHERE session_id=? ORDER BY time_created, id", (s.id,)
-    ).fetchall()
-    steps = con.execute(
-        "SELECT rowid, id, message_id, data FROM part WHERE session_id=? AND json_valid(data)"
-        " AND json_extract(data, '$.type') = 'step-finish' ORDER BY id",
-        (s.id,),
-    ).fetchall()
-    top_part = con.execute("SELECT max(rowid) FROM part WHERE session_id=?", (s.id,)).fetchone()[0] or 0
-    by_message: dict[str, list[dict]] = {}
-    for _, pid, mid, data in steps:
-        out.size += len(data)
-        doc = _json(data)
-        if isinstance(doc, dict):
-            doc["id"] = pid
-            by_message.setdefault(mid, []).append(doc)
-    found = Found([], Checkpoint(0, s.stamp, top_part, 0), "", None, False, None, None)
-    top_message = 0
-    for rowid, mid, data in messages:
-        top_message = max(top_message, rowid)
-        out.size += len(data)
-        doc = _json(data)
-        if isinstance(doc, dict) and doc.get("role") == "assistant":
-            _assistant(found, s, mid, doc, by_message.get(mid, []))
+# The fields a read needs, extracted by SQLite in one parse of each row (JSON arrays of a few values for Python)
+USAGE = "'$.tokens.input', '$.tokens.output', '$.tokens.reasoning', '$.tokens.cache.read', '$.tokens.cache.write', '$.cost'"
+MESSAGES = (
+    "SELECT rowid, id, json_extract(data, '$.role', '$.time.created', '$.time.completed', '$.modelID', '$.providerID',"
+    f" '$.agent', '$.mode', '$.error.name', {USAGE}), session_id FROM message WHERE {{}} 1"
+    " ORDER BY session_id, time_created, id"
+)
+STEPS = (  # (the very condition of Kilo's index of step-finish parts, so SQLite uses it)
+    f"SELECT id, message_id, json_extract(data, {USAGE}, '$.time.start'), session_id FROM part WHERE {{}}"
+    " json_valid(data) AND json_extract(data, '$.type') = 'step-finish' ORDER BY session_id, id"
+)
+WHOLE = 64  # changed sessions from which one pass over every row costs less than a look-up per session
+
+
+def _found(con: sqlite3.Connection, sessions: Mapping[str, Session], todo: list[str], v2: bool, out: Read) -> None:
+    """The calls of the sessions in `todo`: looked up session by session, or in one pass over every row when many
+    changed (a first read)."""
+    if len(todo) < WHOLE:
+        for sid in todo:
+            where = "session_id=? AND"
+            rows = (_rows(con, MESSAGES, where, (sid,)), _rows(con, STEPS, where, (sid,)))
+            tops = (_top(con, "message", sid), _top(con, "part", sid))
+            out.found[sid] = _session(con, sessions[sid], rows, tops, v2, out)
+        return
+    wanted = set(todo)
+    messages, steps = _grouped(_rows(con, MESSAGES, "", ()), wanted), _grouped(_rows(con, STEPS, "", ()), wanted)
+    top_message = dict(con.execute("SELECT session_id, max(rowid) FROM message GROUP BY session_id").fetchall())
+    top_part = dict(con.execute("SELECT session_id, max(rowid) FROM part GROUP BY session_id").fetchall())
+    for sid in todo:
+        rows = (messages.get(sid, []), steps.get(sid, []))
+        tops = (top_message.get(sid) or 0, top_part.get(sid) or 0)
+        out.found[sid] = _session(con, sessions[sid], rows, tops, v2, out)
+
+
+def _rows(con: sqlite3.Connection, sql: str, where: str, params: tuple) -> list[tuple]:
+    try:
+        return con.execute(sql.format(where), params).fetchall()
+    except sqlite3.OperationalError as exc:  # a row that is not JSON: the others are read without it
+        if "JSON" not in str(exc):
+            raise
+        return con.execute(sql.format(where + " json_valid(data) AND"), params).fetchall()
+
+
+def _grouped(rows: list[tuple], wanted: set[str]) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = {}
+    for row in rows:
+        if row[-1] in wanted:
+            out.setdefault(row[-1], []).append(row)
+    return out
+
+
+def _top(con: sqlite3.Connection, table: str, sid: str) -> int:
+    return con.execute(f"SELECT max(rowid) FROM {table} WHERE session_id=?", (sid,)).fetchone()[0] or 0
+
+
+def _session(
+    con: sqlite3.Connection, s: Session, rows: tuple[list, list], tops: tuple[int, int], v2: bool, out: Read
+) -> Found:
+    """One session's calls, from its assistant messages and their step-finish parts (`rows`); `tops`: its highest
+    rowids in `message` and `part`."""
+    messages, steps = rows
+    by_message: dict[str, list[tuple]] = {}
+    for row in steps:
+        by_message.setdefault(row[1], []).append(row)
+    out.size += 64 * (len(messages) + len(steps))
+    found = Found([], Checkpoint(0, s.stamp, tops[1], 0), "", None, False, None, None)
+    for row in messages:
+        _assistant(found, s, row, by_message.get(row[1], ()))
     top_v2 = _v2(con, s, found, out) if v2 else 0
-    found.mark = Checkpoint(top_message, s.stamp, top_part, top_v2)
+    found.mark = Checkpoint(tops[0], s.stamp, tops[1], top_v2)
     return found
 
 
-def _assistant(found: Found, s: Session, mid: str, m: dict, steps: list[dict]) -> None:
-    time = m.get("time") if isinstance(m.get("time"), dict) else {}
-    created = _int(time.get("created")) or None
+def _assistant(found: Found, s: Session, row: tuple, steps: Sequence[tuple]) -> None:
+    """One message (rowid, id, its fields as a JSON array: role, times, route, agent, error, usage) with its
+    step-finish parts (id, message id, usage and start as a JSON array)."""
+    if row[2] is None or not row[2].startswith('["assistant"'):
+        return
+    fields = _json(row[2])
+    if not isinstance(fields, list) or len(fields) != 14:
+        return
+    mid = row[1]
+    _, created, completed, model, provider, agent, mode, error = fields[:8]
+    created = _int(created) or None
     if created is not None and created < s.created_ms:
         found.copies += 1  # a fork's copy of an earlier message (its original time): counted where it was made
         return
-    model, provider = _str(m.get("modelID")), _str(m.get("providerID"))
+    model, provider = _str(model), _str(provider)
     found.model, found.provider = model or found.model, provider or found.provider
-    found.agent = found.agent or _str(m.get("agent")) or _str(m.get("mode")) or ""
-    found.last_ms = max(found.last_ms or 0, _int(time.get("completed")) or created or 0) or None
-    if not time.get("completed") and not m.get("error") and not steps:
+    found.agent = found.agent or _str(agent) or _str(mode) or ""
+    found.last_ms = max(found.last_ms or 0, _int(completed) or created or 0) or None
+    if not completed and not error and not steps:
         found.in_flight = True
-    usages = [(s_.get("tokens"), s_.get("cost"), s_) for s_ in steps] or [(m.get("tokens"), m.get("cost"), None)]
-    for index, (tokens, cost, step) in enumerate(usages):
-        raw = _tokens(tokens)
-        price = _cost(cost)
+    parsed = [(_numbers(step[2]), step[0]) for step in steps]
+    usages = [(u, pid) for u, pid in parsed if isinstance(u, list) and len(u) == 7] or [(fields[8:], None)]
+    for index, (usage, pid) in enumerate(usages):
+        raw = (_n(usage[0]), _n(usage[1]), _n(usage[2]), _n(usage[3]), _n(usage[4]))
+        price = _cost(usage[5])
         if not any(raw) and not price:
             continue  # no usage: inserted at a step's start and not filled (yet, or ever: a cancelled run)
-        key = f"kilo:{mid}" if index == 0 else f"kilo:{mid}:{step['id'] if step else index}"
-        at = created
-        if index and step is not None and isinstance(step.get("time"), dict):
-            at = _int(step["time"].get("start")) or created
+        key = f"kilo:{mid}" if index == 0 else f"kilo:{mid}:{pid}"
+        at = (_int(usage[6]) or created) if index else created
         found.calls.append(_call(key, len(found.calls), at, model, provider, raw, price))
 
 
@@ -364,6 +415,8 @@ def _tokens(value: Any) -> tuple[int, int, int, int, int]:
 
 
 def _n(value: Any) -> int:
+    if type(value) is int and 0 <= value <= MAX_TOKENS:
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKENS:
         return 0
     return int(value)
@@ -385,6 +438,25 @@ def _str(value: Any) -> str | None:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _numbers(text: Any) -> list | None:
+    """A JSON array of numbers and nulls (a step's usage) without a JSON parser (the cold read's hot loop);
+    anything else through one."""
+    if not isinstance(text, str) or not text.startswith("["):
+        return None
+    out: list = []
+    for item in text[1:-1].split(","):
+        if item.isdigit():
+            out.append(int(item))
+        elif item == "null":
+            out.append(None)
+        else:
+            try:
+                out.append(float(item))
+            except ValueError:
+                return _json(text)  # (a string or an object in it: the parser says what it is)
+    return out
 
 
 def _json(data: Any) -> Any:
