@@ -73,8 +73,8 @@ def fill(db: Path, messages: int, seed: int = 1) -> int:
         for turn in range(rng.randint(2, 8)):
             t += rng.randint(5_000, 60_000)
             uid = f"msg_{sid}_{turn}u"
-            user = {"role": "user", "time": {"created": t}, "agent": "code",
-                    "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}, "summary": {"diffs": []}}  # fmt: skip
+            model = {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}
+            user = {"role": "user", "time": {"created": t}, "agent": "code", "model": model, "summary": {"diffs": []}}
             con.execute("INSERT INTO message VALUES(?,?,?,?,?)", (uid, sid, t, t, json.dumps(user)))
             con.execute("INSERT INTO part VALUES(?,?,?,?,?,?)", (f"prt_{uid}", uid, sid, t, t,
                         json.dumps({"type": "text", "text": "please " * rng.randint(5, 200)})))  # fmt: skip
@@ -94,7 +94,9 @@ def fill(db: Path, messages: int, seed: int = 1) -> int:
                          {"type": "text", "text": "ok " * rng.randint(20, 600)},
                          {"type": "step-finish", "reason": "tool-calls", "tokens": tokens, "cost": cost}]  # fmt: skip
                 for k, part in enumerate(parts):
-                    con.execute("INSERT INTO part VALUES(?,?,?,?,?,?)", (f"prt_{mid}_{k}", mid, sid, t, t, json.dumps(part)))
+                    con.execute(
+                        "INSERT INTO part VALUES(?,?,?,?,?,?)", (f"prt_{mid}_{k}", mid, sid, t, t, json.dumps(part))
+                    )
                 written += 1
                 calls += 1
         n += 1
@@ -152,9 +154,11 @@ def measure(messages: int, sessions: int, repeat: int) -> dict:
         print(f"writing a kilo.db of {messages} messages into {db} ...", file=sys.stderr)
         schema_db(db)
         fill(db, messages)
-    wanted = sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute(
-        "SELECT count(*) FROM part WHERE json_extract(data, '$.type') = 'step-finish'"
-    ).fetchone()[0]
+    wanted = (
+        sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        .execute("SELECT count(*) FROM part WHERE json_extract(data, '$.type') = 'step-finish'")
+        .fetchone()[0]
+    )
     size = sum(p.stat().st_size for p in db.parent.glob("kilo.db*"))
     rows_floor(db)  # warm the page cache
     floor, floor_cpu = timed(lambda: rows_floor(db), repeat)

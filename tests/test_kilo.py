@@ -63,9 +63,7 @@ def test_the_recording_in_every_command(kilo_home, capsys, set_tz, zone):
         assert got["unpriced_calls"] == (2 if day >= "2026-12-01" else 0)
     first, last = min(days), max(days)
     report = run(capsys, "report", "--since", first, "--until", last, "--by", "day")
-    assert {r["key"]: figures(r) for r in report["rows"] if r["calls"]} == {
-        d: as_trayburn(w) for d, w in days.items()
-    }
+    assert {r["key"]: figures(r) for r in report["rows"] if r["calls"]} == {d: as_trayburn(w) for d, w in days.items()}
     assert figures(report["total"]) == as_trayburn(exp["total"])
     by_source = run(capsys, "report", "--since", first, "--until", last, "--by", "source")
     assert [(r["key"], figures(r)) for r in by_source["rows"]] == [("kilo-code", as_trayburn(exp["total"]))]
@@ -107,7 +105,10 @@ def test_places_on_each_os_and_the_overrides(tmp_path):
     xdg = places.data_dirs({"XDG_DATA_HOME": "/d"}, PurePosixPath("/home/me"), "linux")
     assert xdg[0][1] == PurePosixPath("/d/kilo")
     mac = [p for _, p in places.data_dirs({}, PurePosixPath("/Users/me"), "darwin")]
-    assert mac == [PurePosixPath("/Users/me/.local/share/kilo"), PurePosixPath("/Users/me/Library/Application Support/kilo")]
+    assert mac == [
+        PurePosixPath("/Users/me/.local/share/kilo"),
+        PurePosixPath("/Users/me/Library/Application Support/kilo"),
+    ]
     win = places.data_dirs({}, PureWindowsPath(r"C:\Users\me"), "win32")
     assert win[0][1] == PureWindowsPath(r"C:\Users\me\.local\share\kilo")  # (Kilo resolves XDG folders itself)
     home = tmp_path / "home"

@@ -137,7 +137,11 @@ def test_subagent_sessions_are_filed_under_their_top_session(led, db):
     led.refresh(source(db))
     assert totals(led) == plus(recorded(), A, B, A)
     rows = led.query("SELECT session_id, agent, cost FROM calls WHERE key LIKE 'kilo:msg_t%' ORDER BY key")
-    assert rows == [("kilo:ses_top", "code", 0.0125), ("kilo:ses_top", "code", 0.0071), ("kilo:ses_top", "lead", 0.0125)]
+    assert rows == [
+        ("kilo:ses_top", "code", 0.0125),
+        ("kilo:ses_top", "code", 0.0071),
+        ("kilo:ses_top", "lead", 0.0125),
+    ]
     assert led.query("SELECT count(*) FROM sessions WHERE id IN ('kilo:ses_kid', 'kilo:ses_grandkid')") == [(0,)]
 
 
@@ -168,9 +172,13 @@ def test_both_opencode_generations_count_each_call_once(led, db):
     """OpenCode 2's `session_message`: its copy of a 1.x message (a backfill row) is the same call as the
     `message` row it copies, before and after that row is gone; a native assistant row counts on its own."""
     plain = "ses_dcaf9cbe0ffejgzvqqsriuj4w7"  # "Plain hello": 1 call, 1500/60/0/0/800, $0.0084
-    original = sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute(
-        "SELECT time_created FROM message WHERE session_id=? AND json_extract(data,'$.role')='assistant'", (plain,)
-    ).fetchone()[0]
+    original = (
+        sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        .execute(
+            "SELECT time_created FROM message WHERE session_id=? AND json_extract(data,'$.role')='assistant'", (plain,)
+        )
+        .fetchone()[0]
+    )
     copy = {"type": "assistant", "model": {"id": "fake-sonnet", "providerID": "fakeant"}, "cost": 0.0084,
             "tokens": {"input": 1500, "output": 60, "reasoning": 0, "cache": {"read": 0, "write": 800}}}  # fmt: skip
     native = {**copy, "cost": 0.0071, "tokens": {"input": 2000, "output": 70, "reasoning": 0,
@@ -178,7 +186,8 @@ def test_both_opencode_generations_count_each_call_once(led, db):
     v2 = "INSERT INTO session_message(id, session_id, type, seq, time_created, time_updated, data) VALUES"
     w = Writer(db)
     try:
-        w.run(f"{v2}({q(read.BACKFILL + '00000001_ab')}, {q(plain)}, 'assistant', 1, {original}, {original}, {q(copy)});",
+        backfill = q(read.BACKFILL + "00000001_ab")
+        w.run(f"{v2}({backfill}, {q(plain)}, 'assistant', 1, {original}, {original}, {q(copy)});",
               session_sql("ses_two", T, "Two"),
               f"{v2}('smsg_native', 'ses_two', 'assistant', 1, {T + 5}, {T + 5}, {q(native)});")  # fmt: skip
         led.refresh(src := source(db))
@@ -198,13 +207,17 @@ def test_a_missing_or_newer_schema_says_so_and_loses_nothing(led, db, tmp_path):
     other.parent.mkdir()
     w = Writer(other)
     try:
-        w.run("CREATE TABLE session(id TEXT PRIMARY KEY);", "CREATE TABLE migration(id TEXT PRIMARY KEY, time_completed INTEGER);",
+        w.run("CREATE TABLE session(id TEXT PRIMARY KEY);",
+              "CREATE TABLE migration(id TEXT PRIMARY KEY, time_completed INTEGER);",
               "INSERT INTO migration VALUES('20270101000000_session_v3', 1);")  # fmt: skip
     finally:
         w.close()
     src = source(db, other)
     stats = led.refresh(src)
-    assert "has no column parent_id" in stats.errors[str(other)] and "20270101000000_session_v3" in stats.errors[str(other)]
+    assert (
+        "has no column parent_id" in stats.errors[str(other)]
+        and "20270101000000_session_v3" in stats.errors[str(other)]
+    )
     assert totals(led) == recorded()
     w = Writer(db)
     try:

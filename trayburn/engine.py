@@ -301,7 +301,8 @@ class Engine:
         from .sources.kilo import read
 
         rows = [{"path": str(d.path), "origin": d.origin, **read.survey(str(d.path))} for d in self.kilo_databases()]
-        return {"label": "Kilo Code 7", "enabled": self.settings.kilo_code, "enabled_key": "kilo_code", "databases": rows}
+        on = self.settings.kilo_code
+        return {"label": "Kilo Code 7", "enabled": on, "enabled_key": "kilo_code", "databases": rows}
 
     def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
         """(label, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the

@@ -55,7 +55,7 @@ class Settings:
     cline_tasks_dirs: list[str] = field(default_factory=list)
     roo_code_dirs: list[str] = field(default_factory=list)
     kilo_code_dirs: list[str] = field(default_factory=list)
-    kilo_code_db: list[str] = field(default_factory=list)  # Kilo Code 7's kilo.db files (or folders), replacing the found
+    kilo_code_db: list[str] = field(default_factory=list)  # Kilo Code 7's kilo.db files (or folders holding them)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they were
     invalid: dict[str, Any] = field(default_factory=dict)  # known keys with bad values: defaults used, kept on save
 

@@ -43,7 +43,8 @@ def data_dirs(env: Mapping[str, str], home: PurePath, platform: str) -> list[tup
     else:
         out = [("default (~/.local/share/kilo)", flavour(home) / ".local" / "share" / "kilo")]
     if platform == "darwin":
-        out.append(("macOS Application Support (not used by Kilo 7.7)", flavour(home) / "Library/Application Support/kilo"))
+        mac = flavour(home) / "Library" / "Application Support" / "kilo"
+        out.append(("macOS Application Support (not used by Kilo 7.7)", mac))
     return out
 
 

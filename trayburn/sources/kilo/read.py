@@ -6,9 +6,9 @@ through the -shm, so rows not yet checkpointed are seen), closed as soon as the 
 open the files read-only (a -wal without its -shm in a folder we may not write), the db and its -wal are copied
 into a private folder and the copy is read. A busy database is a `FileProblem`: the refresh says so and retries.
 
-What a read needs from the last one is a mark per session (`mark_of`): the highest rowid of its rows in `message`,
-`part` and `session_message`, and its `time_updated` (`mark_of`). Rows are only ever added with a rowid above every rowid
-in their table, so a session with a row above the highest mark, or whose `time_updated` moved, or that is new,
+What a read needs from the last one is a mark per session (`mark_of`): the highest rowid of its rows in
+`message`, `part` and `session_message`, and its `time_updated`. Rows are only ever added with a rowid above every
+rowid in their table, so a session with a row above the highest mark, or whose `time_updated` moved, or that is new,
 is read again whole; the others are not read at all.
 
 One call per `step-finish` part (the step's tokens and Kilo's cost, which excludes subagents), keyed by its
@@ -249,7 +249,9 @@ def _changed(
 
 
 # The fields a read needs, extracted by SQLite in one parse of each row (JSON arrays of a few values for Python)
-USAGE = "'$.tokens.input', '$.tokens.output', '$.tokens.reasoning', '$.tokens.cache.read', '$.tokens.cache.write', '$.cost'"
+USAGE = (
+    "'$.tokens.input', '$.tokens.output', '$.tokens.reasoning', '$.tokens.cache.read', '$.tokens.cache.write', '$.cost'"
+)
 MESSAGES = (
     "SELECT rowid, id, json_extract(data, '$.role', '$.time.created', '$.time.completed', '$.modelID', '$.providerID',"
     f" '$.agent', '$.mode', '$.error.name', {USAGE}), session_id FROM message WHERE {{}} 1"
@@ -383,7 +385,7 @@ def _v2(con: sqlite3.Connection, s: Session, found: Found, out: Read) -> int:
         if at is not None and at < s.created_ms:
             found.copies += 1
             continue
-        model_doc = doc.get("model") if isinstance(doc.get("model"), dict) else {}
+        model_doc: dict = doc["model"] if isinstance(doc.get("model"), dict) else {}
         model, provider = _str(model_doc.get("id")), _str(model_doc.get("providerID"))
         raw, price = _tokens(doc.get("tokens")), _cost(doc.get("cost"))
         if not any(raw) and not price:
@@ -409,7 +411,7 @@ def _tokens(value: Any) -> tuple[int, int, int, int, int]:
     """(input, output, reasoning, cache read, cache write) as Kilo writes them."""
     if not isinstance(value, dict):
         return 0, 0, 0, 0, 0
-    cache = value.get("cache") if isinstance(value.get("cache"), dict) else {}
+    cache: dict = value["cache"] if isinstance(value.get("cache"), dict) else {}
     return (_n(value.get("input")), _n(value.get("output")), _n(value.get("reasoning")), _n(cache.get("read")),
             _n(cache.get("write")))  # fmt: skip
 

@@ -10,6 +10,7 @@ CLI's subagents are under theirs, its calls marked with its agent. Sessions are 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Container, Mapping, Sequence
 
@@ -111,8 +112,7 @@ class KiloSource:
                 w.seen(path)
                 w.live(held[sid].session_id if sid in held else root)
                 continue
-            session = FileStat(path, one.mark)
-            w.guard(root, session, SESSION, lambda s=s, one=one, root=root: self._write(w, db, s, one, root))
+            w.guard(root, FileStat(path, one.mark), SESSION, functools.partial(self._write, w, db, s, one, root))
 
     def _write(self, w: Writer, db: Database, s: kr.Session, one: kr.Found, root: str) -> None:
         path = session_path(str(db.path), s.id)
