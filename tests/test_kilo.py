@@ -158,6 +158,9 @@ def test_doctor_lists_the_database_its_origin_and_what_it_holds(kilo_home, capsy
     assert cli.main(["doctor"]) == 0
     text = capsys.readouterr().out
     assert f"{kilo_home / 'kilo.db'}  [default ($XDG_DATA_HOME/kilo)]  7 sessions, 23 messages" in text
+    engine = Engine()
+    assert str(kilo_home) in engine.watch_folders()  # a tray's waker watches the folder of kilo.db and its -wal
+    engine.close()
 
 
 def test_doctor_says_why_nothing_is_read(tmp_path, capsys, monkeypatch):

@@ -15,7 +15,7 @@ import pytest
 from corpus import Ledger, a_minute_later, age_all, assert_sums, counted, make_session, messages_doc, write_json
 from taskfolders import TaskWriter, add, expected_calls, request, say, storage, usage_say
 
-from trayburn.sources import task_places as tp
+from trayburn.sources import task_places
 from trayburn.sources.task_places import BY_NAME, Place
 from trayburn.sources.tasks import TaskSource
 
@@ -390,26 +390,26 @@ def test_real_legacy_files(tmp_path, led):
 
 def test_places_on_each_os():
     app = BY_NAME["roo"]
-    lin = tp.default_places(app, {}, PurePosixPath("/home/me"), "linux")
+    lin = task_places.default_places(app, {}, PurePosixPath("/home/me"), "linux")
     assert (
         "VS Code (default)",
         PurePosixPath("/home/me/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline"),
     ) in lin
     assert any(p == PurePosixPath("/home/me/.vscode-server/data/User/globalStorage/rooveterinaryinc.roo-cline")
                for _, p in lin)  # fmt: skip
-    xdg = tp.default_places(app, {"XDG_CONFIG_HOME": "/cfg"}, PurePosixPath("/home/me"), "linux")
+    xdg = task_places.default_places(app, {"XDG_CONFIG_HOME": "/cfg"}, PurePosixPath("/home/me"), "linux")
     assert xdg[0][1] == PurePosixPath("/cfg/Code/User/globalStorage/rooveterinaryinc.roo-cline")
-    mac = tp.default_places(BY_NAME["kilo"], {}, PurePosixPath("/Users/me"), "darwin")
+    mac = task_places.default_places(BY_NAME["kilo"], {}, PurePosixPath("/Users/me"), "darwin")
     assert [str(p) for _, p in mac][:5] == [
         f"/Users/me/Library/Application Support/{f}/User/globalStorage/kilocode.kilo-code"
         for f in ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
     ]
     appdata = {"APPDATA": r"C:\Users\me\AppData\Roaming"}
     home = PureWindowsPath(r"C:\Users\me")
-    win = tp.default_places(BY_NAME["cline"], appdata, home, "win32", home / ".cline" / "data")
+    win = task_places.default_places(BY_NAME["cline"], appdata, home, "win32", home / ".cline" / "data")
     assert win[0][1] == PureWindowsPath(r"C:\Users\me\AppData\Roaming\Code\User\globalStorage\saoudrizwan.claude-dev")
     assert win[-1] == ("Cline CLI data folder (before 3.0; default)", PureWindowsPath(r"C:\Users\me\.cline\data"))
-    noenv = tp.default_places(BY_NAME["cline"], {}, PureWindowsPath(r"C:\Users\me"), "win32")
+    noenv = task_places.default_places(BY_NAME["cline"], {}, PureWindowsPath(r"C:\Users\me"), "win32")
     assert noenv[0][1] == PureWindowsPath(r"C:\Users\me\AppData\Roaming\Code\User\globalStorage\saoudrizwan.claude-dev")
 
 
@@ -418,9 +418,9 @@ def test_places_settings_and_custom_storage(tmp_path):
     user = home / ".config" / "Cursor" / "User"
     user.mkdir(parents=True)
     (user / "settings.json").write_text('{\n  // mine\n  "roo-cline.customStoragePath": "~/roo-store",\n}')
-    found = tp.places(BY_NAME["roo"], [], {}, home, "linux")
+    found = task_places.places(BY_NAME["roo"], [], {}, home, "linux")
     assert Place("roo", home / "roo-store", "Cursor: roo-cline.customStoragePath") in found
-    given = tp.places(BY_NAME["roo"], ["~/x", "/y/tasks"], {}, home, "linux")
+    given = task_places.places(BY_NAME["roo"], ["~/x", "/y/tasks"], {}, home, "linux")
     assert [(p.path, p.origin) for p in given] == [(home / "x", "settings (roo_code_dirs)"),
                                                    (Path("/y/tasks"), "settings (roo_code_dirs)")]  # fmt: skip
     assert given[1].tasks == Path("/y/tasks")

@@ -1,4 +1,5 @@
-"""The seam between where calls come from and the ledger that counts them.
+"""The seam between where calls come from and the ledger that counts them: `Source`, the records a source hands
+over (`SessionRecord`, `Call`) and their bounds. No SQL and no I/O here.
 
 A `Source` finds its files (stat only), says whether any changed since the ledger last read them, and,
 inside the ledger's write transaction, reads the changed ones and hands sessions and calls to a `Writer`.
@@ -216,6 +217,10 @@ class Source(Protocol):
     def scan(self, settled: Callable[[], Container[str]]) -> Seen: ...
     def needs_work(self, known: Mapping[str, Known]) -> bool: ...
     def ingest(self, writer: Writer) -> None: ...
+    def watch_folders(self) -> tuple[str, ...]:
+        """The folders a new session of this source appears in (a waker watches them for one added, so a
+        running tray or window reads it at once rather than at its next poll); () for none."""
+        ...
 
 
 @runtime_checkable

@@ -30,7 +30,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import files as trayburn_files
+from ..files import Checkpoint, FileProblem, FileStat, blake2b, read, stat_file
 from .base import MAX_COST, MAX_TOKENS, Call, Known, Seen, SessionRecord, Writer, changed
 from .cline_cli.parse import Messages, to_ms
 from .task_places import BY_NAME, App, Place
@@ -61,8 +61,8 @@ class Task:
     id: str
     folder: str
     place: Place
-    ui: trayburn_files.FileStat | None  # None: the folder is there, the file not (Roo renames it away while saving)
-    meta: trayburn_files.FileStat | None = None
+    ui: FileStat | None  # None: the folder is there, the file not (Roo renames it away while saving)
+    meta: FileStat | None = None
     copies: int = 1
 
     @property
@@ -70,7 +70,7 @@ class Task:
         return f"{self.place.app}:{self.id}"
 
     @property
-    def files(self) -> tuple[trayburn_files.FileStat, ...]:
+    def files(self) -> tuple[FileStat, ...]:
         return tuple(f for f in (self.ui, self.meta) if f is not None)
 
     @property
@@ -88,9 +88,11 @@ class TaskSource:
         self.feed = f"tasks:{app.name}"
         self.tasks: list[Task] = []
         self.problems: dict[str, str] = {}
-        self._index: dict[
-            str, tuple[trayburn_files.Checkpoint | None, dict[str, dict]]
-        ] = {}  # place → its HistoryItems
+        self._index: dict[str, tuple[Checkpoint | None, dict[str, dict]]] = {}  # place → its HistoryItems
+
+    def watch_folders(self) -> tuple[str, ...]:
+        """A new task is a folder added to a place's `tasks/`."""
+        return tuple(str(place.tasks) for place in self.places)
 
     # ---- stat phase
 
@@ -130,7 +132,7 @@ class TaskSource:
         then reads nothing of the ledger for this app (none when it is not installed: an empty scan)."""
         if self.problems:
             return None
-        hashed = trayburn_files.blake2b(digest_size=16)
+        hashed = blake2b(digest_size=16)
         for t in sorted(self.tasks, key=lambda t: t.id):
             for f in t.files:
                 hashed.update(f"{f.path}\0{tuple(f.checkpoint)}\0".encode(errors="surrogateescape"))
@@ -230,7 +232,7 @@ class TaskSource:
             return item
         index_path = os.path.join(str(t.place.path), "state", "taskHistory.json")
         try:
-            ckpt: trayburn_files.Checkpoint | None = trayburn_files.stat_file(index_path)
+            ckpt: Checkpoint | None = stat_file(index_path)
         except OSError:
             return None
         memo = self._index.get(index_path)
@@ -263,9 +265,9 @@ def _task(entry: os.DirEntry, place: Place, problems: dict[str, str]) -> Task | 
     return Task(name, folder, place, ui, meta)
 
 
-def _stat(path: str, problems: dict[str, str]) -> trayburn_files.FileStat | None:
+def _stat(path: str, problems: dict[str, str]) -> FileStat | None:
     try:
-        return trayburn_files.FileStat(path, trayburn_files.stat_file(path))
+        return FileStat(path, stat_file(path))
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -278,7 +280,7 @@ def _kept(known: Mapping[str, Known], path: str) -> bool:
     return k is not None and not k.gone
 
 
-def _read_any(w: Writer, f: trayburn_files.FileStat | None, sid: str, kind: str) -> bytes | None:
+def _read_any(w: Writer, f: FileStat | None, sid: str, kind: str) -> bytes | None:
     """The file's bytes: through the ledger when it changed (so a failure is recorded), else directly (a
     task is read whole when any of its files changed)."""
     if f is None:
@@ -291,8 +293,8 @@ def _read_any(w: Writer, f: trayburn_files.FileStat | None, sid: str, kind: str)
 
 def _plain_read(path: str, limit: int) -> bytes | None:
     try:
-        return trayburn_files.read(path, limit)[0]
-    except (trayburn_files.FileProblem, OSError):
+        return read(path, limit)[0]
+    except (FileProblem, OSError):
         return None
 
 

@@ -1,14 +1,13 @@
-"""Cline's files, from bytes to facts. No I/O here: the caller owns files and checkpoints.
+"""The Cline CLI's files, from bytes to facts: a manifest to a `SessionRecord`, a messages file to its `Call`s.
+Never touches disk: the caller owns files and checkpoints.
 
 Follows the rules in cline-format.md: one call per assistant message with a non-zero metrics
 block; `inputTokens` include cache reads and writes; a reported cost (0 included) is used as is.
 
 Whatever a file holds, what comes out is storable and displayable: strings without lone surrogates,
 times local time can show on every platform, costs finite and at most MAX_COST per call, and a
-valid document parses however deeply its tool input nests.
-
-Valid JSON nested deeper than the decoders recurse (tool input 1,200 levels deep): made shallow enough to
-decode, without recursing. No I/O; used by parse.py's generic path.
+valid document parses however deeply its tool input nests: JSON nested deeper than the decoders recurse (tool
+input 1,200 levels deep) is made shallow enough to decode, without recursing, on the generic path.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 
 from ...files import Checkpoint, FileStat, blake2b
 from ..base import Call, Known, Seen, SessionRecord, Writer, changed
-from . import read as kr
+from . import read
 from .places import Database
 
 FEED = "kilo"
@@ -41,7 +41,12 @@ class KiloSource:
         self.databases = list(databases)
         self.found: list[tuple[Database, FileStat]] = []  # the databases there, with their stat (the last scan)
         self.problems: dict[str, str] = {}
-        self.last: dict[str, kr.Read] = {}  # db path -> its last read in this process (doctor shows it)
+        self.last: dict[str, read.Read] = {}  # db path -> its last read in this process
+
+    def watch_folders(self) -> tuple[str, ...]:
+        """The folders holding the databases: a -wal or a database made there wakes a tray at once. (Kilo's writes
+        into an existing -wal wake it through today's sessions, whose folder is this one.)"""
+        return tuple(dict.fromkeys(str(db.folder) for db in self.databases if db.folder.is_dir()))
 
     # ---- stat phase
 
@@ -92,7 +97,7 @@ class KiloSource:
 
     def _ingest(self, w: Writer, db: Database, f: FileStat, rows: list[tuple[str, Known]]) -> None:
         marks = {p.rpartition("#")[2]: k.good for p, k in rows if k.good is not None}
-        got = w.read_with(f, "", DB, lambda path, _limit: (kr.read(path, marks), f.checkpoint))
+        got = w.read_with(f, "", DB, lambda path, _limit: (read.read(path, marks), f.checkpoint))
         if got is None:  # as last read, or it could not be read now (recorded): everything it held stays
             w.seen(f.path)
             for p, k in rows:
@@ -114,7 +119,7 @@ class KiloSource:
                 continue
             w.guard(root, FileStat(path, one.mark), SESSION, functools.partial(self._write, w, db, s, one, root))
 
-    def _write(self, w: Writer, db: Database, s: kr.Session, one: kr.Found, root: str) -> None:
+    def _write(self, w: Writer, db: Database, s: read.Session, one: read.Found, root: str) -> None:
         path = session_path(str(db.path), s.id)
         w.seen(path)
         w.live(root)
@@ -125,7 +130,7 @@ class KiloSource:
         if top:
             w.session(_record(db, s, one, root), file_id, fallback)
         calls = one.calls
-        if any(kr.is_backfill(c.key) for c in calls):
+        if any(read.is_backfill(c.key) for c in calls):
             calls = _not_held(w, root, calls)
         w.calls(root, file_id, agent, calls, fallback)
 
@@ -141,7 +146,7 @@ def stamp(db: str) -> Checkpoint:
     return Checkpoint(st.st_size + wal.st_size, max(st.st_mtime_ns, wal.st_mtime_ns), st.st_ino, st.st_ctime_ns)
 
 
-def _root(sid: str, sessions: Mapping[str, kr.Session]) -> str:
+def _root(sid: str, sessions: Mapping[str, read.Session]) -> str:
     """The top session a subagent's session belongs to (its own id when its parent is not in the database)."""
     seen = {sid}
     while True:
@@ -152,7 +157,7 @@ def _root(sid: str, sessions: Mapping[str, kr.Session]) -> str:
         seen.add(sid)
 
 
-def _record(db: Database, s: kr.Session, one: kr.Found, root: str) -> SessionRecord:
+def _record(db: Database, s: read.Session, one: read.Found, root: str) -> SessionRecord:
     status = "archived" if s.archived_ms else ("running" if one.in_flight else "completed")
     return SessionRecord(
         root, str(db.folder), s.created_ms or None, max(one.last_ms or 0, s.updated_ms) or None, status,
@@ -169,5 +174,5 @@ def _not_held(w: Writer, sid: str, calls: list[Call]) -> list[Call]:
     return [
         c
         for c in calls
-        if not (kr.is_backfill(c.key) and (c.ts_ms, c.input, c.output, c.cache_read, c.cache_write) in held)
+        if not (read.is_backfill(c.key) and (c.ts_ms, c.input, c.output, c.cache_read, c.cache_write) in held)
     ]
