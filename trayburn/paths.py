@@ -154,6 +154,11 @@ def prices_cache_file(state: Path) -> Path:
     return state / "prices.json"
 
 
+def listings_file(state: Path) -> Path:
+    """The Cline CLI's session folders as last listed, so a new process lists only those changed since."""
+    return state / "listings.json"
+
+
 def notified_file(state: Path) -> Path:
     """What the tray has already told the person (so a notice is shown once)."""
     return state / "notified.json"

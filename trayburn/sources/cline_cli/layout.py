@@ -4,13 +4,15 @@ Never parses a file (parse.py does) and never speaks SQL.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import time
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 
 from ... import watch
-from ...files import RACY_NS, Checkpoint, FileStat, _why  # (RACY_NS: a folder changed this recently is listed again)
+from ...files import RACY_NS, Checkpoint, FileStat, _why, atomic_write  # (RACY_NS: changed since: listed again)
 from ...watch import Watcher
 
 MESSAGES_SUFFIX = ".messages.json"
@@ -43,7 +45,17 @@ class ScanCache:
     when something may have been added to it (see `scan`). Each folder's last `Folder` is kept; when every
     one of its files stats as before, that same object is returned again."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, sweep_s: float = FULL_SWEEP_S) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        sweep_s: float = FULL_SWEEP_S,
+        saved: str | None = None,
+        wall_ns: Callable[[], int] = time.time_ns,
+    ) -> None:
+        """`saved`: a file where a process's first scan finds the folder listings an earlier process made
+        (`Saved`), so that it lists only the folders changed since. `wall_ns`: the wall clock (epoch ns) the
+        racy-timestamp rule compares a folder's times with."""
+        self.saved, self.wall_ns = saved, wall_ns
         self._listings: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
         self._dir: str | None = None
         # id -> its last listing, and its files as ("<id>/<file name>", checkpoint) pairs
@@ -100,6 +112,95 @@ class ScanCache:
         return False
 
 
+class Saved:
+    """The folder listings of a process's first scan, kept in a file for the next process's: a warm `trayburn
+    today` lists only the folders changed since. A folder whose stamp (mtime, ctime, inode, device) is as when
+    it was listed holds the same entries (adding, removing or renaming one sets its mtime and ctime); its files
+    are still stat-ed (Cline rewrites them in place). A listing is kept only when its folder had not changed
+    for RACY_NS before it was listed (a change within the same timestamp tick could leave the stamp as it
+    was). It vouches for names only: a file that no longer stats sends its folder to a listing. A missing,
+    unreadable or foreign file counts as none; the file holds no figure (the ledger does)."""
+
+    VERSION = 1
+
+    def __init__(self, names: list | None = None, folders: dict[str, list] | None = None) -> None:
+        self.names = names  # [the sessions folder's stamp, its sub-folders' names]
+        self.folders = folders or {}  # name -> [mtime, ctime, inode, device, its messages files' names or None]
+        self.changed = False
+
+    @classmethod
+    def load(cls, path: str, sessions_dir: str) -> Saved:
+        try:
+            with open(path, "rb") as fh:
+                doc = json.loads(fh.read())
+            if doc["version"] == cls.VERSION and doc["dir"] == sessions_dir and isinstance(doc["folders"], dict):
+                return cls(doc["names"], doc["folders"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return cls()
+
+    def store(self, path: str | None, sessions_dir: str) -> None:
+        """Written again only when a listing changed; best effort (a process that cannot write it lists more)."""
+        if not self.changed or path is None:
+            return
+        doc = {"version": self.VERSION, "dir": sessions_dir, "names": self.names, "folders": self.folders}
+        with contextlib.suppress(OSError, ValueError):
+            atomic_write(path, json.dumps(doc, separators=(",", ":")).encode(), durable=False)
+
+    def listed(self, stamp: tuple[int, int, int] | None, names: list[str]) -> None:
+        self.names, self.changed = ([list(stamp), names] if stamp else None), True
+
+    def scan(self, names: Sequence[str], out: Scan, base: int | None, prefix: str, now: int) -> None:
+        """Every folder: stat-ed, then its saved files stat-ed when its stamp is as saved, else listed.
+        Written for speed (a warm `today`'s walk): one stat per file and per folder, nothing listed."""
+        stat_, new, sep, above, old = os.stat, tuple.__new__, os.sep, ("" if base is not None else prefix), self.folders
+        kept: dict[str, list] = {}
+        folders = out.folders
+        for name in names:
+            hit = old.get(name)
+            try:
+                st = stat_(above + name, dir_fd=base)
+                if hit is not None and hit[:4] == [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]:
+                    path, inside = prefix + name, above + name + sep
+                    manifest = name + ".json"
+                    m = stat_(inside + manifest, dir_fd=base)
+                    messages = []
+                    for file in hit[4] if hit[4] is not None else (name + MESSAGES_SUFFIX,):
+                        f = stat_(inside + file, dir_fd=base)
+                        ckpt = new(Checkpoint, (f.st_size, f.st_mtime_ns, f.st_ino, f.st_ctime_ns))
+                        messages.append(FileStat(path + sep + file, ckpt))
+                    ckpt = new(Checkpoint, (m.st_size, m.st_mtime_ns, m.st_ino, m.st_ctime_ns))
+                    folders.append(Folder(name, path, FileStat(path + sep + manifest, ckpt), messages))
+                    kept[name] = hit
+                    continue
+            except OSError:  # gone, or a file that no longer stats: the listing says which
+                pass
+            self._list(name, out, prefix, now, kept)
+        self.changed = self.changed or kept != old
+        self.folders = kept
+
+    @staticmethod
+    def _list(name: str, out: Scan, prefix: str, now: int, kept: dict[str, list]) -> None:
+        """The folder listed, and kept if it was listed cleanly and had not changed for RACY_NS before."""
+        try:
+            st: os.stat_result | None = os.stat(prefix + name)
+        except OSError:
+            st = None
+        before = len(out.problems)
+        folder = _list_folder(name, prefix + name, out.problems, None)
+        if folder is None:
+            return
+        out.folders.append(folder)
+        if st is not None and len(out.problems) == before and now - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
+            kept[name] = [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, _messages_names(folder)]
+
+
+def _messages_names(folder: Folder) -> list[str] | None:
+    """The folder's messages files' names, as saved (None: the lead's alone, as most folders hold)."""
+    names = [os.path.basename(f.path) for f in folder.messages]
+    return None if names == [folder.session_id + MESSAGES_SUFFIX] else names
+
+
 def _stamp(path: str) -> tuple[int, int, int]:
     st = os.stat(path)
     return st.st_mtime_ns, st.st_ctime_ns, st.st_ino
@@ -122,8 +223,9 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
     every ENDED_SWEEP_S: the kernel's silence is trusted for five minutes at most, not until a full sweep."""
     out = Scan()
     cache = ScanCache() if cache is None else cache
-    now = time.time_ns()
+    now = cache.wall_ns()
     memo = cache._folders if cache.used else None  # a first scan lists every folder anyway: keeping them pays
+    saved = Saved.load(cache.saved, sessions_dir) if memo is None and cache.saved else None
     watcher = cache._watcher(sessions_dir) if memo is not None else None
     changed = watcher.changed() if watcher is not None else None  # before any stat: what changes later is seen
     lost = watcher is not None and changed is None  # events were dropped (a full queue): what changed is unknown
@@ -136,11 +238,20 @@ def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
         cache._folders.clear()
         cache._dir = sessions_dir
     prefix = os.path.join(sessions_dir, "x")[:-1]  # + name == os.path.join(sessions_dir, name), minus its cost
-    names, fresh = _folder_names(sessions_dir, cache, now, out.problems, sweep)
+    names, fresh = _folder_names(sessions_dir, cache, now, out.problems, sweep, saved)
     folders, stat_ = out.folders, os.stat
     settled = () if sweep or not names or not memo else cache.settled()
-    base = _open_dir(sessions_dir) if settled else None  # stat "<id>/<file>" from it: a shorter path walk
+    # stat "<id>/<file>" from it: a shorter path walk
+    base = _open_dir(sessions_dir) if settled or saved is not None else None
     above = "" if base is not None else prefix
+    if saved is not None:
+        try:
+            saved.scan(names or (), out, base, prefix, now)
+        finally:
+            if base is not None:
+                os.close(base)
+        saved.store(cache.saved, sessions_dir)
+        return out
     try:
         for name in names or ():
             hit = None if name not in settled or memo is None else memo.get(name)
@@ -198,7 +309,7 @@ def _open_dir(path: str) -> int | None:
 
 
 def _folder_names(
-    sessions_dir: str, cache: ScanCache, now: int, problems: dict[str, str], sweep: bool
+    sessions_dir: str, cache: ScanCache, now: int, problems: dict[str, str], sweep: bool, saved: Saved | None = None
 ) -> tuple[list[str] | None, bool]:
     """The sub-folders' names, oldest sessions first (the ledger's inserts then mostly append), and
     whether they were listed now (not taken from the cache)."""
@@ -207,6 +318,8 @@ def _folder_names(
         names = None if sweep else cache.names(sessions_dir, stamp)
         if names is not None:
             return names, False
+        if saved is not None and saved.names is not None and saved.names[0] == list(stamp):
+            return saved.names[1], True
         entries = sorted(os.scandir(sessions_dir), key=lambda e: e.name)
     except OSError as exc:
         problems[sessions_dir] = _why(exc)
@@ -229,6 +342,8 @@ def _folder_names(
         cache._inodes = inodes
     if clean:
         cache.remember(sessions_dir, stamp, names, now)
+    if saved is not None:
+        saved.listed(stamp if clean and now - max(stamp[0], stamp[1]) > RACY_NS else None, names)
     return names, clean
 
 

@@ -28,9 +28,10 @@ class ClineCliSource:
     feed = "cline_cli"
     origin: str | None = None  # this machine
 
-    def __init__(self, sessions_dir: str, clock: Callable[[], float]):
+    def __init__(self, sessions_dir: str, clock: Callable[[], float], saved: str | None = None):
+        """`saved`: where the folder listings are kept for the next process (`layout.Saved`)."""
         self.sessions_dir = str(sessions_dir)
-        self.listings = layout.ScanCache(clock)  # folder listings: see `files.scan` for when one is listed again
+        self.listings = layout.ScanCache(clock, saved=saved)  # see `layout.scan` for when a folder is listed again
         self.last = layout.Scan()
         # folders (the very objects the scan gave) found as last read against this `known` dict; its live files
         self._checked: tuple[object | None, dict[str, tuple[layout.Folder, int]], int, bool] = (None, {}, 0, False)
