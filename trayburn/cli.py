@@ -344,8 +344,7 @@ def _stale(args: argparse.Namespace, engine: Any, code: int, what: str = "the fi
 
 def cmd_today(args) -> int:
     engine = _engine(args, since=args.date or datetime.now().date())
-    r, money = engine.day(args.date), engine.money()
-    machines = engine.machines(args.date, args.date)
+    (r, machines), money = engine.day_and_machines(args.date), engine.money()
     text = render.day(r, money) + render.machines_line(machines, args.date is None, money)
     data = {**r.to_json(), "machines": machines.to_json(), **_completeness(engine)}
     text += render.incomplete_line(engine.progress)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from . import demo, paths, settings
 from .figures import export, history, money, periods
-from .figures.costs import Totals
+from .figures.costs import Pricer, Totals
 from .figures.day import (
     DayReport,
     SessionDetail,
@@ -339,7 +339,7 @@ class Engine:
         """The Cline CLI source of this sessions folder, kept between refreshes (its listings and watches)."""
         key = str(sessions)
         if key not in self._cline:
-            self._cline[key] = ClineCliSource(key, time.monotonic)
+            self._cline[key] = ClineCliSource(key, time.monotonic, str(paths.listings_file(self.state_dir)))
         return self._cline[key]
 
     # ---- figures --------------------------------------------------------------------------------
@@ -372,7 +372,17 @@ class Engine:
         """One day (default today) as the window's day view and the menu show it; `hourly`: with the cost
         per hour (the window's chart)."""
         d = day or periods.now_date()
-        return day_figures(self.ledger, self.book, d, self.machines(d, d), hourly)
+        report, machines = self.day_and_machines(d)
+        return day_figures(self.ledger, self.book, d, machines, hourly, report)
+
+    def day_and_machines(self, day: date | None = None) -> tuple[DayReport, MachinesReport]:
+        """The day's figure (default today) and its spend by machine, from one grouped read of its calls."""
+        d = day or periods.now_date()
+        start, end = periods.day_bounds(d)
+        pricer = Pricer(self.ledger, self.book)
+        priced = pricer, pricer.groups(start, end, by=("origin",))
+        machines = history.machines_between(self.ledger, self.book, start, end, self.machine_name(), priced)
+        return day_report(self.ledger, self.book, d, priced), machines
 
     def glance(self, health: Health, since: Glance | None = None) -> Glance:
         """What the tray's menu shows, from the ledger as it is (`figures.glance.Glance`). `health`: as just

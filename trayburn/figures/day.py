@@ -180,11 +180,14 @@ def totals_between(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int) 
     return Pricer(ledger, book).totals(start_ms, end_ms)
 
 
-def day_report(ledger: Ledger, book: PriceBook, day: date) -> DayReport:
+def day_report(
+    ledger: Ledger, book: PriceBook, day: date, priced: tuple[Pricer, Sequence[CostGroup]] | None = None
+) -> DayReport:
+    """`priced`: the day's groups already read (by any dimension: `Engine.day_and_machines`), with their pricer."""
     start, end = day_bounds(day)
-    pricer = Pricer(ledger, book)
+    pricer, groups = priced or (Pricer(ledger, book), None)
     totals, per_model = Totals(), dict[str, Totals]()
-    for g in pricer.groups(start, end):
+    for g in pricer.groups(start, end) if groups is None else groups:
         totals.add(g, pricer)
         per_model.setdefault(pricer.key(g.route), Totals()).add(g, pricer)
     models = sorted((_model_cost(book.name_of(k), k, t) for k, t in per_model.items()), key=_by_cost)

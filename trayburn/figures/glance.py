@@ -62,11 +62,14 @@ class Glance:
     stale_at_ms: int  # the next moment the clock alone changes a figure above (at most the next midnight)
 
 
-def day_figures(ledger: Ledger, book: PriceBook, day: date, machines: MachinesReport, hourly: bool) -> DayFigures:
-    """`machines`: the day's spend by machine (the engine names this machine); `hourly`: with the cost per hour."""
+def day_figures(
+    ledger: Ledger, book: PriceBook, day: date, machines: MachinesReport, hourly: bool, report: DayReport | None = None
+) -> DayFigures:
+    """`machines`: the day's spend by machine (the engine names this machine); `hourly`: with the cost per hour;
+    `report`: the day's, when already made."""
     hours = tuple(hourly_costs(ledger, book, day)) if hourly else ()
     sessions = tuple(day_sessions(ledger, book, day, day))
-    return DayFigures(day, day_report(ledger, book, day), sessions, machines, hours)
+    return DayFigures(day, report or day_report(ledger, book, day), sessions, machines, hours)
 
 
 def with_sessions(figures: DayFigures, ledger: Ledger, book: PriceBook) -> DayFigures:

@@ -275,11 +275,19 @@ class MachinesReport:
         return [m.to_json() for m in self.machines]
 
 
-def machines_between(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int, this_name: str) -> MachinesReport:
-    """Counted calls in [start, end) by the machine whose session holds them (`report --by machine`)."""
+def machines_between(
+    ledger: Ledger,
+    book: PriceBook,
+    start_ms: int,
+    end_ms: int,
+    this_name: str,
+    priced: tuple[Pricer, list[CostGroup]] | None = None,
+) -> MachinesReport:
+    """Counted calls in [start, end) by the machine whose session holds them (`report --by machine`).
+    `priced`: those calls' groups by ("origin",) already read, with their pricer."""
     totals: dict[str | None, Totals] = {None: Totals()}
-    pricer = Pricer(ledger, book)
-    for g in pricer.groups(start_ms, end_ms, by=("origin",)):
+    pricer, groups = priced or (Pricer(ledger, book), None)
+    for g in pricer.groups(start_ms, end_ms, by=("origin",)) if groups is None else groups:
         totals.setdefault(g.by[0], Totals()).add(g, pricer)
     files = {f.origin: f for f in ledger.machine_files()}
     for held in files:
