@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from . import demo, paths, settings
-from .figures import export, history, money, periods
+from .figures import history, money, periods
 from .figures.costs import Pricer, Totals
 from .figures.day import (
     DayReport,
@@ -41,11 +41,12 @@ from .figures.history import MachinesReport
 from .files import Checkpoint, stat_file
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
 from .pricing import PriceBook
-from .pricing.show import SeenModel, seen
 from .sources.base import Source, storable_id
 from .sources.cline_cli.source import ClineCliSource
 
 if TYPE_CHECKING:
+    from .figures import export
+    from .pricing.show import SeenModel
     from .sync.share import ShareState, Sharing, SyncHealth
 
 log = logging.getLogger(__name__)
@@ -278,7 +279,6 @@ class Engine:
         """One source per editor app that is on (Cline's pre-4.0 tasks, Roo Code, Kilo Code), kept between
         refreshes while its places stay the same."""
         from .sources.editor_tasks.places import BY_NAME
-        from .sources.editor_tasks.source import TaskSource
 
         memo: dict = self.__dict__.setdefault("_task_sources", {})
         out: list[Source] = []
@@ -287,6 +287,8 @@ class Engine:
                 continue
             key = (name, tuple(places))
             if key not in memo:
+                from .sources.editor_tasks.source import TaskSource  # (only where an editor app's folder is)
+
                 memo[key] = TaskSource(BY_NAME[name], places)
             out.append(memo[key])
         return out
@@ -303,11 +305,11 @@ class Engine:
 
     def kilo_sources(self) -> list[Source]:
         """Kilo Code 7's source over its databases, kept between refreshes while they stay the same."""
-        from .sources.kilo.source import KiloSource
-
         dbs = self.kilo_databases()
         if not dbs:
             return []
+        from .sources.kilo.source import KiloSource  # (only where a database is)
+
         memo: dict = self.__dict__.setdefault("_kilo_sources", {})
         key = tuple(dbs)
         if key not in memo:
@@ -474,6 +476,8 @@ class Engine:
 
     def export_rows(self, period: periods.Period) -> Iterator[export.ExportRow]:
         """The period's calls as `trayburn export` writes them, oldest first (streamed: `export.to_file`)."""
+        from .figures import export  # (csv and the export's records: only for `export`)
+
         return export.rows(self.ledger, self.book, period)
 
     @property
@@ -508,11 +512,15 @@ class Engine:
 
     def models_seen(self) -> list[SeenModel]:
         """Every model the ledger has seen (all time), the unpriced first: `trayburn prices`, `doctor`."""
+        from .pricing.show import seen  # (only `prices` and `doctor` list models)
+
         return seen(self.book, self.ledger.models_seen())
 
     def unpriced_models(self) -> list[SeenModel]:
         """The models some of whose calls have no reported cost and no known price (`doctor`); the ledger
         is read in full only when there are some."""
+        from .pricing.show import seen
+
         routes = [r for r in self.ledger.no_cost_routes() if self.book.prices(*r) is None]
         return [m for m in seen(self.book, self.ledger.models_seen(routes)) if m.unpriced_calls]
 

@@ -14,7 +14,6 @@ from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, pr
 from .figures.history import MachinesReport
 from .figures.money import Money, usd
 from .files import clean
-from .pricing.show import SeenModel, how_to_price
 from .sources.base import MAX_COST
 from .words import UNPRICED_MARK, USD, columns, plan_text, plural, shorten, tokens
 
@@ -43,6 +42,7 @@ def _pad(cell: str, width: int, right: bool) -> str:
 
 if TYPE_CHECKING:
     from .engine import Health
+    from .pricing.show import SeenModel
 
 # What to do, by Health.kind (the verdict says what is wrong; this says what to try).
 HINTS = {
@@ -317,6 +317,8 @@ def models_seen(models: list[SeenModel]) -> str:
     rows = [[m.name, ", ".join(m.ids), str(m.calls), tokens(m.tokens), _price_cell(m)] for m in models]
     lines = [head, "", table(["model", "ids", "calls", "tokens", "price"], rows, right={2, 3})]
     if missing:
+        from .pricing.show import how_to_price  # (only `prices` lists models: not imported by `today`)
+
         lines += ["", *how_to_price(missing[0].key)]
     else:
         lines += ["", "Every model has a price; `trayburn prices MODEL` shows its rates and where they come from."]

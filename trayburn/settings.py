@@ -20,8 +20,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-import tomli_w
-
 from .files import Refused, atomic_write, read_file
 from .setting_kinds import Aliases, Choice, Currency, Flag, Folders, Kind, Number, Prices, Table, Text, Whole
 from .sources.editor_tasks.places import APPS
@@ -222,6 +220,8 @@ def _shown(spec: Setting) -> str:
         return spec.shown
     if spec.default is None:
         return "unset"
+    import tomli_w  # (only where settings are written or shown as TOML)
+
     return f"`{tomli_w.dumps({'x': spec.default}).partition(' = ')[2].strip()}`"
 
 
@@ -302,6 +302,8 @@ def _read(path: Path) -> bytes | SettingsProblem:
 
 def save(path: Path, settings: Settings) -> None:
     """Write the whole file from `settings`, atomically (0600: it may hold budgets and folders)."""
+    import tomli_w  # (only where settings are written or shown as TOML)
+
     _write(path, tomli_w.dumps(settings.to_toml_dict()).encode("utf-8"))
 
 
@@ -380,6 +382,8 @@ def _edit_line(path: Path, settings: Settings, key: str) -> str | None:
     if len(hits) > 1:
         return None
     value = getattr(settings, key)
+    import tomli_w  # (only where settings are written or shown as TOML)
+
     new = [] if value is None or value == getattr(DEFAULTS, key) else [tomli_w.dumps({key: value})]
     if hits:
         lines[hits[0] : hits[0] + 1] = new

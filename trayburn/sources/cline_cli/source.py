@@ -8,17 +8,19 @@ ledger's `Writer`.
 from __future__ import annotations
 
 import functools
+import marshal
 import os
-import pickle
 from collections.abc import Callable, Container, Mapping
 from functools import cached_property
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from ... import files
 from ...files import blake2b
 from ..base import Known, Seen, SessionRecord, Writer, changed, should_read
 from . import layout
-from .parse import Messages, ParseError, parse_manifest, parse_messages
+
+if TYPE_CHECKING:
+    from .parse import Messages
 
 LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
 P = TypeVar("P")
@@ -233,6 +235,8 @@ class _Ingest:
 
     def _manifest(self, folder: layout.Folder, fallback: int) -> SessionRecord | None:
         f, sid = folder.manifest, folder.session_id
+        from .parse import parse_manifest  # (a refresh that finds nothing changed never parses)
+
         m = self._parsed(f, sid, MANIFEST, parse_manifest)
         if m is None:
             return None
@@ -257,6 +261,8 @@ class _Ingest:
     ) -> tuple[P, files.Checkpoint] | None:
         """The file parsed, if it is to be read (it changed); None if not, or if it could not be read or
         parsed (then recorded)."""
+        from .parse import ParseError
+
         got = self.w.read(f, sid, kind)
         if got is None:
             return None
@@ -274,12 +280,13 @@ def _messages_parser(scope: str) -> Callable[[bytes], Messages]:
 
 def _parse_messages(data: bytes, scope: str) -> Messages:
     from ..editor_tasks.parse import trim_legacy_copy  # (a pre-4.0 task resumed by 4.x: counted from its folder)
+    from .parse import parse_messages
 
     return trim_legacy_copy(parse_messages(data, scope), data)
 
 
 def _digest(scan: layout.Scan) -> str | None:
-    """Every file the scan saw with its checkpoint, as 16 bytes of blake2b (6 ms for 10,000 files; pickled a
+    """Every file the scan saw with its checkpoint, as 16 bytes of blake2b (6 ms for 10,000 files; marshalled a
     thousand folders at a time, so 20,000 sessions never hold 5 MB of it at once). None when the scan had
     problems (a folder or file it could not list or stat) or a folder lacks its lead messages file (its calls
     may come from a `messages_path` elsewhere, which no scan stats)."""
@@ -299,7 +306,7 @@ def _digest(scan: layout.Scan) -> str | None:
             for f in files:
                 paths.append(f.path)
                 numbers.extend(f.checkpoint)
-        hashed.update(pickle.dumps((paths, numbers), protocol=5))
+        hashed.update(marshal.dumps((paths, numbers), 2))  # (version 2: no references, the same bytes every run)
     return hashed.hexdigest()
 
 
