@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_cli.py --sessions 1000 --repeat 9 --json
     .venv/bin/python bench/bench_cli.py --tree /tmp/old-trayburn   # the same figures for another checkout
     .venv/bin/python bench/bench_cli.py --tree . --tree /tmp/old   # both, their runs interleaved
+    .venv/bin/python bench/bench_cli.py --busy --sessions 5000 20000  # 15 % of the sessions today (bench_cold's)
 
 Each figure is the median of `--repeat` runs of a fresh process (the interpreter's start-up included; the
 best is in --json), as wall time and as CPU time (user + system: what the load of a shared machine changes
@@ -11,7 +12,9 @@ least), after one untimed run that brings the ledger and the prices cache up to 
 Beside them, in the same run and on the same corpus: `python -c pass`, and a process that stats every file
 under the sessions folder (a walk with scandir + stat: what a no-change refresh must at least do). With
 several trees, each round runs every command of every tree once, so all see the same machine load. The
-target: a warm `trayburn today` within 2x that stat floor. Exits 1 when a target is missed.
+target: a warm `trayburn today` within 2x that stat floor. Exits 1 when a target is missed. `--busy`: on
+bench_cold.py's corpora instead (bench/out/cold-<n>: 15 % of the sessions active today, so 5,000 sessions hold
+about 15,000 calls of today: a busy day), the figures of today's calls weighing in.
 """
 
 from __future__ import annotations
@@ -76,12 +79,17 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float
     return seconds, usage.ru_utime + usage.ru_stime
 
 
-def setup(sessions: int, calls: int, tree: Path | None) -> tuple[dict[str, str], Path, Path]:
-    corpus = HERE / "out" / f"cli-{sessions}"
-    ensure_corpus(corpus, sessions, calls, seed=1)
+def setup(sessions: int, calls: int, tree: Path | None, busy: bool = False) -> tuple[dict[str, str], Path, Path]:
+    if busy:
+        import bench_cold
+
+        corpus = bench_cold.ensure_corpus(sessions, calls)[0].parent.parent
+    else:
+        corpus = HERE / "out" / f"cli-{sessions}"
+        ensure_corpus(corpus, sessions, calls, seed=1)
     # one state folder per tree: two versions of trayburn may not share a ledger (another schema)
     where = "tree-" + hashlib.blake2b(str(Path(tree).resolve()).encode(), digest_size=4).hexdigest() if tree else "here"
-    state = HERE / "out" / f"cli-state-{sessions}-{where}"
+    state = HERE / "out" / f"cli-state-{sessions}{'-busy' if busy else ''}-{where}"
     state.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
@@ -98,10 +106,10 @@ def setup(sessions: int, calls: int, tree: Path | None) -> tuple[dict[str, str],
     return env, state, gen_corpus.sessions_dir(corpus)
 
 
-def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None]) -> list[dict]:
+def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None], busy: bool = False) -> list[dict]:
     last_day = time.strftime("%Y-%m-%d", time.localtime(gen_corpus.END_MS / 1000 - 3600))
     runs = commands(last_day)
-    ready = {tree: setup(sessions, calls, tree) for tree in trees}
+    ready = {tree: setup(sessions, calls, tree, busy) for tree in trees}
     Runs = dict[Path | None, dict[str, list[tuple[float, float]]]]
     floors: Runs = {t: {"python -c pass": [], "stat every file": []} for t in trees}
     times: Runs = {t: {name: [] for name in runs} for t in trees}
@@ -125,6 +133,7 @@ def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None]) ->
             {
                 "sessions": sessions,
                 "calls": calls,
+                "busy": busy,
                 "tree": str(tree) if tree else None,
                 "repeat": repeat,
                 "floors_s": floor,
@@ -144,7 +153,9 @@ def render(results: list[dict]) -> str:
         lines = [f"median of {results[0]['repeat']} runs: wall, and CPU (user + system); load {fh.read().strip()}"]
     for r in results:
         lines.append(
-            f"{r['sessions']:,} sessions x {r['calls']} calls" + (f"  (code: {r['tree']})" if r["tree"] else "")
+            f"{r['sessions']:,} sessions x {r['calls']} calls"
+            + (", 15 % today" if r["busy"] else "")
+            + (f"  (code: {r['tree']})" if r["tree"] else "")
         )
         for name, s in r["floors_s"].items():
             cpu = r["floors_cpu_s"][name]
@@ -168,10 +179,11 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help="benchmark the trayburn package in this folder (PYTHONPATH); repeat it to compare checkouts",
     )
+    ap.add_argument("--busy", action="store_true", help="bench_cold.py's corpora: 15 %% of the sessions today")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     trees: list[Path | None] = [t.resolve() for t in args.tree] if args.tree else [None]
-    results = [r for n in args.sessions for r in measure(n, args.calls, args.repeat, trees)]
+    results = [r for n in args.sessions for r in measure(n, args.calls, args.repeat, trees, args.busy)]
     print(json.dumps(results, indent=2) if args.json else render(results))
     return 0 if all(r["target"]["passed"] for r in results) else 1
 
