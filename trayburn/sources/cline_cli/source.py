@@ -8,9 +8,11 @@ ledger's `Writer`.
 from __future__ import annotations
 
 import functools
+import gc
 import marshal
 import os
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
@@ -20,6 +22,8 @@ from ..base import Known, Seen, SessionRecord, Writer, changed, should_read
 from . import layout
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from .parse import Messages
 
 LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
@@ -75,9 +79,8 @@ class ClineCliSource:
     def needs_work(self, known: Mapping[str, Known]) -> bool:
         """Whether some file changed (or came, or went) since the ledger last read it. A folder the scan
         gave as the same object as at the last check against this same `known` is not checked again."""
-        if self._checked[0] is not known:
-            live = sum(1 for k in known.values() if not k.gone and k.kind != EXTERNAL and k.feed == self.feed)
-            self._checked = (known, {}, live, any(k.kind == EXTERNAL for k in known.values()))
+        if self._checked[0] is not known:  # (what `known` holds in all: counted only once every folder is as read)
+            self._checked = (known, {}, -1, False)
         _, checked, live, externals = self._checked
         seen = 0
         for folder in self.last.folders:
@@ -97,6 +100,10 @@ class ClineCliSource:
                     n += 1
             checked[folder.path] = (folder, n)
             seen += n
+        if live < 0:
+            live = sum(1 for k in known.values() if not k.gone and k.kind != EXTERNAL and k.feed == self.feed)
+            externals = any(k.kind == EXTERNAL for k in known.values())
+            self._checked = (known, checked, live, externals)
         return live != seen or (externals and self._externals_changed(known))
 
     def _externals_changed(self, known: Mapping[str, Known]) -> bool:
@@ -113,7 +120,8 @@ class ClineCliSource:
         again = not relisted and memo is not None and memo[0] is self.last and memo[1] is writer.known
         ingest = _Ingest(self.last, writer, memo[2] if again and memo else None)
         self._order = None
-        ingest.run()
+        with _collector_paused():
+            ingest.run()
         self._order = (self.last, writer.known, ingest.order)
 
     def _relist_unseen(self, known: Mapping[str, Known]) -> bool:
@@ -135,6 +143,20 @@ class ClineCliSource:
         return False
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for one slice (about a second): a cold ingest makes a few short-lived
+    tuples per call, freed as they go, which no cycle holds; the collector's passes over them cost about a tenth
+    of its CPU (bench/bench_cold.py). Back on after it, as it was."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 class Order(NamedTuple):
     """After a slice, the folders of its scan: those found as last read or read by it (or by an earlier
     slice), and those left for later in reading order with their newest mtime. A folder that never settles
@@ -148,10 +170,12 @@ class Order(NamedTuple):
 class _Ingest:
     def __init__(self, scan: layout.Scan, writer: Writer, last: Order | None = None):
         """`last`: the previous slice's `order` against the same scan and the same `known` (which the ledger
-        updated in place since): a folder it found as last read still is (only reading a folder writes its
-        files' rows), so only its changed ones are looked at again (a long ingest is many slices)."""
+        updated in place since): a folder it found as last read still is, and one it left for later still is
+        not (only reading a folder writes its files' rows), so a slice of a long ingest (many slices) looks
+        at no folder but those it reads."""
         self.scan, self.w, self.known, self.last = scan, writer, writer.known, last
         self.order = Order([], [])
+        self.parse: ModuleType = _parse_module()
 
     def run(self) -> None:
         """Changed folders in the order the plan wants them: those whose files changed since its moment
@@ -167,17 +191,16 @@ class _Ingest:
             changed.sort(key=lambda pair: pair[0], reverse=True)
         else:
             settled += last.settled
-            for pair in last.changed:
-                if self._as_last_read(pair[1]):
-                    settled.append(pair[1])
-                else:
-                    changed.append(pair)
-        read, left = [], []
-        for newest, folder in changed:
-            if w.plan.defer(newest):
-                left.append((newest, folder))
-                continue
-            w.guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
+            changed += last.changed
+        read: list[layout.Folder] = []
+        left: list[tuple[int, layout.Folder]] = []
+        plan, guard = w.plan, w.guard
+        for at, (newest, folder) in enumerate(changed):
+            if plan.defer(newest):  # newest first: every folder after it is as old, so left for later too
+                left = changed[at:]
+                plan.deferred += len(left) - 1
+                break
+            guard(folder.session_id, folder.manifest, MANIFEST, functools.partial(self._folder, folder))
             read.append(folder)
         if not left:  # (a slice that deferred some marks nothing gone: noting all its folders would cost each
             for folder in settled:  # slice of a long ingest a walk of the whole scan)
@@ -235,9 +258,7 @@ class _Ingest:
 
     def _manifest(self, folder: layout.Folder, fallback: int) -> SessionRecord | None:
         f, sid = folder.manifest, folder.session_id
-        from .parse import parse_manifest  # (a refresh that finds nothing changed never parses)
-
-        m = self._parsed(f, sid, MANIFEST, parse_manifest)
+        m = self._parsed(f, sid, MANIFEST, self.parse.parse_manifest)
         if m is None:
             return None
         record, ckpt = m
@@ -261,7 +282,6 @@ class _Ingest:
     ) -> tuple[P, files.Checkpoint] | None:
         """The file parsed, if it is to be read (it changed); None if not, or if it could not be read or
         parsed (then recorded)."""
-        from .parse import ParseError
 
         got = self.w.read(f, sid, kind)
         if got is None:
@@ -269,9 +289,16 @@ class _Ingest:
         data, ckpt = got
         try:
             return parse(data), ckpt
-        except ParseError as exc:
+        except self.parse.ParseError as exc:
             self.w.failed(f, sid, kind, str(exc))
             return None
+
+
+def _parse_module() -> ModuleType:
+    """parse.py, imported at the first read: a refresh that finds nothing changed (a warm `today`) never parses."""
+    from . import parse
+
+    return parse
 
 
 def _messages_parser(scope: str) -> Callable[[bytes], Messages]:
@@ -280,9 +307,8 @@ def _messages_parser(scope: str) -> Callable[[bytes], Messages]:
 
 def _parse_messages(data: bytes, scope: str) -> Messages:
     from ..editor_tasks.parse import trim_legacy_copy  # (a pre-4.0 task resumed by 4.x: counted from its folder)
-    from .parse import parse_messages
 
-    return trim_legacy_copy(parse_messages(data, scope), data)
+    return trim_legacy_copy(_parse_module().parse_messages(data, scope), data)
 
 
 def _digest(scan: layout.Scan) -> str | None:

@@ -22,12 +22,12 @@ _Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKENS)]
 _Cost = Annotated[float, msgspec.Meta(ge=0, le=MAX_COST)]
 
 
-class Block(msgspec.Struct):
+class Block(msgspec.Struct, gc=False):
     type: Any = None
     name: Any = None
 
 
-class _Metrics(msgspec.Struct):
+class _Metrics(msgspec.Struct, gc=False):
     inputTokens: _Count | None = None
     outputTokens: _Count | None = None
     cacheReadTokens: _Count | None = None
@@ -35,12 +35,12 @@ class _Metrics(msgspec.Struct):
     cost: _Cost | None = None
 
 
-class _ModelInfo(msgspec.Struct):
+class _ModelInfo(msgspec.Struct, gc=False):
     id: Any = None
     provider: Any = None
 
 
-class Assistant(msgspec.Struct, tag_field="role", tag="assistant"):
+class Assistant(msgspec.Struct, tag_field="role", tag="assistant", gc=False):
     id: Any = None
     ts: Any = None
     modelInfo: _ModelInfo | None = None
@@ -48,7 +48,7 @@ class Assistant(msgspec.Struct, tag_field="role", tag="assistant"):
     content: str | list[Block] | None = None
 
 
-class _User(msgspec.Struct, tag_field="role", tag="user"):
+class _User(msgspec.Struct, tag_field="role", tag="user", gc=False):
     """Never a call: its content (tool results, often most of the file) is skipped unread."""
 
 
