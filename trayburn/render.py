@@ -7,7 +7,7 @@ are in words.py, which it imports and they use without it.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
@@ -171,6 +171,18 @@ def as_json(data: Any, indent: int | None = 2) -> str:
     except UnicodeEncodeError:  # a name that is not UTF-8: JSON's own escapes (\udcff), printable anywhere
         out = json.dumps(data, indent=indent, ensure_ascii=True, allow_nan=False)
     return out
+
+
+def json_list(items: Iterable[Any]) -> Iterator[str]:
+    """A list as `as_json` writes it (indent 2), one item at a time: a long list (every session) is never held
+    whole, as objects or as text. Each item is strict JSON (ValueError on NaN or Infinity); an item holding a
+    name that is not UTF-8 is written with JSON's own escapes (the whole list was, before streaming)."""
+    first = True
+    for item in items:
+        text = as_json(item).replace("\n", "\n  ")  # (a newline in JSON is structure: strings escape theirs)
+        yield ("[\n  " if first else ",\n  ") + text
+        first = False
+    yield "[]" if first else "\n]"
 
 
 def day(r: DayReport, money: Money = USD) -> str:
