@@ -34,3 +34,9 @@ def test_a_name_that_is_not_utf8_is_escaped_in_its_item():
 def test_a_figure_that_is_not_finite_is_refused():
     with pytest.raises(ValueError):
         "".join(render.json_list([{"cost_usd": 1.0}, {"cost_usd": float("nan")}]))
+
+
+@pytest.mark.parametrize("count", [0, 1, len(ITEMS)])
+def test_a_document_with_its_list_streamed_is_the_document_written_at_once(count):
+    doc = {"since": "2026-11-01", "by": "session", "rows": ITEMS[:count], "total": {"calls": 3, "tokens": {"a": 1}}}
+    assert "".join(render.json_with_list({**doc, "rows": []}, "rows", ITEMS[:count])) == render.as_json(doc)

@@ -16,6 +16,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -317,6 +318,7 @@ def _engine(args: argparse.Namespace, refresh: bool = True, since: date | None =
         engine.refresh_day(since, HISTORY_SLICE_S)
     elif refresh:
         engine.refresh()
+    engine.forget_listings()  # (one refresh per command: the figures then need none of it)
     return engine
 
 
@@ -332,10 +334,10 @@ def _emit(args, data, text: str) -> int:
     return 0
 
 
-def _emit_list(items: Iterable[dict]) -> int:
-    """A JSON list printed as it is made (`render.json_list`)."""
+def _emit_list(items: Iterable[dict], doc: dict | None = None, key: str = "") -> int:
+    """A JSON list printed as it is made (`render.json_list`); with `doc`, as its `key`."""
     try:
-        for chunk in render.json_list(items):
+        for chunk in render.json_list(items) if doc is None else render.json_with_list(doc, key, items):
             sys.stdout.write(chunk)
     except ValueError as exc:  # a NaN or Infinity got through: the list stops there, and says why
         raise TrayburnError(f"a figure is not a finite number ({exc}); please report this") from None
@@ -393,7 +395,10 @@ def cmd_report(args) -> int:
     period = period_of(args)
     engine = _engine(args, since=period.since)  # the period's files first; older history later
     r, money = engine.history(period, args.by), engine.money()
-    return _stale(args, engine, _emit(args, r.to_json(money), render.history(r, money)))
+    if args.json:  # the rows printed as they are made (every session of a long history: 40 MB as dicts)
+        doc = replace(r, rows=[]).to_json(money)
+        return _stale(args, engine, _emit_list((g.to_json(money) for g in r.rows), doc, "rows"))
+    return _stale(args, engine, _emit(args, None, render.history(r, money)))
 
 
 def cmd_export(args) -> int:

@@ -639,6 +639,14 @@ class Engine:
             (lv for lv in used if lv.origin != "default" and not (lv.path.exists() if lv is sess else lv.exists)), None
         )
 
+    def forget_listings(self) -> None:
+        """What the refresh kept for the next one (the folders' listings and stats, the ledger's view of the
+        files: 40 MB at 20,000 sessions), dropped: a command that refreshes once lists its figures lighter."""
+        for source in self._cline.values():
+            source.listings.close()
+        self._cline.clear()
+        self.ledger.forget_files()
+
     def close(self) -> None:
         self.ledger.close()
         for source in self._cline.values():

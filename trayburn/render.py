@@ -173,16 +173,26 @@ def as_json(data: Any, indent: int | None = 2) -> str:
     return out
 
 
-def json_list(items: Iterable[Any]) -> Iterator[str]:
-    """A list as `as_json` writes it (indent 2), one item at a time: a long list (every session) is never held
-    whole, as objects or as text. Each item is strict JSON (ValueError on NaN or Infinity); an item holding a
-    name that is not UTF-8 is written with JSON's own escapes (the whole list was, before streaming)."""
-    first = True
+def json_list(items: Iterable[Any], level: int = 0) -> Iterator[str]:
+    """A list as `as_json` writes it (indent 2; `level`: as a value that deep in a document), one item at a
+    time: a long list (every session) is never held whole, as objects or as text. Each item is strict JSON
+    (ValueError on NaN or Infinity); an item holding a name that is not UTF-8 is written with JSON's own escapes
+    (the whole document was, before streaming)."""
+    first, inner, outer = True, "\n" + "  " * (level + 1), "\n" + "  " * level
     for item in items:
-        text = as_json(item).replace("\n", "\n  ")  # (a newline in JSON is structure: strings escape theirs)
-        yield ("[\n  " if first else ",\n  ") + text
+        text = as_json(item).replace("\n", inner)  # (a newline in JSON is structure: strings escape theirs)
+        yield ("[" if first else ",") + inner + text
         first = False
-    yield "[]" if first else "\n]"
+    yield "[]" if first else outer + "]"
+
+
+def json_with_list(doc: dict[str, Any], key: str, items: Iterable[Any]) -> Iterator[str]:
+    """`doc` as `as_json` writes it, its `key` (a top-level list) written one item at a time (`json_list`)."""
+    mark = "\x00list\x00"
+    head, _, tail = as_json({k: (mark if k == key else v) for k, v in doc.items()}).partition(as_json(mark))
+    yield head
+    yield from json_list(items, level=1)
+    yield tail
 
 
 def day(r: DayReport, money: Money = USD) -> str:

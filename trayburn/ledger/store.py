@@ -188,6 +188,11 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self.notice = f"the ledger {self.path} was {what} while trayburn ran{held}"
         self._forget()
 
+    def forget_files(self) -> None:
+        """Drop what this process keeps of the files table (read again at the next refresh)."""
+        with self._lock:
+            self._forget()
+
     def _forget(self) -> None:
         self._known_memo = self._ended_memo = None
 
