@@ -9,8 +9,9 @@ Each corpus (bench/out/cold-<n>, gitignored; made once a day: 2 GB and about 30 
 its sessions active today and the rest over the 60 days before, each file's mtime just after its session's
 last call (as Cline leaves them). Beside each figure, in the same run: the read floor (open and read every
 file) and `python -c pass`. Each figure is the median of --repeat runs (the trees' runs interleaved), each on
-a new empty state folder. A full cold ingest runs in a child process (`Ledger.refresh`); of it: the refresh's
-own seconds, the whole process's wall time and CPU (user + system, its children included), its peak RSS as
+a new empty state folder. Beside the ingest's CPU: the CPU of reading and decoding every file with msgspec
+(untyped; the floor of any parse), in this process. A full cold ingest runs in a child process
+(`Ledger.refresh`); of it: the refresh's own seconds, the whole process's wall time and CPU (user + system, its children included), its peak RSS as
 the largest sum of VmRSS over its process tree sampled every 5 ms (bench/proctree.py; what `top` shows for
 it), the process's own VmHWM and its children's largest `ru_maxrss` (0.3.0 read and parsed in a forked
 child), and the write-ahead log's size after it. The cold `today` process's tree peak is shown too.
@@ -90,6 +91,17 @@ def read_floor(files: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def decode_floor(files: list[str]) -> float:
+    """CPU seconds to read every file and decode it with msgspec (untyped: every field, nothing kept)."""
+    import msgspec
+
+    decode, started = msgspec.json.decode, time.process_time()
+    for path in files:
+        with open(path, "rb") as fh:
+            decode(fh.read())
+    return time.process_time() - started
+
+
 def _env(tree: Path, **more: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(HERE / "out" / "pycache"), **more}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed trayburn runs from bytecode (kept out of the trees)
@@ -147,6 +159,7 @@ def measure(n: int, calls: int, repeat: int, trees: list[Path]) -> list[dict]:
     files = files_of(sessions)
     read_floor(files)  # warm the page cache
     floor = statistics.median(read_floor(files) for _ in range(repeat))
+    decode = statistics.median(decode_floor(files) for _ in range(repeat))
     for tree in trees:
         if tree not in WARMED:  # untimed: Python compiles the tree's modules into the bytecode cache once
             cold_today(sessions, tree)
@@ -181,6 +194,8 @@ def measure(n: int, calls: int, repeat: int, trees: list[Path]) -> list[dict]:
                 "ingest_run_delay_s": round(_median(i, "delay_s"), 3),
                 "ingest_cpu_runs_s": [round(r["cpu_s"], 3) for r in i],
                 "read_floor_s": round(floor, 3),
+                "decode_floor_cpu_s": round(decode, 3),
+                "ingest_cpu_to_decode": round(_median(i, "cpu_s") / decode, 2),
                 "ingest_ratio": round(ingest_s / floor, 2),
                 "peak_tree_mib": round(_median(i, "tree_kib") / 1024, 1),
                 "peak_tree_runs_mib": [round(r["tree_kib"] / 1024, 1) for r in i],
@@ -234,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{TODAY_SHARE:.0%} of sessions active today; median of {args.repeat}; warm page cache; load {load_s}")
         head = (
             "sessions", "tree", "MB", "cold today", "python -c pass", "full ingest", "ingest process", "CPU",
-            "run delay", "read floor", "ratio", "tree peak RSS", "own VmHWM", "children", "WAL",
+            "run delay", "read floor", "ratio", "msgspec CPU", "CPU/msgspec", "tree peak RSS", "own VmHWM",
+            "children", "WAL",
         )  # fmt: skip
         print("  ".join(f"{h:>14}" for h in head))
         for r in rows:
@@ -242,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{r['sessions']:,}", Path(r["tree"]).name, r["mb"], f"{r['cold_today_s']:.3f} s",
                 f"{r['python_pass_s']:.3f} s", f"{r['ingest_s']:.3f} s", f"{r['ingest_process_s']:.3f} s",
                 f"{r['ingest_cpu_s']:.3f} s", f"{r['ingest_run_delay_s']:.3f} s", f"{r['read_floor_s']:.3f} s",
-                f"{r['ingest_ratio']:.1f}x",
+                f"{r['ingest_ratio']:.1f}x", f"{r['decode_floor_cpu_s']:.3f} s", f"{r['ingest_cpu_to_decode']:.1f}x",
                 f"{r['peak_tree_mib']:.0f} MiB", f"{r['peak_rss_mib']:.0f} MiB", f"{r['peak_children_mib']:.0f} MiB",
                 f"{r['wal_mb']:.1f} MB",
             )  # fmt: skip
