@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from corpus import copy_corpus, expected, set_tz  # noqa: F401
+from helpers.corpus import copy_corpus, expected, set_tz  # noqa: F401
 
 from trayburn import cli, demo
 from trayburn import files as fsutil
