@@ -38,7 +38,7 @@ from helpers.ledgers import (
 from trayburn import cli
 from trayburn.engine import Engine
 from trayburn.errors import Exit
-from trayburn.ledger import schema as faults
+from trayburn.ledger import schema
 
 # ---- a full disk (a real small tmpfs) ---------------------------------------------------------------------
 
@@ -122,12 +122,12 @@ def test_only_an_io_error_on_a_nearly_full_disk_is_called_a_full_disk(small_disk
     filler = fill(small_disk)
     ledger = small_disk / "ledger.db"
     io = sqlite3.OperationalError("disk I/O error")
-    assert isinstance(faults.unavailable(ledger, io), faults.LedgerFull)  # the case the rule is for
+    assert isinstance(schema.unavailable(ledger, io), schema.LedgerFull)  # the case the rule is for
     gone = FileNotFoundError(errno.ENOENT, "No such file or directory")
-    assert type(faults.unavailable(ledger, gone)) is faults.LedgerUnavailable
+    assert type(schema.unavailable(ledger, gone)) is schema.LedgerUnavailable
     filler.unlink()
     if os.path.isdir("/proc") and os.statvfs("/proc").f_blocks == 0:
-        assert type(faults.unavailable(Path("/proc/ledger.db"), io)) is faults.LedgerUnavailable
+        assert type(schema.unavailable(Path("/proc/ledger.db"), io)) is schema.LedgerUnavailable
 
 
 def test_an_export_from_a_ledger_on_a_full_disk_says_it_is_stale(small_disk, tmp_path, monkeypatch, capsys):

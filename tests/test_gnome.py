@@ -27,7 +27,7 @@ from helpers.ocr import find_word, ocr_lines, ocr_words
 from PIL import Image
 
 from trayburn import demo
-from trayburn.tray import host as backend
+from trayburn.tray import host
 
 pytestmark = [
     pytest.mark.desktop,  # a real display: `-m "not desktop"` leaves these out like the other desktop tests
@@ -48,7 +48,7 @@ RED = (214, 40, 40)  # the dot on the mark once the daily budget is passed (tray
 
 @pytest.fixture
 def out(artifacts, request) -> Path:
-    if not gtk_available() or not backend._available("appindicator"):
+    if not gtk_available() or not host._available("appindicator"):
         pytest.skip(
             "the appindicator backend needs PyGObject and gir1.2-ayatanaappindicator3-0.1 (./scripts/setup installs)"
         )

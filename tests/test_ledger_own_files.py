@@ -14,7 +14,7 @@ from helpers.corpus import (
 )
 from helpers.ledgers import cline, sessions  # noqa: F401  (fixtures)
 
-from trayburn import files as fsutil
+from trayburn import files
 from trayburn.ledger import LedgerError
 
 # ---- the ledger's own files -------------------------------------------------------------------------------
@@ -44,7 +44,7 @@ def test_a_planted_link_is_refused_and_its_target_untouched(tmp_path, name):
     with pytest.raises(LedgerError, match="symbolic link"):
         Ledger(state / "ledger.db")
     assert target.read_bytes() == b"precious"
-    assert isinstance(fsutil.Refused("link", target, "x"), OSError)
+    assert isinstance(files.Refused("link", target, "x"), OSError)
 
 
 def test_a_failed_check_moves_aside_but_a_newer_schema_never(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from trayburn import demo
 from trayburn.engine import Engine
-from trayburn.tray import view as tray_model
+from trayburn.tray import view
 
 from . import desktop as harness
 from .ocr import find_word, ocr_words
@@ -56,7 +56,7 @@ def todays_cost(config: Path, work: Path) -> tuple[str, float]:
     try:
         engine.refresh()
         day = engine.day()
-        return tray_model.day_cost(day, engine.money()), day.cost_usd
+        return view.day_cost(day, engine.money()), day.cost_usd
     finally:
         engine.close()
 

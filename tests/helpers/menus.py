@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from trayburn.figures import periods as days
+from trayburn.figures import periods
 
 from .corpus import assistant, iso, make_session
 
@@ -33,7 +33,7 @@ class Spawned(list):
 
 def a_minute_ago_ms() -> int:
     """A moment of today, a minute ago (or just after midnight, early in the day)."""
-    midnight = days.local_midnight_ms(days.now_date())
+    midnight = periods.local_midnight_ms(periods.now_date())
     return max(int(time.time() * 1000) - 60_000, midnight + 1_000)
 
 
