@@ -11,8 +11,8 @@ import time
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
-from corpus import cline_estimate
-from taskfolders import TaskWriter, expected_calls, say, usage_say
+from helpers.corpus import cline_estimate
+from helpers.taskfolders import TaskWriter, expected_calls, say, usage_say
 
 from trayburn.sources.editor_tasks import places
 from trayburn.sources.editor_tasks.places import BY_NAME

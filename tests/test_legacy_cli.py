@@ -13,8 +13,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from corpus import Ledger, a_minute_later, assert_sums, counted, set_tz  # noqa: F401 (fixture)
-from taskfolders import TaskWriter, add, expected_calls, request, say, usage_say
+from helpers.corpus import Ledger, a_minute_later, assert_sums, counted, set_tz  # noqa: F401 (fixture)
+from helpers.taskfolders import TaskWriter, add, expected_calls, request, say, usage_say
 
 from trayburn.sources.editor_tasks.places import BY_NAME, Place
 from trayburn.sources.editor_tasks.source import TaskSource
