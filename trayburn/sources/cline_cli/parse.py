@@ -1,7 +1,7 @@
 """The Cline CLI's files, from bytes to facts: a manifest to a `SessionRecord`, a messages file to its `Call`s.
 Never touches disk: the caller owns files and checkpoints.
 
-Follows the rules in cline-format.md: one call per assistant message with a non-zero metrics
+Follows the rules in docs/formats/cline-cli.md: one call per assistant message with a non-zero metrics
 block; `inputTokens` include cache reads and writes; a reported cost (0 included) is used as is.
 
 Whatever a file holds, what comes out is storable and displayable: strings without lone surrogates,
