@@ -10,13 +10,14 @@ import json
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .figures.burn import Burn
 from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 from .figures.history import MachinesReport
 from .figures.money import Money, usd
 from .files import clean
 from .pricing.show import SeenModel, how_to_price
 from .sources.base import MAX_COST
-from .words import UNPRICED_MARK, USD, columns, plan_text, plural, shorten, tokens
+from .words import UNPRICED_MARK, USD, columns, pace_text, plan_text, plural, shorten, tokens
 
 
 def one_line(text: str) -> str:
@@ -178,10 +179,13 @@ def as_json(data: Any, indent: int | None = 2) -> str:
     return out
 
 
-def day(r: DayReport, money: Money = USD) -> str:
+def day(r: DayReport, money: Money = USD, pace: Burn | None = None) -> str:
+    """`pace`: today's burn rate and projection (`figures.burn`), on the line under the head."""
     cost = cost_cell(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls, compact=True, money=money)
     head = f"{r.date} ({r.timezone}): {cost} over {plural(r.calls, 'call')} in {plural(r.sessions, 'session')}"
     lines = [head]
+    if pace is not None:
+        lines.append(f"  {pace_text(pace, money)}")
     if r.estimated_cost_usd:
         lines.append(f"  of which {money.text(r.estimated_cost_usd)} estimated from tokens (no cost reported)")
     if r.unpriced_calls:
@@ -286,8 +290,9 @@ def session(d: SessionDetail, money: Money = USD) -> str:
     return "\n".join(lines)
 
 
-def history(r, money) -> str:
-    """`trayburn report`: one line per day (week, month, project, model, session, source) and a total."""
+def history(r, money, budgets: dict[str, dict] | None = None) -> str:
+    """`trayburn report`: one line per day (week, month, project, model, session, source) and a total;
+    `budgets`: by project, each row's budget and the share of it spent ("$5.00 daily, 82 %")."""
 
     def cost(g) -> str:
         t = g.totals
@@ -304,7 +309,14 @@ def history(r, money) -> str:
     head = f"{r.period.since} to {r.period.until} ({r.timezone}), by {r.by}"
     rows = [line(g) for g in r.rows] + [line(r.total)]
     rows[-1][0] = "total"
-    body = table([r.by, "sessions", "calls", "in", "out", "cost"], rows, right={1, 2, 3, 4, 5})
+    columns = [r.by, "sessions", "calls", "in", "out", "cost"]
+    if budgets:
+        columns.append("budget")
+        for g, row in zip(r.rows, rows, strict=False):
+            b = budgets.get(g.key)
+            row.append(f"{money.cents(b['budget_usd'])} {b['which']}, {b['share'] * 100:.0f} %" if b else "")
+        rows[-1].append("")
+    body = table(columns, rows, right={1, 2, 3, 4, 5})
     lines = [head, "", body]
     if r.total.totals.estimated_usd:
         lines.append(f"* includes {money.text(r.total.totals.estimated_usd)} estimated from tokens (no cost reported)")

@@ -40,6 +40,7 @@ from ..figures.glance import Glance
 from ..system import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock, open_path
 from ..window import tk_missing
 from . import host
+from .alerts import Alerts
 from .dialogs import Children, DialogActions, Popen
 from .draw import render_icon, render_mark
 from .host import StartCheck
@@ -91,6 +92,7 @@ class TrayApp(DialogActions):
         self._drawn: tuple[object, ...] | None = None
         self._labelled: str | None = None
         self._logged_budget: set[tuple[str, int]] = set()  # budget notices logged (day, level), shown or not
+        self.alerts = Alerts(paths.alerts_file(engine.state_dir))  # runaways and project budgets told, silenced
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
@@ -159,7 +161,7 @@ class TrayApp(DialogActions):
         self.glance = figures = engine.glance(health, since=kept)
         self.builds += 1
         self._follow(figures.day.sessions)
-        return build_view(figures, engine.settings, health)
+        return build_view(self.alerts.shown(figures), engine.settings, health)
 
     def _faults(self) -> tuple[str | None, ...]:
         """What is wrong beside the files: the ledger cannot be written, it failed its integrity check, sharing
@@ -236,6 +238,7 @@ class TrayApp(DialogActions):
         if self.caps.has_menu or self.caps.has_default_action:
             self.icon.menu = self._menu(view)
         self._notify_budget(view)
+        self._notify_alerts()
 
     def _draw(self, view: TrayView) -> None:
         if self.labels:
@@ -333,6 +336,11 @@ class TrayApp(DialogActions):
         except OSError:
             log.exception("cannot record the budget notification in %s", path)
 
+    def _notify_alerts(self) -> None:
+        """Tell each runaway alert and project budget level passed, once (tray/alerts.py)."""
+        if self.glance is not None:
+            self.alerts.tell(self.glance, self.engine.settings, date.today(), self._tell, self._notifier_up())
+
     def _notifier_up(self) -> bool:
         return self.caps.can_notify and bool(getattr(self.icon, "notifications", True))
 
@@ -368,6 +376,12 @@ class TrayApp(DialogActions):
 
     def do_demo(self, _: Any = None) -> None:
         self.children.open_window("demo", system.command("demo", "--window"))
+
+    def do_silence_runaway(self, sid: str) -> None:
+        """No more alerts for that session, and its line leaves the top of the menu."""
+        self.alerts.silence(sid)
+        self._dirty = True
+        self._wake.set()
 
     def do_refresh(self, _: Any = None) -> None:
         self._wake.set()
@@ -428,6 +442,7 @@ class TrayApp(DialogActions):
                 self.tell(f"trayburn is running but cannot be seen: {check.message}")
             with self._lock:  # the notifier is up now: a budget passed before the start is told
                 self._ui(lambda: self._notify_budget(self.view))
+                self._ui(self._notify_alerts)
             log.info("the icon is up (notifications %s)", "on" if self._notifier_up() else "off")
             poller.start()
 

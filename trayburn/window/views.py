@@ -24,6 +24,7 @@ from ..figures.day import SessionDetail, SessionSummary
 from ..figures.glance import DayFigures
 from ..figures.history import HistoryReport, MachinesReport
 from ..figures.money import Money
+from ..words import pace_text
 from . import models
 from .models import USD, entry_text
 from .theme import Metrics, Palette
@@ -109,7 +110,9 @@ class DayView(ttk.Frame):
         self.nav.show(periods.day_of(day), today)
         self.heading.set(models.day_heading(day))
         self.zone.set(f"Times in {models.clean(report.timezone, 40)}" + ("  ·  today" if day == today else ""))
-        self.cards.show(models.day_cards(report, sessions, money, budget, today=day == today, machines=machines))
+        pace = pace_text(figures.burn, money) if day == today else None
+        cards = models.day_cards(report, sessions, money, budget, today=day == today, machines=machines, pace=pace)
+        self.cards.show(cards)
         self.budget.show(models.budget_share(report.cost_usd, budget))
         rows = models.session_rows(sessions, day, money)
         self.sessions.set_rows(rows)
