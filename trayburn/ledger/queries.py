@@ -151,6 +151,8 @@ _BY = {
     "agent": "c.agent",
     "session": "c.session_id",
     "origin": "s.origin",  # the machine a call's session came from (None: this one)
+    "tools": "CASE WHEN c.seq < 0 THEN NULL ELSE c.tools END",  # its tools, comma-separated (NULL: a rollup's)
+    "commands": "c.commands",  # the programs its shell commands ran (NULL: none, or read before schema 6)
 }
 _ROUTE = "(c.model IS ? AND c.provider IS ? AND s.provider IS ?)"  # one Route's calls
 _FLOOR = "MAX(c.input, c.cache_read + c.cache_write)"  # a call's input, at least its cache tokens
