@@ -30,7 +30,7 @@ from .periods import Period, timezone_name
 
 TOOL_RULE = (
     "By tool is an attribution, not a measurement: each call's cost is split evenly among the tools its reply "
-    "called (none: \"reply\"), and a shell tool's share among the programs its commands ran."
+    'called (none: "reply"), and a shell tool\'s share among the programs its commands ran.'
 )
 REPLY = "reply"  # a call whose reply called no tool
 NOT_RECORDED = "not recorded"  # a call whose tools (or a shell call's programs) the ledger does not hold

@@ -57,7 +57,9 @@ class CacheReport:
         return {"models": [m.to_json() for m in self.models], "total": self.total.to_json()}
 
 
-def cache_saved(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int, session_id: str | None = None) -> CacheReport:
+def cache_saved(
+    ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int, session_id: str | None = None
+) -> CacheReport:
     """What cache reads saved in [start, end), per model and in all, at list price."""
     pricer = Pricer(ledger, book)
     rows: dict[str, CacheSaving] = {}

@@ -310,8 +310,23 @@ class Refresh:
             " output=excluded.output, cache_read=excluded.cache_read, cache_write=excluded.cache_write,"
             " cost=excluded.cost, tools=excluded.tools, provider=excluded.provider, commands=excluded.commands",
             [
-                (key, sid, file_id, agent, seq, ts or start, m or model, i, o, cr, cw, cost, ",".join(t), p or provider,
-                 sh)
+                (
+                    key,
+                    sid,
+                    file_id,
+                    agent,
+                    seq,
+                    ts or start,
+                    m or model,
+                    i,
+                    o,
+                    cr,
+                    cw,
+                    cost,
+                    ",".join(t),
+                    p or provider,
+                    sh,
+                )
                 for key, seq, ts, m, i, o, cr, cw, cost, t, _, p, sh in calls
             ],  # fmt: skip
         )
