@@ -15,7 +15,7 @@ from genai_prices.data_snapshot import get_snapshot
 
 from trayburn import cli
 from trayburn.engine import Engine
-from trayburn.figures import attribution, listprice, periods
+from trayburn.figures import attribution, periods
 from trayburn.ledger import SCHEMA_VERSION
 from trayburn.sources.base import command_words
 from trayburn.sources.editor_tasks.parse import parse_task
