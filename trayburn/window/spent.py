@@ -13,10 +13,10 @@ from ..words import plural, tokens
 from .models import NBSP, USD, Column, Row, amount, clean, cost_text, helper_names
 
 TOOL_COLUMNS = (
-    Column("tool", "Tool", 14, stretch=True),
+    Column("tool", "Tool", 16, whole=True),
     Column("calls", "Calls", 5, numeric=True),
-    Column("cost", "Cost", 9, numeric=True),
-    Column("programs", "Programs run", 16, stretch=True),
+    Column("cost", "Cost", 8, numeric=True),
+    Column("programs", "Programs run", 14, stretch=True),
 )
 AGENT_COLUMNS = (
     Column("name", "Agent", 14, stretch=True),
@@ -25,7 +25,7 @@ AGENT_COLUMNS = (
     Column("calls", "Calls", 5, numeric=True),
     Column("cost", "Cost", 9, numeric=True),
 )
-TOOL_NOTE = "By tool: a call's cost split evenly among the tools it called (an attribution, not a measurement)"
+TOOL_NOTE = "Attributed, not measured: a call split evenly among its tools"
 
 
 def tool_rows(a: Attribution, money: Money = USD) -> list[Row]:

@@ -204,21 +204,21 @@ class PeriodView(ttk.Frame):
         self.tabs = ttk.Notebook(below, takefocus=False)
         self.tabs.grid(row=0, column=1, sticky="nsew", padx=(m.px(12), 0))
         self.groups: dict[str, Table] = {}
-        for by, caption, heading in models.GROUP_TABLES:
+        for by, _caption, heading in models.GROUP_TABLES:
             table = Table(self.tabs, models.group_columns(heading), m, height=4, empty="–", sort=("cost", True))
             table.tree.configure(takefocus=False)
-            self.tabs.add(table, text=caption.capitalize())
+            self.tabs.add(table, text=heading)  # (the tabs' words alone: six "By …" do not fit a narrow window)
             self.groups[by] = table
         self.machines = Table(self.tabs, models.MACHINE_COLUMNS, m, height=4, empty="–", sort=("cost", True))
         self.machines.tree.configure(takefocus=False)
-        self.tabs.add(self.machines, text="By machine", state="hidden")  # shown when other machines are held
+        self.tabs.add(self.machines, text="Machine", state="hidden")  # shown when other machines are held
         self.tools, self.agents = where_tabs(self.tabs, m, 4)
         self._where_line(m)
 
     def _where_line(self, m: Metrics) -> None:
         """Under the tables: what the cache saved, and a what-if on another model (typed or picked)."""
         line = ttk.Frame(self)
-        line.grid(row=7, column=0, sticky="ew", pady=(0, m.px(8)))
+        line.grid(row=7, column=0, sticky="ew", pady=(0, m.px(6)))
         line.columnconfigure(0, weight=1)
         self.cache = FitLabel(line, style="Small.TLabel")
         self.cache.grid(row=0, column=0, sticky="ew")
@@ -228,9 +228,7 @@ class PeriodView(ttk.Frame):
         self.reprice.grid(row=0, column=2, sticky="e")
         for seq in ("<<ComboboxSelected>>", "<Return>", "<KP_Enter>"):
             self.reprice.bind(seq, lambda e: self.on_reprice(self.reprice_model.get().strip()))
-        self.what_if = FitLabel(self, style="Small.TLabel")
-        self.what_if.grid(row=8, column=0, sticky="ew", pady=(0, m.px(8)))
-        self.what_if.grid_remove()
+        self.cache_text, self.what_if_text = "", ""
         self.on_reprice: Callable[[str], None] = lambda model: None
 
     # ---- showing a period -----------------------------------------------------------------------
@@ -280,18 +278,14 @@ class PeriodView(ttk.Frame):
             return
         self.tools.set_rows(spent.tool_rows(where.tools, money))
         self.agents.set_rows(spent.agent_rows(where.agents, money))
-        cache = spent.cache_text(where.cache, money) if where.cache else ""
-        self.cache.set(f"{cache}  ·  {spent.TOOL_NOTE}" if cache else spent.TOOL_NOTE)
+        self.cache_text = spent.cache_text(where.cache, money) if where.cache else ""
         self.reprice.configure(values=list(choices))
         self.show_what_if(where.what_if, money)
 
     def show_what_if(self, w: WhatIf | None, money: Money = USD) -> None:
-        if w is None:
-            self.what_if.set("")
-            self.what_if.grid_remove()
-            return
-        self.what_if.set(spent.what_if_text(w, money))
-        self.what_if.grid()
+        """The line under the tables: the what-if first when one is asked for, then the cache's figures."""
+        self.what_if_text = "" if w is None else spent.what_if_text(w, money)
+        self.cache.set("  ·  ".join(t for t in (self.what_if_text, self.cache_text) if t))
 
     def say(self, problem: str | None) -> None:
         show_text(self.problem, problem or "")
@@ -326,7 +320,7 @@ class SessionView(ttk.Frame):
         self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(12), metrics.px(10)))
         self.where = ttk.Notebook(self, takefocus=False)
         self.where.grid(row=4, column=0, sticky="ew", pady=(0, metrics.px(10)))
-        self.tools, self.agents = where_tabs(self.where, metrics, 3)
+        self.tools, self.agents = where_tabs(self.where, metrics, 2, rule=False)
         ttk.Label(self, text="CALLS IN ORDER", style="Section.TLabel").grid(row=5, column=0, sticky="w")
         self.calls = Table(self, models.CALL_COLUMNS, metrics, height=8, empty="No model calls recorded yet.")
         self.calls.grid(row=6, column=0, sticky="nsew", pady=(metrics.px(4), 0))
@@ -385,7 +379,7 @@ class SessionView(ttk.Frame):
             self.tools.set_rows(spent.tool_rows(where.tools, money))
             self.agents.set_rows(spent.agent_rows(where.agents, money))
         self.where.tab(self.agents, state="normal" if s.subagents else "hidden")
-        self.where.select(self.agents if s.subagents else self.tools)
+        self.where.select(self.agents if s.subagents else self.tools.master)
         rows = models.call_rows(d, money)
         self.calls.set_rows(rows)
         cost = [c.key for c in models.CALL_COLUMNS].index("cost")
@@ -411,13 +405,23 @@ class Where:
     what_if: WhatIf | None = None
 
 
-def where_tabs(tabs: ttk.Notebook, m: Metrics, height: int) -> tuple[Table, Table]:
-    """A "By tool" and a "By agent" tab in `tabs`."""
-    tools = Table(tabs, spent.TOOL_COLUMNS, m, height=height, empty="–", sort=("cost", True))
+def where_tabs(tabs: ttk.Notebook, m: Metrics, height: int, rule: bool = True) -> tuple[Table, Table]:
+    """A "Tool" tab (`rule`: its rule under the table, an attribution, not a measurement; a session's view has no
+    room for it at its minimum size) and an "Agent" tab in `tabs`."""
+    page = ttk.Frame(tabs)
+    page.columnconfigure(0, weight=1)
+    page.rowconfigure(0, weight=1)
+    tools = Table(page, spent.TOOL_COLUMNS, m, height=height - rule, empty="–", sort=("cost", True))
+    tools.grid(row=0, column=0, sticky="nsew")
+    if rule:
+        said = FitLabel(page, style="Small.TLabel")
+        said.grid(row=1, column=0, sticky="ew", padx=m.px(4), pady=(m.px(2), 0))
+        said.set(spent.TOOL_NOTE)
     agents = Table(tabs, spent.AGENT_COLUMNS, m, height=height, empty="–", sort=("cost", True))
-    for table, caption in ((tools, "By tool"), (agents, "By agent")):
+    tabs.add(page, text="Tool")
+    tabs.add(agents, text="Agent")
+    for table in (tools, agents):
         table.tree.configure(takefocus=False)
-        tabs.add(table, text=caption)
     return tools, agents
 
 
