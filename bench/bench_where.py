@@ -8,7 +8,9 @@ Measured, each the best of --repeat warm runs over the corpus's whole span (the 
 - `report --by project` by the baseline tree, then by this one (which adds the cache's line): target at most
   1.2x the baseline's;
 - this tree's `report --by tool`, `report --by agent` and `report --reprice claude-sonnet-4-5`, beside it.
-CPU time (user + system of the child) is given beside wall time. Exits 1 when the target is missed.
+CPU time (user + system of the child) is given beside wall time, and the target is judged on CPU: on a machine
+shared with other work the wall time of a 1 s process moves by more than the 20 % it bounds. Exits 1 when the
+target is missed.
 """
 
 from __future__ import annotations
@@ -82,13 +84,13 @@ def main(argv: list[str] | None = None) -> int:
             args.repeat, [*cli, "report", *SPAN, "--reprice", "claude-sonnet-4-5"], new
         ),
     }
-    base = runs["baseline report --by project"][0]
-    ratio = runs["report --by project"][0] / base
+    base, base_cpu = runs["baseline report --by project"]
+    ratio = runs["report --by project"][1] / base_cpu
     result = {
         "corpus": {"sessions": expected["sessions"], "calls": expected["calls"]},
         "python_pass_s": {"wall": floor[0], "cpu": floor[1]},
-        "runs": {k: {"wall": w, "cpu": c, "x_baseline": w / base} for k, (w, c) in runs.items()},
-        "report_vs_baseline": ratio,
+        "runs": {k: {"wall": w, "cpu": c, "cpu_x_baseline": c / base_cpu} for k, (w, c) in runs.items()},
+        "report_cpu_vs_baseline": ratio,
         "target": TARGET,
     }
     if args.json:
@@ -97,8 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corpus: {expected['sessions']:,} sessions, {expected['calls']:,} calls")
         print(f"{'python -c pass':40s} {floor[0]:7.3f} s wall {floor[1]:7.3f} s cpu")
         for k, (w, c) in runs.items():
-            print(f"{k:40s} {w:7.3f} s wall {c:7.3f} s cpu  {w / base:5.2f}x baseline")
-        print(f"report with the cache's line: {ratio:.2f}x the baseline's (target <= {TARGET}x)")
+            print(f"{k:40s} {w:7.3f} s wall {c:7.3f} s cpu  {c / base_cpu:5.2f}x the baseline's cpu")
+        print(f"report with the cache's line: {ratio:.2f}x the baseline's CPU (target <= {TARGET}x)")
     return 0 if ratio <= TARGET else 1
 
 

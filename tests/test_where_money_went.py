@@ -9,9 +9,9 @@ import sqlite3
 from datetime import date
 
 import pytest
-from helpers.corpus import CORPUS, age_all, assistant, expected, isolated_env, make_session, sessions_of, set_tz, user  # noqa: F401
 from genai_prices import Usage, calc_price
 from genai_prices.data_snapshot import get_snapshot
+from helpers.corpus import CORPUS, age_all, assistant, expected, isolated_env, make_session, sessions_of, set_tz, user  # noqa: F401
 
 from trayburn import cli
 from trayburn.engine import Engine
