@@ -20,10 +20,11 @@ shell tool's words add up to their tool's the same way.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from ..ledger import Ledger
+from ..ledger import ALL_TIME, CostGroup, Ledger
 from ..pricing import PriceBook
 from .costs import Pricer, Totals, priced_cost
 from .periods import Period, timezone_name
@@ -112,14 +113,9 @@ def by_tool(
     ledger: Ledger, book: PriceBook, period: Period | None = None, session_id: str | None = None
 ) -> Attribution:
     """The period's (or one session's: `period` None) cost by tool; shell tools split by program."""
-    pricer = Pricer(ledger, book)
-    start, end = period.bounds_ms() if period else (0, 2**62)
     rows: dict[str, Share] = {}
     total = Share("total", "total")
-    for g in pricer.groups(start, end, by=("tools", "commands", "origin"), session_id=session_id):
-        one = Totals()
-        one.add(g, pricer)
-        _count(total, one, one.cost_usd, one.estimated_usd, 1)
+    for g, one, _ in _priced(ledger, book, period, session_id, ("tools", "commands", "origin"), total):
         tools, commands, origin = g.by
         names = _tool_names(tools, origin)
         for name, n in _counted(names).items():
@@ -135,15 +131,10 @@ def by_agent(
     ledger: Ledger, book: PriceBook, period: Period | None = None, session_id: str | None = None
 ) -> Attribution:
     """The period's (or one session's) cost by agent: the lead, each subagent, each teammate, with their models."""
-    pricer = Pricer(ledger, book)
-    start, end = period.bounds_ms() if period else (0, 2**62)
     rows: dict[str, Share] = {}
     total = Share("total", "total")
-    for g in pricer.groups(start, end, by=("session", "file", "agent"), session_id=session_id):
-        one = Totals()
-        one.add(g, pricer)
+    for g, one, pricer in _priced(ledger, book, period, session_id, ("session", "file", "agent"), total):
         sid, path, agent = g.by
-        _count(total, one, one.cost_usd, one.estimated_usd, 1)
         role, name = agent_of(agent, path)
         key = LEAD if role == LEAD else f"{sid}/{PurePath(path or '').name}"
         row = rows.setdefault(key, Share(key, name, role=role))
@@ -154,6 +145,19 @@ def by_agent(
             row.models.append(model)
     total.sessions = {s for r in rows.values() for s in r.sessions}
     return _finish("agent", period, session_id, rows, total)
+
+
+def _priced(
+    ledger: Ledger, book: PriceBook, period: Period | None, sid: str | None, by: tuple[str, ...], total: Share
+) -> Iterator[tuple[CostGroup, Totals, Pricer]]:
+    """The scope's calls in groups by `by`, each priced once and counted in `total`."""
+    pricer = Pricer(ledger, book)
+    start, end = period.bounds_ms() if period else ALL_TIME
+    for g in pricer.groups(start, end, by=by, session_id=sid):
+        one = Totals()
+        one.add(g, pricer)
+        _count(total, one, one.cost_usd, one.estimated_usd, 1)
+        yield g, one, pricer
 
 
 def agent_of(agent: str | None, path: str | None) -> tuple[str, str]:
