@@ -255,7 +255,7 @@ MIGRATE_4_TO_5 = ""
 # the words are not: a call stored before has NULL there, shown as "not recorded" under run_commands until its file
 # is read again (it is, when it changes). Nothing is read again for this: a history's re-read would cost a cold
 # ingest for a refinement of one row.
-MIGRATE_5_TO_6 = "ALTER TABLE calls ADD COLUMN commands TEXT"
+MIGRATE_5_TO_6 = ""  # the column, added by `_add_commands`
 MIGRATIONS = {
     1: MIGRATE_1_TO_2,
     2: MIGRATE_2_TO_3,
@@ -459,6 +459,12 @@ def _adopt_change_times(db: sqlite3.Connection) -> None:
             db.execute("UPDATE files SET ctime_ns=? WHERE id=?", (st.st_ctime_ns, file_id))
 
 
+def _add_commands(db: sqlite3.Connection) -> None:
+    """Schema 5 → 6: `calls.commands`, NULL for every call stored before (nothing is read again)."""
+    if "commands" not in {r[1] for r in db.execute("PRAGMA table_info(calls)")}:  # (made by this version, marked older)
+        db.execute("ALTER TABLE calls ADD COLUMN commands TEXT")
+
+
 def _migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring an older schema forward, keeping every call, in one transaction (like `_create`)."""
     db.execute("BEGIN IMMEDIATE")
@@ -468,6 +474,8 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
             run_script(db, MIGRATIONS[version])
             if version == 4:
                 _adopt_change_times(db)
+            if version == 5:
+                _add_commands(db)
             version += 1
             db.execute(f"PRAGMA user_version={version}")
         db.execute("COMMIT")
