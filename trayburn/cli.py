@@ -123,7 +123,8 @@ def _sessions(s: argparse.ArgumentParser) -> None:
 
 def _report(s: argparse.ArgumentParser) -> None:
     _period_options(s)
-    s.add_argument("--by", choices=BY, default="day", help="how rows are grouped (default: day)")
+    s.add_argument("--by", choices=BY + ATTRIBUTED, default="day", help="how rows are grouped (default: day)")
+    s.add_argument("--reprice", metavar="MODEL", help="also what the period's calls would cost on MODEL (a what-if)")
 
 
 def _export(s: argparse.ArgumentParser) -> None:
@@ -202,6 +203,7 @@ GRAMMAR: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 
 BY = ("day", "week", "month", "project", "model", "session", "source", "machine")
 STATUS_FORMATS = ("plain", "json", "waybar", "polybar", "i3blocks")  # (status.FORMATS: imported only to run it)
+ATTRIBUTED = ("tool", "agent")  # figures.attribution's: a call's cost by the tools it used, by the agent that made it
 PERIOD_HELP = "YYYY-MM-DD, today, yesterday, 7d, 30d, week, last-week, month or last-month"
 
 
@@ -399,12 +401,26 @@ def cmd_sessions(args) -> int:
 def cmd_report(args) -> int:
     period = period_of(args)
     engine = _engine(args, since=period.since)  # the period's files first; older history later
-    r, money = engine.history(period, args.by), engine.money()
-    data = r.to_json(money)
-    budgets = _project_budgets(engine, r) if args.by == "project" else {}
-    for row in data["rows"] if budgets else []:
-        row["budget"] = budgets.get(row["key"])
-    return _stale(args, engine, _emit(args, data, render.history(r, money, budgets)))
+    money = engine.money()
+    budgets: dict[str, dict] = {}
+    if args.by in ATTRIBUTED:
+        a = engine.attribution(period, args.by)
+        data, text = a.to_json(), render.attribution(a, money)
+    else:
+        r = engine.history(period, args.by)
+        data = r.to_json(money)
+        budgets = _project_budgets(engine, r) if args.by == "project" else {}
+        for row in data["rows"] if budgets else []:
+            row["budget"] = budgets.get(row["key"])
+        text = render.history(r, money, budgets)
+    cache = engine.cache_saved(period)
+    data["cache"], line = cache.to_json(), render.cache_line(cache, money)
+    text += f"\n{line}" if line else ""
+    if args.reprice:
+        what_if = engine.reprice(period, args.reprice)
+        data["what_if"] = what_if.to_json()
+        text += "\n" + render.what_if_line(what_if, money)
+    return _stale(args, engine, _emit(args, data, text))
 
 
 def _project_budgets(engine: Any, r: Any) -> dict[str, dict]:

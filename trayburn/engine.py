@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from . import demo, paths, settings
-from .figures import budgets, export, history, money, periods
+from .figures import attribution, budgets, export, history, listprice, money, periods
 from .figures.budgets import BudgetState
 from .figures.burn import Burn, burn, runaways
 from .figures.costs import Totals
@@ -456,6 +456,19 @@ class Engine:
     def history(self, period, by: str = "day"):
         """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
         return history.report(self.ledger, self.book, period, by, self.machine_name())
+
+    def attribution(self, period: periods.Period | None, by: str, session_id: str | None = None):
+        """A period's (or, `period` None, one session's) cost by tool or by agent (attribution.Attribution)."""
+        figure = attribution.by_tool if by == "tool" else attribution.by_agent
+        return figure(self.ledger, self.book, period, session_id)
+
+    def cache_saved(self, period: periods.Period) -> listprice.CacheReport:
+        """What cache reads saved over the period, per model, at list price."""
+        return listprice.cache_saved(self.ledger, self.book, *period.bounds_ms())
+
+    def reprice(self, period: periods.Period, model: str) -> listprice.WhatIf:
+        """The period's calls at `model`'s list price: a what-if, never spend."""
+        return listprice.reprice(self.ledger, self.book, *period.bounds_ms(), model)
 
     def overview(self, period):
         """A period by day, project, model and source from one read (the window's period view)."""

@@ -35,10 +35,11 @@ from ..demo import is_demo
 from ..engine import Engine
 from ..errors import TrayburnError
 from ..figures import export, periods
+from ..figures.listprice import WhatIf
 from ..system import open_path
 from ..words import progress_text
 from . import models, theme
-from .views import DayView, PeriodView, SessionView
+from .views import DayView, PeriodView, SessionView, Where
 from .widgets import FitLabel, Notice, Table
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class SummaryWindow:
         self._after: str | None = None
         self._status_after: str | None = None
         self.waker: watch.Waker | None = None  # Linux: a session written refreshes at once (`start`)
+        self.reprice_model = ""  # the period view's what-if: the model its calls are priced on ("" none)
         try:
             self.day = models.parse_day(day) if day is not None else today()
         except models.BadDay as exc:
@@ -108,6 +110,7 @@ class SummaryWindow:
         self.period_view = PeriodView(
             self.root, m, self.palette, nav=nav, on_day=self.show_day, on_open=self.show_session
         )
+        self.period_view.on_reprice = self.reprice
         self.session_view = SessionView(
             self.root, m, self.palette, on_back=self.back, on_copy=self.copy_id, on_folder=self.open_session_folder
         )
@@ -176,8 +179,18 @@ class SummaryWindow:
         sessions = e.sessions(p.since, p.until)
         by_machine, plan = e.machines(p.since, p.until), e.totals(p.since, p.until)
         view, money = self.period_view, e.money()
-        view.show(p, views, sessions, self.today(), money, s.daily_budget, s.monthly_budget, by_machine, plan)
+        where = Where(e.attribution(p, "tool"), e.attribution(p, "agent"), e.cache_saved(p), self._what_if(e, p))
+        view.show(p, views, sessions, self.today(), money, s.daily_budget, s.monthly_budget, by_machine, plan, where)
         self._show_view(self.period_view, p.label())
+
+    def _what_if(self, e: Engine, p: periods.Period) -> WhatIf | None:
+        return e.reprice(p, self.reprice_model) if self.reprice_model else None
+
+    def reprice(self, model: str) -> None:
+        """Show the period's calls at `model`'s list price beside its spend (a what-if; "" ends it)."""
+        self.reprice_model = model
+        if self.engine is not None and self.period.kind != "day":
+            self.period_view.show_what_if(self._what_if(self.engine, self.period), self.engine.money())
 
     def _show_view(self, view, heading: str) -> None:
         was_hidden = not view.winfo_manager()
@@ -206,7 +219,8 @@ class SummaryWindow:
             self.day, self._day_from_session = datetime.fromisoformat(started).date(), False
             self.period = periods.day_of(self.day)
         back = f"{self.day.day} {self.day:%b}" if self.period.kind == "day" else self.period.label()
-        self.session_view.show(detail, back, e.money())
+        where = Where(e.attribution(None, "tool", session_id), e.attribution(None, "agent", session_id))
+        self.session_view.show(detail, back, e.money(), where)
         was_hidden = not self.session_view.winfo_manager()
         self._raise(self.session_view)
         if was_hidden:
