@@ -39,6 +39,7 @@ The Icon classes: every class `icon_class()` returns offers, beside pystray's ow
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import os
 import re
@@ -62,9 +63,8 @@ FATAL = ("no_display", "display_unreachable", "no_session_bus")
 TERMINAL_HINT = "`trayburn today` works in a terminal"
 NO_BUS_NOTICE = "no D-Bus session bus, so desktop notifications are off"
 NO_HOST_HINT = (
-    "nothing on this desktop shows tray icons (no XEmbed tray, no StatusNotifierWatcher): on GNOME install "
-    "the AppIndicator extension (gnome-shell-extension-appindicator), elsewhere add a system tray or "
-    "status notifier area to the panel; meanwhile "
+    "nothing here shows tray icons: on GNOME install the AppIndicator extension "
+    "(gnome-shell-extension-appindicator), elsewhere add a system tray to the panel; "
 ) + TERMINAL_HINT
 
 
@@ -99,7 +99,7 @@ def can_start(env: Mapping[str, str] | None = None, *, platform: str | None = No
     problem = display_problem(display)
     if problem:
         return StartCheck("display_unreachable", f"no graphical session: {problem}; {TERMINAL_HINT}")
-    bus = env.get("DBUS_SESSION_BUS_ADDRESS") or _default_bus(env)
+    bus = session_bus(env)
     if not bus and env.get("PYSTRAY_BACKEND") == "xorg":
         xembed = has_xembed_tray(display)
         return (
@@ -177,6 +177,12 @@ def has_xembed_tray(display: str) -> bool:
 
 
 # --- the session bus ---------------------------------------------------------------------------------
+
+
+def session_bus(env: Mapping[str, str] | None = None) -> str | None:
+    """The session bus's address: DBUS_SESSION_BUS_ADDRESS, else the per-user bus GLib finds without it."""
+    env = os.environ if env is None else env
+    return env.get("DBUS_SESSION_BUS_ADDRESS") or _default_bus(env)
 
 
 def _default_bus(env: Mapping[str, str]) -> str | None:
@@ -334,12 +340,17 @@ def choose_backend(
     platform: str = sys.platform,
     available: Callable[[str], bool] | None = None,
     sni: bool | None = None,
+    xembed: bool | None = None,
+    promised: bool = False,
 ) -> str:
     """The backend to use: PYSTRAY_BACKEND if set, else the best one this system has.
 
     ``available(name)`` says whether a Linux backend can load; tests pass a fake. ``sni``: whether
     a StatusNotifierWatcher is on the session bus (`host.can_start` finds out); GNOME, KDE, XFCE
     and Cinnamon panels host StatusNotifierItems, so the appindicator backend is chosen there.
+    ``promised``: this desktop will have a watcher (`watcher.promised`) that is not there yet: with no XEmbed
+    tray either, the appindicator backend too (its item registers with the watcher when it comes, and shows
+    as an XEmbed icon meanwhile where a tray comes first).
     """
     forced = env.get("PYSTRAY_BACKEND")
     if forced:  # pystray ignores an empty value too
@@ -354,7 +365,8 @@ def choose_backend(
         return "win32"
     available = available or _available
     gnome = "GNOME" in env.get("XDG_CURRENT_DESKTOP", "").upper()
-    if (sni or (sni is None and gnome)) and available("appindicator"):
+    later = promised and not xembed  # the panel is still loading: its watcher is on the way
+    if (sni or later or (sni is None and gnome)) and available("appindicator"):
         return "appindicator"  # stock GNOME has no XEmbed tray: a gtk status icon would be invisible
     if env.get("DISPLAY") and available("gtk"):
         return "gtk"
@@ -423,18 +435,33 @@ def loaded_backend(pystray: ModuleType) -> str:
     return "dummy" if module == "base" else module
 
 
-def icon_class(pystray: ModuleType) -> type:
-    """The Icon class to instantiate: pystray's, with trayburn's fixes for the backend it loaded."""
-    backend = loaded_backend(pystray)
+def icon_class(pystray: ModuleType, backend: str | None = None) -> type:
+    """The Icon class to instantiate: pystray's, with trayburn's fixes for the backend it loaded (or for
+    `backend`, one pystray loads beside it: the appindicator Icon a gtk icon gives way to, `TrayApp.become`)."""
+    loaded = loaded_backend(pystray)
+    backend = backend or loaded
+    if backend == loaded:
+        base = pystray.Icon
+    else:
+        capabilities(backend)  # validates the name
+        try:
+            base = importlib.import_module(f"pystray._{backend}").Icon
+        except (ImportError, ValueError) as exc:
+            raise BackendError(f"the {backend} tray backend does not load: {exc}") from exc
     if backend == "dummy":
-        return _headless(pystray.Icon)
+        return _headless(base)
     if backend == "gtk":
-        return _gtk(pystray.Icon)
+        return _gtk(base)
     if backend == "appindicator":
-        return _appindicator(pystray.Icon)
+        return _appindicator(base)
     if backend == "darwin":
-        return _darwin(pystray.Icon)
-    return _plain(pystray.Icon, activates=backend in ("win32",))
+        return _darwin(base)
+    return _plain(base, activates=backend in ("win32",))
+
+
+def available(backend: str) -> bool:
+    """Whether a Linux backend ("gtk", "appindicator") can load here."""
+    return _available(backend)
 
 
 # ---- pystray's Icon classes, per backend -------------------------------------------------------------------------
