@@ -144,9 +144,9 @@ def test_with_no_tray_host_the_person_is_told(gtk, tmp_path):
         desk.spawn(["dunst"], log="dunst")
         proc = start_tray(desk, tmp_path)
         log = tmp_path / "desk" / "tray.log"
-        desk.wait_for(lambda: log.exists() and "AppIndicator extension" in log.read_text(), 30, what="the line")
+        desk.wait_for(lambda: log.exists() and "AppIndicator extension" in log.read_text(), 60, what="the line")
         bubble = desk.wait_for(
-            lambda: next(iter(desk.find_windows(cls="Dunst", viewable=True)), None), 30, what="a notification"
+            lambda: next(iter(desk.find_windows(cls="Dunst", viewable=True)), None), 60, what="a notification"
         )
         desk.screenshot(tmp_path / "no-host.png", bubble.rect)
         assert proc.poll() is None, "the tray keeps running: a panel may come up later"

@@ -616,6 +616,16 @@ def _appindicator(base: type) -> type:
             super()._update_menu()
             GLib.idle_add(self._target_default)  # after pystray's own idle call built the menu
 
+        def _create_menu_item(self, descriptor: Any) -> Any:
+            item = super()._create_menu_item(descriptor)
+            text = str(getattr(descriptor, "text", ""))  # (a separator's "- - - -" has no "_")
+            if gnome_menu_labels() and not getattr(descriptor, "default", False):
+                shown = literal_label(text)
+                if shown != text:
+                    item.set_use_underline(True)  # sent as it is (libdbusmenu-gtk doubles each "_" otherwise)
+                    item.set_label(shown)
+            return item
+
         def _target_default(self) -> bool:
             """A middle click (SNI SecondaryActivate) runs the default item: the summary."""
             items = [i for i in (self.menu.items if self.menu else ()) if i.visible]
@@ -626,6 +636,22 @@ def _appindicator(base: type) -> type:
             return False  # once
 
     return IndicatorIcon
+
+
+def gnome_menu_labels(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the menu is read by GNOME's AppIndicator extension, which takes only the first "_" of a dbusmenu
+    label for a mnemonic (it drops the first "_" followed by another character: `label.replace(/_([^_])/, '$1')`
+    in its dbusMenu.js) and shows the rest as written. libdbusmenu-gtk sends a plain GTK label with each "_"
+    doubled, which libdbusmenu hosts (xfce4-panel, KDE) undo and GNOME showed as "b_tools__patch"."""
+    desktop = (os.environ if env is None else env).get("XDG_CURRENT_DESKTOP", "").upper()
+    return "GNOME" in desktop or "UBUNTU" in desktop
+
+
+def literal_label(text: str) -> str:
+    """The dbusmenu label GNOME's extension shows as `text`: one "_" in front, which is the "_" it drops (before
+    the text's first character, or the last of its leading underscores); `text` itself where it has no "_" to
+    lose."""
+    return "_" + text if "_" in text and text.strip("_") else text
 
 
 IMAGE_LEFT = 2  # AppKit's NSImageLeft (NSCellImagePosition): the image, then the title to its right
