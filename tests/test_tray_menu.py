@@ -478,9 +478,14 @@ def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(e
     config.write_text(f'cline_dir = "{cline}"\n')
     wall = Clock()
     wall.now = time.time()
-    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=Spawned(), wall=wall)
+    spawned = Spawned()
+    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=spawned, wall=wall)
     assert app.tick() is True
     assert app.view.hour_live and app.view.rate == "Last hour: $0.75/h"
+    hour = find(app.icon.menu, "Last hour: ")
+    assert hour.enabled, "greyed, it looks disabled on every host"
+    hour(app.icon)  # like the other figures, it opens the summary
+    assert "summary" in spawned[-1], spawned
     menu, builds, updates = app.icon.menu, app.builds, len(app.icon.updates)
     start = wall.now
     for minutes in (0.5, 1, 2, 5, 20, 49):  # the minutes turn, nothing else does: no view, no menu

@@ -57,7 +57,7 @@ def _pad(cell: str, width: int, right: bool) -> str:
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def shorten(text: str, width: int) -> str:

@@ -613,8 +613,20 @@ def _appindicator(base: type) -> type:
             return self._activates
 
         def _update_menu(self) -> None:
+            # The middle click's target is let go before pystray's own idle call replaces the menu (and before the
+            # indicator goes, `_finalize`): libayatana-appindicator follows the old item out of its menu and
+            # asserted (a Gtk-CRITICAL "gtk_widget_get_parent" line at every start).
+            GLib.idle_add(self._release_target)
             super()._update_menu()
             GLib.idle_add(self._target_default)  # after pystray's own idle call built the menu
+
+        def _release_target(self) -> bool:
+            self._appindicator.set_secondary_activate_target(None)
+            return False  # once
+
+        def _finalize(self) -> None:
+            self._release_target()
+            super()._finalize()
 
         def _create_menu_item(self, descriptor: Any) -> Any:
             item = super()._create_menu_item(descriptor)
