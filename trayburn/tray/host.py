@@ -546,20 +546,27 @@ def _gtk(base: type) -> type:
             """`size`: what the tray offers across it (a horizontal tray's height). The other side is what the
             icon asks for (trayer gives a 16 px icon a 16 px wide slot even on a 32 px panel): drawn at `size`,
             the icon gets a square slot where the tray grants it; where it does not (trayer keeps a 20 px icon
-            in a 16 px slot), it is drawn again at the slot's real size rather than scaled into it."""
-            ok, _screen, area, orientation = status_icon.get_geometry()
-            if ok and area.width > 0 and area.height > 0:
-                across = area.width if int(orientation) == 1 else area.height  # Gtk.Orientation.VERTICAL: 1
-                size = min(size, across)
+            in a 16 px slot), it is drawn again at the slot's real size rather than scaled into it.
+
+            The slot is read only once the tray has laid the icon out, and believed only when two looks
+            FIT_CHECK_MS apart agree: read at once (or once), it could still be the 16 px slot of the icon
+            before this drawing, and the icon stayed 16 px on a 32 px trayer (1 start in 8)."""
+            self._offered = size
             self._resize(size)
             if size > 0:
-                GLib.timeout_add(FIT_CHECK_MS, self._fit, size)
+                GLib.timeout_add(FIT_CHECK_MS, self._fit, size, True)
             return True  # drawn at that size: GTK need not scale it
 
-        def _fit(self, size: int) -> bool:
+        def _fit(self, size: int, look_again: bool) -> bool:
+            if getattr(self, "_offered", size) != size:  # the tray offered another size since: that one counts
+                return False
             ok, _screen, area, _orientation = self._status_icon.get_geometry()
-            if ok and 0 < min(area.width, area.height) < size:
-                self._resize(min(area.width, area.height))
+            room = min(area.width, area.height) if ok else 0
+            if 0 < room < size:
+                if look_again:
+                    GLib.timeout_add(FIT_CHECK_MS, self._fit, size, False)
+                else:
+                    self._resize(room)
             return False  # once
 
         def _resize(self, size: int) -> None:

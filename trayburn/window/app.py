@@ -51,6 +51,7 @@ ICON = Path(__file__).resolve().parent.parent / "assets" / "trayburn.png"
 APP_TITLE = "trayburn"
 STATUS_CLEAR_MS = 5000
 FIRST_REFRESH_MS = 100  # let the first frame (from the ledger as it is) paint before refreshing
+SHOWN_BY_MS = 1500  # the first refresh comes by then even if the window is never drawn (shown minimised)
 
 
 class SummaryWindow:
@@ -78,6 +79,7 @@ class SummaryWindow:
         self._day_from_session = bool(session_id) and day is None  # back goes to the session's day
         self.day = today()
         self._after: str | None = None
+        self._exposed = ""  # the first Expose's binding, until the first frame is drawn (`start`)
         self._status_after: str | None = None
         self.waker: watch.Waker | None = None  # Linux: a session written refreshes at once (`start`)
         try:
@@ -347,13 +349,32 @@ class SummaryWindow:
     # ---- refreshing -----------------------------------------------------------------------------
 
     def start(self) -> None:
-        """First frame from the ledger as it is, then a refresh, then one every refresh_seconds."""
+        """First frame from the ledger as it is, laid out before the window is shown (`main` creates it withdrawn),
+        then a refresh once that frame is on the screen, then one every refresh_seconds."""
         self.render()
         if self.engine is not None and self.engine.ledger.notice:
             self.say(self.engine.ledger.notice)
+        self.root.update_idletasks()  # every size settled: the window is mapped once, whole, at its size
+        self.root.deiconify()
         if self.engine is not None:
-            self._after = self.root.after(FIRST_REFRESH_MS, self._tick)
+            # The first refresh reads files and blocks Tk: it waits until the first frame is drawn (the window's
+            # first Expose, then Tk's pending redraws), or SHOWN_BY_MS where the window is not shown (minimised).
+            self._after = self.root.after(SHOWN_BY_MS, self._tick)
+            self._exposed = self.root.bind("<Expose>", self._first_expose, add="+")
             self._listen()
+
+    def _first_expose(self, event: tk.Event) -> None:
+        if event.widget is not self.root or not self._exposed:
+            return
+        self.root.unbind("<Expose>", self._exposed)
+        self._exposed = ""
+        if self._after:
+            self.root.after_cancel(self._after)
+        self._after = self.root.after_idle(lambda: self._later(FIRST_REFRESH_MS))
+
+    def _later(self, ms: int) -> None:
+        if self.engine is not None:
+            self._after = self.root.after(ms, self._tick)
 
     def _listen(self) -> None:
         """Where the platform has inotify and Tk file handlers (Linux): a session written refreshes the window
