@@ -43,6 +43,7 @@ from ..render import progress_text
 from . import models, theme
 from .views import DayView, PeriodView, SessionView
 from .widgets import FitLabel, Notice, Table
+from .xname import LegacyName
 
 log = logging.getLogger(__name__)
 HISTORY_SLICE_S = 0.3  # after what is shown, this long of the rest of a history being read (a first run)
@@ -97,7 +98,8 @@ class SummaryWindow:
         setting = self.engine.settings.theme if self.engine else "auto"
         self.palette = theme.resolve(setting, self.env)
         self.metrics = m = theme.apply(self.root, self.palette, self.env)
-        self.root.title(APP_TITLE)
+        self.legacy_name = LegacyName(self.root)
+        self._title(APP_TITLE)
         self._size_window(m)
         self._set_icon()
         self.root.columnconfigure(0, weight=1)
@@ -122,6 +124,11 @@ class SummaryWindow:
         self.status = FitLabel(self.root, style="Status.TLabel", padding=(m.px(16), m.px(3), m.px(16), m.px(6)))
         self.status.grid(row=1, column=0, sticky="ew")
         self.root.protocol("WM_DELETE_WINDOW", self.close)
+
+    def _title(self, text: str) -> None:
+        if text != self.root.title():
+            self.root.title(text)
+            self.legacy_name.set()
 
     def _size_window(self, m: theme.Metrics) -> None:
         width = min(m.px(1000), int(self.root.winfo_screenwidth() * 0.95))
@@ -191,7 +198,7 @@ class SummaryWindow:
         self._raise(view)
         if was_hidden:
             view.sessions.focus_rows()
-        self.root.title(f"{APP_TITLE} — {heading}" + (" — demo" if self.demo else ""))
+        self._title(f"{APP_TITLE} — {heading}" + (" — demo" if self.demo else ""))
 
     def _render_session(self, e: Engine, session_id: str) -> None:
         detail = e.session(session_id)
@@ -206,7 +213,7 @@ class SummaryWindow:
                 "Show today's sessions",
                 lambda: self.show_day(None),
             )
-            self.root.title(f"{APP_TITLE} — unknown session")
+            self._title(f"{APP_TITLE} — unknown session")
             return
         started = detail.summary.started_at
         if started and self._day_from_session:
@@ -218,7 +225,7 @@ class SummaryWindow:
         self._raise(self.session_view)
         if was_hidden:
             self.session_view.calls.focus_rows()
-        self.root.title(f"{APP_TITLE} — {models.clean(detail.summary.title, 60)}")
+        self._title(f"{APP_TITLE} — {models.clean(detail.summary.title, 60)}")
 
     def _show_problem(self) -> None:
         if self.engine is None:
@@ -231,7 +238,7 @@ class SummaryWindow:
     def _notice(self, headline: str, detail: str, action: str | None = None, command=None) -> None:
         self.notice.show(headline, detail, action, command)
         self._raise(self.notice)
-        self.root.title(f"{APP_TITLE} — {headline.rstrip('…').lower()}")
+        self._title(f"{APP_TITLE} — {headline.rstrip('…').lower()}")
 
     # ---- navigation -----------------------------------------------------------------------------
 
@@ -449,6 +456,7 @@ class SummaryWindow:
         if self.engine is not None:
             self.engine.close()
             self.engine = None
+        self.legacy_name.close()
         self.root.destroy()
 
 
@@ -525,9 +533,8 @@ def _key_copy(win: SummaryWindow, event: tk.Event) -> str | None:
     if _in_text_field(event):
         return None
     table = _key_table(win, event)
-    focused = isinstance(getattr(event.widget, "master", None), Table)
-    if win.current is win.session_view and not focused:
-        win.copy_id()
+    if win.current is win.session_view and (table is None or not table.chosen()):
+        win.copy_id()  # as the footer says: the row the view selected for the arrow keys is not a choice
         return "break"
     text = table.selected_text() if table is not None else ""
     if not text:
