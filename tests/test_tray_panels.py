@@ -322,3 +322,25 @@ def test_the_menu_shows_plan_value_machines_and_unpriced_models(gtk, desktop, de
     desktop.key("Escape")
     desktop.wait_for_no_menu()
     assert "covered by plan" in text and "on 2 machines" in text and "unpriced: acme-1" in text, text
+
+
+def test_without_pygobject_the_tray_says_once_on_stderr_how_to_get_its_menu(tmp_path):
+    """`pip install trayburn` without the `gtk` extra: no PyGObject, so the bare X11 icon, which has no menu and
+    takes no click. The person is told once, on stderr, with the fix (the extra and the apt line). PyGObject is
+    hidden from this one process (a stand-in for an install without it); the rest is real: Xvfb, trayer."""
+    desk = harness.start_desktop(tmp_path / "desk")
+    try:
+        config = demo.prepare(tmp_path / "demo")
+        code = "import sys; sys.modules['gi'] = None; from trayburn.cli import main; sys.exit(main(sys.argv[1:]))"
+        argv = [sys.executable, "-P", "-c", code, "--config", str(config), "--state-dir", str(tmp_path / "state")]
+        env = {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
+        proc = desk.spawn(argv, log="tray", env=env)
+        desk.wait_for(lambda: "the icon is up" in log_text(tmp_path), 30, what="the icon up")
+        assert "tray backend xorg" in log_text(tmp_path)
+        stderr = (tmp_path / "desk" / "tray.log").read_text()
+        assert stderr.count("has no menu") == 1, stderr
+        line = next(line for line in stderr.splitlines() if "has no menu" in line)
+        assert "pip install 'trayburn[gtk]'" in line and "apt-get install libgirepository1.0-dev" in line, line
+        assert proc.poll() is None
+    finally:
+        desk.close()

@@ -358,7 +358,8 @@ class TrayApp(DialogActions):
 
     def _child(self, *args: str) -> list[str]:
         e = self.engine
-        return platform.command(*args, "--config", str(e.config_path), "--state-dir", str(e.state_dir))
+        config = ["--config", str(e.config_path)] if e.config_path.exists() else []  # (none yet: the default)
+        return platform.command(*args, *config, "--state-dir", str(e.state_dir))
 
     def _window(self, argv: list[str], request: str) -> None:
         """The summary window (a child), or, with no Tk here, one line saying which package it needs."""
@@ -550,6 +551,13 @@ def _constant(value: bool) -> Callable[[Any], bool]:
 EXIT_CANNOT_SHOW = int(Exit.CANNOT_SHOW)  # no graphical session or no session bus: the tray could not be seen
 
 
+NO_MENU_HINT = (
+    "this tray icon has no menu and ignores clicks: its GTK backend (PyGObject) is not installed here. "
+    "The fix: pip install 'trayburn[gtk]' (pipx: pipx install --force 'trayburn[gtk]'), after "
+    "sudo apt-get install libgirepository1.0-dev libcairo2-dev pkg-config gir1.2-gtk-3.0 "
+    "gir1.2-ayatanaappindicator3-0.1 (which PyGObject builds against); ./scripts/run does both"
+)
+DEMO_HINT = "`trayburn demo --json` shows the demo's figures in a terminal"
 SHOW_GRACE_S = 20.0  # with no tray host at the start, how long before the person is told (a panel may be loading)
 
 
@@ -558,8 +566,13 @@ def main(args: Any) -> int:
     forced = bool(os.environ.get("PYSTRAY_BACKEND"))
     check = None if os.environ.get("PYSTRAY_BACKEND") == "dummy" else host.can_start()
     if check is not None and check.fatal:
-        log.error("cannot start the tray: %s", check.message)
-        _say(f"trayburn: {check.message}")
+        message = check.message
+        if getattr(args, "demo", False):  # the demo's figures without a display are `trayburn demo --json`
+            message = message.replace(
+                host.TERMINAL_HINT, "`trayburn demo --json` shows the demo's figures in a terminal"
+            )
+        log.error("cannot start the tray: %s", message)
+        _say(f"trayburn: {message}")
         return EXIT_CANNOT_SHOW
     promised = None
     if check is not None and not forced:
@@ -589,6 +602,9 @@ def main(args: Any) -> int:
         _say(f"trayburn: {exc}")
         return 1
     caps = host.capabilities(host.loaded_backend(pystray))
+    if not forced and not caps.has_menu:  # the bare X11 icon: no menu, no clicks (said once, with the fix)
+        log.warning("%s", NO_MENU_HINT)
+        _say(f"trayburn: {NO_MENU_HINT}")
     if check is not None and not check.bus:  # an XEmbed icon without a session bus: no notifier to ask
         host.NOTIFIER = False
         caps = replace(caps, can_notify=False)
