@@ -15,7 +15,7 @@ from test_tray_menu import Spawned, find, texts
 
 from trayburn import settings
 from trayburn.engine import Engine
-from trayburn.figures import periods as days
+from trayburn.figures import periods
 from trayburn.tray import host
 from trayburn.tray.app import TrayApp
 
@@ -25,7 +25,7 @@ CAPS = host.capabilities("dummy")
 
 def now_ms() -> int:
     """A moment of today, a minute ago (or just after midnight, early in the day)."""
-    midnight = days.local_midnight_ms(days.now_date())
+    midnight = periods.local_midnight_ms(periods.now_date())
     return max(int(time.time() * 1000) - 60_000, midnight + 1_000)
 
 
@@ -197,7 +197,7 @@ def test_a_file_that_stays_unreadable_is_no_news_at_every_tick(tmp_path):
 
 def test_counts_of_calls_have_the_thousands_separator_used_elsewhere():
     """ "Today: $141.03 · 6,280 calls", as the window's and the CLI's tables write counts (it said "6280 calls")."""
-    from trayburn.render import plural
+    from trayburn.words import plural
 
     assert plural(6280, "call") == "6,280 calls"
     assert plural(1, "call") == "1 call" and plural(999, "session") == "999 sessions"

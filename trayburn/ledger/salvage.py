@@ -1,31 +1,28 @@
-"""What a damaged ledger keeps: its daily backups, its pages read without SQLite's b-trees, and the copy of
-what it still holds into a rebuilt ledger.
+"""What a damaged ledger keeps: its daily backups, its pages read without SQLite's b-trees, and the copy of what it
+still holds into a rebuilt ledger. Never opens a file that is not a regular one, and never decides on its own
+that a ledger is damaged (schema.py does).
 
-Rotating backups of the ledger, beside it: one a day, the last seven, 0600.
+Backups: rotating copies of the ledger beside it, one a day, the last seven, 0600. Each is made with SQLite's
+online backup API (a consistent copy while other processes read and write: in WAL mode the copy's read
+transaction blocks no writer), into a temp file beside the ledger, checked with `integrity_check` after writing,
+then renamed into place, so a backup is whole and sound or not there at all. A ledger that fails the check is
+never backed up over a good backup. A rebuild merges the newest sound backup with what the damaged file still
+holds (`recover`, below).
 
-Each is made with SQLite's online backup API (a consistent copy while other processes read and write:
-in WAL mode the copy's read transaction blocks no writer), into a temp file beside the ledger, checked
-with `integrity_check` after writing, then renamed into place, so a backup is whole and sound or not
-there at all. A ledger that fails the check is never backed up over a good backup. A rebuild merges the
-newest sound backup with what the damaged file still holds (`recover`, below).
+Pages: the rows of a damaged SQLite file read page by page, over the documented file format
+(https://www.sqlite.org/fileformat2.html), without SQLite's b-trees. SQLite reaches a table's rows from its root
+page down; when a root or an interior page is damaged, every leaf page behind it is unreachable, though intact.
+This reader walks the file's pages in order instead and decodes every cell of every table-leaf page (type 0x0D)
+as a record: (rowid, values). Free pages (the freelist, whose old cells may hold rows since deleted or moved)
+are left out. A page that does not decode (the damaged one) is skipped whole. Which table a row belongs to is
+for the caller to tell, by its shape.
 
-Reading the rows of a damaged SQLite file page by page, over the documented file format
-(https://www.sqlite.org/fileformat2.html), without SQLite's b-trees.
-
-SQLite reaches a table's rows from its root page down; when a root or an interior page is damaged, every
-leaf page behind it is unreachable, though intact. This reader walks the file's pages in order instead and
-decodes every cell of every table-leaf page (type 0x0D) as a record: (rowid, values). Free pages (the
-freelist, whose old cells may hold rows since deleted or moved) are left out. A page that does not decode
-(the damaged one) is skipped whole. Which table a row belongs to is for the caller to tell, by its shape.
-
-Copying a ledger's rows into another: what a damaged ledger still yields into its rebuilt
-successor, or a ledger deleted or replaced under a running trayburn into the file now at its place.
-
-A damaged file is read page by page (`read_pages`), so a damaged root hides no intact leaf, and merged with
-the newest sound backup (`newest_sound`). A readable ledger is read table by table in rowid ranges; a range
-SQLite cannot read is halved until only the unreadable rows are left out. Rows the target already has
-win (by session id, by path, by a call's key and file); files are matched by path. Then every call's
-owner is settled again, by the one rule.
+The copy: what a damaged ledger still yields into its rebuilt successor, or a ledger deleted or replaced under a
+running trayburn into the file now at its place. A damaged file is read page by page (`read_pages`), so a
+damaged root hides no intact leaf, and merged with the newest sound backup (`newest_sound`). A readable ledger
+is read table by table in rowid ranges; a range SQLite cannot read is halved until only the unreadable rows are
+left out. Rows the target already has win (by session id, by path, by a call's key and file); files are matched
+by path. Then every call's owner is settled again, by the one rule.
 """
 
 from __future__ import annotations
@@ -41,7 +38,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import files as fsutil
+from .. import files
 from .writer import SETTLE
 
 log = logging.getLogger(__name__)
@@ -105,7 +102,7 @@ def make_backup(db: sqlite3.Connection, ledger: Path, now: float | None = None) 
     target = ledger.parent / name
     tmp = ledger.parent / f".{name}.{os.getpid()}.tmp"  # two processes due at once never share one
     try:
-        fd = fsutil.open_private(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+        fd = files.open_private(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
         os.close(fd)
         copy = sqlite3.connect(tmp, isolation_level=None)
         try:

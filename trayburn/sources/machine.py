@@ -1,4 +1,5 @@
 """Another machine's file in `sync_dir/trayburn/machines/<id>.json.gz`: its format, and the file as a source.
+Never writes a machine file (sync/share.py does).
 
 Read by checkpoint like a session file (unchanged: not read); its sessions are stored as `<id>/<session>`
 and its calls under their own keys, so a call this machine (or a third) also holds counts once. A file
@@ -221,6 +222,10 @@ class MachineSource:
         # what the last import wrote of each session (a hash of its rows), with the checkpoint it was read
         # at: used only while the ledger's good checkpoint of the file is that one (so it was committed)
         self._imported: tuple[Checkpoint | None, dict[str, int]] = (None, {})
+
+    def watch_folders(self) -> tuple[str, ...]:
+        """Another machine's file is written (renamed) into the machines folder its sync tool keeps."""
+        return (str(self.folder),)
 
     def scan(self, settled: Callable[[], Container[str]]) -> Seen:
         self.stat = None

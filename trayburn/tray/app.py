@@ -1,14 +1,17 @@
 """The tray app and its start: a pystray icon wired to the engine, and `main`, which starts it where it can be seen.
+Never speaks SQL and never reads the apps' files: the engine does.
 
 `main` (the `trayburn` command) checks the tray can be seen here, takes the one-tray lock, picks a backend and
 runs. Where the tray cannot run (no display, a dead one, no session bus) it says so in one line and exits with
 EXIT_CANNOT_SHOW, before anything could hang; with no tray host it runs and says what to install.
 
-`TrayApp` owns no figures of its own. One poller thread refreshes the ledger and builds a TrayView; the icon,
-tooltip and menu are changed only when the view changed, and only through `_ui()`, which respects each backend's
-threading rules. When idle, a tick reads nothing and rebuilds nothing: the view is rebuilt when a refresh changed
-something, a setting, the health or the ledger's fault changed, the day turned, or the clock reached the moment
-it changes a line (`view.clock_changes_at`: a call leaving the last hour, a running session falling silent). The
+`TrayApp` owns no figures of its own. One poller thread refreshes the ledger, takes the engine's `Glance` (its
+figures) and builds a TrayView of it; the icon, tooltip and menu are changed only when the view changed, and only
+through `_ui()`, which respects each backend's threading rules. When idle, a tick reads nothing and rebuilds
+nothing: the view is rebuilt when a refresh changed something, a setting, the health or the ledger's fault
+changed, the day turned, or the clock reached the moment the glance says it goes stale (`Glance.stale_at_ms`: a
+call leaving the last hour, a running session falling silent, midnight); a rebuild only the clock asked for
+reads only what the clock changes (today's sessions, the last hour). The
 freshness line ("Updated 4 min ago") is worked out at each tick without a rebuild; it changes by the minute only
 while the figures are stale. Dialogs and the summary window run as child processes (`dialogs`).
 """
@@ -21,20 +24,20 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import date
 from types import ModuleType
 from typing import Any
 
-from .. import files as fsutil
-from .. import paths, platform, watch
-from .. import settings as st
+from .. import files, paths, settings, shade, system, watch
+from ..autostart import autostart_for
 from ..engine import Engine
-from ..errors import Exit
-from ..figures import day as report
-from ..ledger import LedgerError
-from ..platform import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock, autostart_for, open_path
+from ..errors import Exit, TrayburnError
+from ..figures import periods
+from ..figures.day import SessionSummary
+from ..figures.glance import Glance
+from ..system import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock, open_path
 from ..window import tk_missing
 from . import host, watcher
 from .dialogs import Children, DialogActions, Popen
@@ -46,13 +49,9 @@ from .view import (
     TrayView,
     budget_message,
     build_view,
-    clock_changes_at,
     error_view,
     freshness,
-    hour_first_call,
     menu,
-    problem_line,
-    sync_problem,
     tooltip,
 )
 
@@ -63,7 +62,7 @@ HISTORY_PAUSE_S = 0.5  # between those slices, while history is left: the menu s
 
 def panel_of(setting: str) -> str:
     """The icon's panel: light, dark, or "any" where the desktop does not say."""
-    return platform.panel_shade(setting) or "any"
+    return shade.panel_shade(setting) or "any"
 
 
 class TrayApp(DialogActions):
@@ -79,8 +78,8 @@ class TrayApp(DialogActions):
         wall: Callable[[], float] = time.time,
     ):
         """`history_slice_s`: how long a poll reads history after today's files (a first run's ingest). `clock`
-        (monotonic) times the figures' freshness; `wall` (epoch seconds) says when the clock alone changes what
-        the view shows (`view.clock_changes_at`)."""
+        (monotonic) times the figures' freshness; `wall` (epoch seconds) is compared with the moment the clock
+        alone changes what the view shows (`Glance.stale_at_ms`)."""
         self.engine, self.pystray, self.caps = engine, pystray, caps
         self.history_slice_s = history_slice_s
         self.autostart = autostart  # an Autostart, or None where unavailable
@@ -96,8 +95,7 @@ class TrayApp(DialogActions):
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
         self._dirty = False  # something outside the ledger changed (e.g. start at login): rebuild
-        self._built_day: date | None = None  # the day the view was built for
-        self._rebuild_at_ms: int | None = None  # when the clock alone changes what it shows (None: not that day)
+        self.glance: Glance | None = None  # the figures the view shows; None: build them again at the next tick
         self.builds = 0  # views built (each a round of ledger reads): an idle tick builds none
         self._last_ok: float | None = None
         self._failing = False
@@ -133,7 +131,7 @@ class TrayApp(DialogActions):
             except Exception as exc:  # a refresh failure never takes the app down
                 log.exception("refresh failed")
                 self._failing = True
-                self._built_day = None  # the next good tick builds the view again (never keeps this one)
+                self.glance = None  # the next good tick builds the view again (never keeps this one)
                 view = self._error_view(f"Refresh failed: {exc}")
             view = self._fresh(view)
             if view == self.view:
@@ -158,20 +156,15 @@ class TrayApp(DialogActions):
         errors = dict(stats.errors)  # a file that stays unreadable is no news at every tick
         changed = dirty or settings_changed or stats.changed or errors != self._errors or fault != self._fault
         self._fault, self._errors = fault, errors
-        today, now_ms = report.now_date(), int(self.wall() * 1000)
-        if self.view is not None and not changed and today == self._built_day and not self._clock_turned(now_ms):
+        kept = None if changed else self.glance
+        if kept is not None and self.view is not None and not self._stale(kept):
             return self.view  # nothing read, nothing set, nothing the clock changes: the hot path
-        day = engine.day()
         health = engine.health()
-        first_run = health.sessions == 0 and health.removed_sessions == 0 and not day.calls
-        problem = problem_line(health, sync_problem(engine, health.problems))
-        todays = engine.sessions(today, today)
-        view = build_view(engine, day, todays, problem, first_run)
-        first = hour_first_call(engine, now_ms) if view.hour_live else None
+        # only the clock moved: the figures it cannot change are kept (`Engine.glance`)
+        self.glance = figures = engine.glance(health, since=kept)
         self.builds += 1
-        self._built_day, self._rebuild_at_ms = today, clock_changes_at(now_ms, first, todays, health.settling)
-        self._follow(todays)
-        return view
+        self._follow(figures.day.sessions)
+        return build_view(figures, engine.settings, health)
 
     def _faults(self) -> tuple[str | None, ...]:
         """What is wrong beside the files: the ledger cannot be written, it failed its integrity check, sharing
@@ -180,17 +173,17 @@ class TrayApp(DialogActions):
         share = e.last_share.problem if e.last_share else None
         return (str(e.fault) if e.fault else None, e.integrity_problem, share)
 
-    def _clock_turned(self, now_ms: int) -> bool:
-        return self._rebuild_at_ms is not None and now_ms >= self._rebuild_at_ms
+    def _stale(self, figures: Glance) -> bool:
+        """Whether the clock alone has changed what these figures show (the day turned, or `stale_at_ms`)."""
+        return periods.now_date() != figures.day.day or self.wall() * 1000 >= figures.stale_at_ms
 
-    def _follow(self, todays: list[report.SessionSummary]) -> None:
-        """Point the waker at the folders new sessions appear in (the Cline CLI's sessions folders, the editor
-        apps' `tasks/` folders) and at the folders of today's sessions and tasks, the latest first."""
+    def _follow(self, todays: Sequence[SessionSummary]) -> None:
+        """Point the waker at the folders new sessions appear in (each source's `watch_folders`: the Cline CLI's
+        sessions folder, the editor apps' `tasks/` folders, the machines folder) and at the folders of today's
+        sessions and tasks, the latest first."""
         if self.waker is None:
             return
-        sources = self.engine.sources()
-        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in sources) if p]
-        roots += [str(place.tasks) for s in sources for place in getattr(s, "places", ())]  # (editor tasks)
+        roots = self.engine.watch_folders()
         latest = sorted(todays, key=lambda s: s.last_activity_ms or 0, reverse=True)
         folders = [s.folder for s in latest if s.folder]  # (another machine's session has none: its file is synced)
         followed = (tuple(roots), tuple(folders))
@@ -327,8 +320,8 @@ class TrayApp(DialogActions):
             return
         path = paths.notified_file(self.engine.state_dir)
         today = date.today().isoformat()
-        try:  # private state: never through a link, never unbounded (fsutil)
-            seen = json.loads(fsutil.read_file(path, 65536, follow=False))
+        try:  # private state: never through a link, never unbounded (files.py)
+            seen = json.loads(files.read_file(path, 65536, follow=False))
         except (OSError, ValueError):
             seen = {}
         done = seen.get(today, []) if isinstance(seen, dict) else []
@@ -341,7 +334,7 @@ class TrayApp(DialogActions):
         if not self._tell(message):
             return  # not shown: not done (told when the notifier is up)
         try:
-            fsutil.atomic_write(path, json.dumps({today: done + [view.budget_level]}).encode())
+            files.atomic_write(path, json.dumps({today: done + [view.budget_level]}).encode())
         except OSError:
             log.exception("cannot record the budget notification in %s", path)
 
@@ -359,7 +352,7 @@ class TrayApp(DialogActions):
     def _child(self, *args: str) -> list[str]:
         e = self.engine
         config = ["--config", str(e.config_path)] if e.config_path.exists() else []  # (none yet: the default)
-        return platform.command(*args, *config, "--state-dir", str(e.state_dir))
+        return system.command(*args, *config, "--state-dir", str(e.state_dir))
 
     def _window(self, argv: list[str], request: str) -> None:
         """The summary window (a child), or, with no Tk here, one line saying which package it needs."""
@@ -380,7 +373,7 @@ class TrayApp(DialogActions):
         self._window(self._child("summary", sid), f"session {sid}")
 
     def do_demo(self, _: Any = None) -> None:
-        self.children.open_window("demo", platform.command("demo", "--window"))
+        self.children.open_window("demo", system.command("demo", "--window"))
 
     def do_refresh(self, _: Any = None) -> None:
         self._wake.set()
@@ -396,7 +389,7 @@ class TrayApp(DialogActions):
     def _set(self, key: str, value: str | None) -> None:
         """Write the settings file only; the poller's next tick reloads it (the engine is the
         poller's alone, so a menu click never waits for a refresh)."""
-        st.update(self.engine.config_path, key, value)
+        settings.update(self.engine.config_path, key, value)
         self._wake.set()
 
     def do_set_refresh(self, seconds: int) -> None:
@@ -562,7 +555,7 @@ SHOW_GRACE_S = 20.0  # with no tray host at the start, how long before the perso
 
 
 def main(args: Any) -> int:
-    log_path = platform.setup()
+    log_path = system.setup()
     forced = bool(os.environ.get("PYSTRAY_BACKEND"))
     check = None if os.environ.get("PYSTRAY_BACKEND") == "dummy" else host.can_start()
     if check is not None and check.fatal:
@@ -581,7 +574,7 @@ def main(args: Any) -> int:
         log.warning("no tray host yet (told in %g s if still so): %s", SHOW_GRACE_S, check.message)
     try:
         engine = Engine(args.config, args.state_dir)
-    except LedgerError as exc:
+    except TrayburnError as exc:  # the ledger cannot be opened (newer, locked, …), the state folder refused
         log.error("%s", exc)
         _say(f"trayburn: {exc}")
         return 1

@@ -18,11 +18,10 @@ import sqlite3
 import sys
 from typing import TYPE_CHECKING
 
-from .. import platform as logs
+from .. import system
 from ..engine import Engine
-from ..errors import Exit
-from ..figures import periods as pd
-from ..ledger import LedgerError
+from ..errors import Exit, TrayburnError
+from ..figures import periods
 
 if TYPE_CHECKING:
     import tkinter as tk
@@ -54,7 +53,7 @@ def open_engine(config: str | None, state_dir: str | None) -> tuple[Engine | Non
         # A short wait for the ledger: the tray may be writing a big ingest; the window shows what
         # it has and tries again at its next refresh rather than freezing for SQLite's 30 s.
         return Engine(config, state_dir, busy_timeout_s=BUSY_TIMEOUT_S), None
-    except LedgerError as exc:
+    except TrayburnError as exc:  # the ledger cannot be opened (newer, locked, …), the state folder refused
         problem = str(exc)
     except OSError as exc:
         problem = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
@@ -66,7 +65,7 @@ def open_engine(config: str | None, state_dir: str | None) -> tuple[Engine | Non
 
 def main(args) -> int:
     """`trayburn summary`: open the window and run until it is closed."""
-    logs.setup()
+    system.setup()
     missing = tk_missing()
     if missing:  # no python3-tk: one line, no traceback
         _say(missing)
@@ -126,7 +125,7 @@ def listen_for_requests(root: tk.Tk, window: SummaryWindow) -> None:
             elif verb == "day":
                 window.show_day(None)
             elif verb == "period" and arg in ("day", "week", "month"):
-                window.show_period(pd.of_kind(arg, window.today()))
+                window.show_period(periods.of_kind(arg, window.today()))
         root.deiconify()
         root.lift()
         root.focus_force()

@@ -1,4 +1,5 @@
 """The summary window: a day, a period or one session, kept up to date while it is open; its keys and Export….
+Never computes a figure: models.py shapes the engine's figures into rows.
 
 It shows what is in the ledger at once, then refreshes the ledger on a timer (the tray's interval)
 and updates the rows in place, keeping the selection and the scroll position. Nothing it shows is
@@ -29,17 +30,13 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from tkinter import filedialog, ttk
 
-from .. import platform as launch
-from .. import watch
+from .. import system, watch
 from ..demo import is_demo
 from ..engine import Engine
 from ..errors import TrayburnError
-from ..figures import day as report
-from ..figures import export
-from ..figures import periods as pd
-from ..ledger import LedgerBusy
-from ..platform import open_path
-from ..render import progress_text
+from ..figures import export, periods
+from ..system import open_path
+from ..words import progress_text
 from . import models, theme
 from .views import DayView, PeriodView, SessionView
 from .widgets import FitLabel, Notice, Table
@@ -67,7 +64,7 @@ class SummaryWindow:
         kind: str = "day",
         session_id: str | None = None,
         problem: str | None = None,
-        today: Callable[[], date] = report.now_date,
+        today: Callable[[], date] = periods.now_date,
         opener: Callable[[str], None] = open_path,
         env: Mapping[str, str] | None = None,
     ):
@@ -87,7 +84,7 @@ class SummaryWindow:
             self.day = models.parse_day(day) if day is not None else today()
         except models.BadDay as exc:
             self.problem = self.problem or str(exc)
-        self.period = pd.of_kind(kind if kind in ("day", "week", "month") else "day", self.day)
+        self.period = periods.of_kind(kind if kind in ("day", "week", "month") else "day", self.day)
         self.demo = engine is not None and is_demo(engine.levels.sessions.path)
         self._build()
         bind_keys(self)
@@ -178,17 +175,15 @@ class SummaryWindow:
     def _render_day(self, e: Engine) -> None:
         day, today = self.day, self.today()
         now_hour = datetime.now().hour if day == today else None
-        budget = e.settings.daily_budget
-        money = e.money()
-        split = e.machines(day, day).menu_line(functools.partial(models.amount, money), label="All")
-        self.day_view.show(e.day(day), e.sessions(day, day), e.hourly(day), today, now_hour, money, budget, split)
+        figures = e.day_figures(day, hourly=True)
+        self.day_view.show(figures, today, now_hour, e.money(), e.settings.daily_budget)
         self._show_view(self.day_view, models.day_heading(day))
 
     def _render_period(self, e: Engine) -> None:
         p, s = self.period, e.settings
         views = e.overview(p)
         sessions = e.sessions(p.since, p.until)
-        by_machine, plan = e.machines(p.since, p.until), models.plan_of(e, p)
+        by_machine, plan = e.machines(p.since, p.until), e.totals(p.since, p.until)
         view, money = self.period_view, e.money()
         view.show(p, views, sessions, self.today(), money, s.daily_budget, s.monthly_budget, by_machine, plan)
         self._show_view(self.period_view, p.label())
@@ -218,7 +213,7 @@ class SummaryWindow:
         started = detail.summary.started_at
         if started and self._day_from_session:
             self.day, self._day_from_session = datetime.fromisoformat(started).date(), False
-            self.period = pd.day_of(self.day)
+            self.period = periods.day_of(self.day)
         back = f"{self.day.day} {self.day:%b}" if self.period.kind == "day" else self.period.label()
         self.session_view.show(detail, back, e.money())
         was_hidden = not self.session_view.winfo_manager()
@@ -243,9 +238,9 @@ class SummaryWindow:
     # ---- navigation -----------------------------------------------------------------------------
 
     def show_day(self, day: date | None) -> None:
-        self.show_period(pd.day_of(day or self.today()))
+        self.show_period(periods.day_of(day or self.today()))
 
-    def show_period(self, p: pd.Period) -> None:
+    def show_period(self, p: periods.Period) -> None:
         self.problem = None if self.engine else self.problem
         self.period, self.session_id = p, None
         if p.kind == "day":
@@ -265,19 +260,19 @@ class SummaryWindow:
         anchor = today if p.contains(today) else (self.day if p.contains(self.day) else p.since)
         if kind == "range":
             since = p.since if p.kind != "day" else anchor - timedelta(days=29)
-            self.show_period(pd.Period(since, p.until, "range"))
+            self.show_period(periods.Period(since, p.until, "range"))
             self.current_nav().entry.focus_set()
             self.current_nav().entry.select_range(0, "end")
         else:
-            self.show_period(pd.of_kind(kind, anchor))
+            self.show_period(periods.of_kind(kind, anchor))
 
     def show_now(self) -> None:
         today = self.today()
         kind = self.period.kind
         if kind == "range":
-            self.show_period(pd.Period(today - timedelta(days=29), today, "range"))
+            self.show_period(periods.Period(today - timedelta(days=29), today, "range"))
         else:
-            self.show_period(pd.of_kind(kind, today))
+            self.show_period(periods.of_kind(kind, today))
 
     def step(self, n: int) -> None:
         """The previous or next day, week, month or range; never one that starts after today."""
@@ -288,7 +283,7 @@ class SummaryWindow:
     def typed(self, text: str) -> None:
         try:
             self.show_period(models.parse_entry(text, self.period.kind, self.today()))
-        except pd.BadPeriod as exc:
+        except periods.BadPeriod as exc:
             self.current_view().say(str(exc))
 
     def current_view(self):
@@ -359,8 +354,8 @@ class SummaryWindow:
         """First frame from the ledger as it is, laid out before the window is shown (`main` creates it withdrawn),
         then a refresh once that frame is on the screen, then one every refresh_seconds."""
         self.render()
-        if self.engine is not None and self.engine.ledger.notice:
-            self.say(self.engine.ledger.notice)
+        if self.engine is not None and self.engine.ledger_notice:
+            self.say(self.engine.ledger_notice)
         self.root.update_idletasks()  # every size settled: the window is mapped once, whole, at its size
         self.root.deiconify()
         if self.engine is not None:
@@ -401,7 +396,7 @@ class SummaryWindow:
     def _follow(self) -> None:
         if self.waker is None or self.engine is None:
             return
-        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in self.engine.sources()) if p]
+        roots = self.engine.watch_folders()
         today = self.today()
         latest = sorted(self.engine.sessions(today, today), key=lambda s: s.last_activity_ms or 0, reverse=True)
         ids = [self.session_id] if self.session_id else []
@@ -417,10 +412,10 @@ class SummaryWindow:
             stats = self.engine.refresh(since, HISTORY_SLICE_S) if since is not None else self.engine.refresh()
             self.unreadable = len(stats.errors)
             self.updated_at = datetime.now()
-        except LedgerBusy:  # the tray is writing: show what we have, try again next time
-            log.info("ledger busy; refresh skipped")
-            return
         except Exception as exc:  # keep showing the last figures
+            if isinstance(exc, TrayburnError) and exc.kind == "ledger_busy":  # the tray is writing: try again later
+                log.info("ledger busy; refresh skipped")
+                return
             log.exception("refresh failed")
             self.say(f"Could not refresh: {exc}")
             return
@@ -568,7 +563,7 @@ def documents_folder() -> str:
     return documents if os.path.isdir(documents) else os.path.expanduser("~")
 
 
-def ask_and_export(root: tk.Misc, p: pd.Period, say: Callable[[str], None], write: Callable[[str], str]) -> None:
+def ask_and_export(root: tk.Misc, p: periods.Period, say: Callable[[str], None], write: Callable[[str], str]) -> None:
     name = f"trayburn-{p.since}" + ("" if p.days == 1 else f"-to-{p.until}") + ".csv"
     title = "Export the calls of " + p.label()
     folder = documents_folder()
@@ -580,7 +575,7 @@ def ask_and_export(root: tk.Misc, p: pd.Period, say: Callable[[str], None], writ
             say(write(path))
 
     if sys.platform.startswith("linux") and not os.environ.get("TRAYBURN_TK_DIALOGS"):
-        argv = launch.command("_dialog", "save", title, folder, name)
+        argv = system.command("_dialog", "save", title, folder, name)
         try:
             child = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         except OSError as exc:
@@ -608,11 +603,11 @@ def _wait_for_dialog(root: tk.Misc, child: subprocess.Popen[str], then: Callable
     then(out.strip() if child.returncode == 0 else "")
 
 
-def write_period(e: Engine, p: pd.Period, path: str) -> str:
+def write_period(e: Engine, p: periods.Period, path: str) -> str:
     """Write the period's calls to `path` (JSON when it ends in .json, else CSV); what happened, in words."""
     fmt = "json" if path.lower().endswith(".json") else "csv"
     try:
-        n = export.to_file(export.rows(e.ledger, e.book, p), path, fmt, e.money())
+        n = export.to_file(e.export_rows(p), path, fmt, e.money())
     except (OSError, ValueError, TrayburnError) as exc:
         log.warning("export to %s failed: %s", path, exc)
         return f"Could not export: {exc}"

@@ -18,9 +18,10 @@ from datetime import date
 from functools import partial
 from tkinter import ttk
 
-from ..figures import periods as pd
+from ..figures import periods
 from ..figures.costs import Totals
-from ..figures.day import DayReport, SessionDetail, SessionSummary
+from ..figures.day import SessionDetail, SessionSummary
+from ..figures.glance import DayFigures
 from ..figures.history import HistoryReport, MachinesReport
 from ..figures.money import Money
 from . import models
@@ -100,19 +101,14 @@ class DayView(ttk.Frame):
     # ---- showing a day --------------------------------------------------------------------------
 
     def show(
-        self,
-        report: DayReport,
-        sessions: Sequence[SessionSummary],
-        hours: Sequence[float],
-        today: date,
-        now_hour: int | None,
-        money: Money = USD,
-        budget: float | None = None,
-        machines: str | None = None,
+        self, figures: DayFigures, today: date, now_hour: int | None, money: Money = USD, budget: float | None = None
     ) -> None:
-        day = models.parse_day(report.date)
+        """The day's figures (`Engine.day_figures`, with its hours); with other machines held, the cost card
+        also says the day's spend on all of them ("All $4.20 on 3 machines (this one $1.10)")."""
+        report, sessions, day = figures.report, figures.sessions, figures.day
+        machines = figures.machines.menu_line(partial(models.amount, money), label="All")
         self.today, self.day = today, day
-        self.nav.show(pd.day_of(day), today)
+        self.nav.show(periods.day_of(day), today)
         self.heading.set(models.day_heading(day))
         self.zone.set(f"Times in {models.clean(report.timezone, 40)}" + ("  ·  today" if day == today else ""))
         self.cards.show(models.day_cards(report, sessions, money, budget, today=day == today, machines=machines))
@@ -123,7 +119,7 @@ class DayView(ttk.Frame):
         self.sessions.set_totals(totals)
         self.models.set_rows(models.model_rows(report, money))
         self._legend(models.legend([r.values[-1] for r in rows] + [totals[-1]]))
-        self.chart.show(hours, now_hour if day == today else None, money)
+        self.chart.show(figures.hourly, now_hour if day == today else None, money)
         self.say(None)
 
     def say(self, problem: str | None) -> None:
@@ -157,7 +153,7 @@ class PeriodView(ttk.Frame):
         m = metrics
         super().__init__(master, padding=(m.px(16), m.px(12), m.px(16), 0))
         self.m = m
-        self.period: pd.Period | None = None
+        self.period: periods.Period | None = None
         self.columnconfigure(0, weight=1)
         self.heading, self.zone, self.nav = header(self, m, nav)
         self.problem = wrapped_error(self, self.m)
@@ -218,7 +214,7 @@ class PeriodView(ttk.Frame):
 
     def show(
         self,
-        p: pd.Period,
+        p: periods.Period,
         views: Mapping[str, HistoryReport],
         sessions: Sequence[SessionSummary],
         today: date,
@@ -437,9 +433,9 @@ class PeriodNav(ttk.Frame):
         self.entry.bind("<Escape>", lambda e: self.reset())
         for seq in ("<Control-a>", "<Control-A>"):  # select the field's text (Tk's own Ctrl+A goes to its start)
             self.entry.bind(seq, self._select_all)
-        self.period: pd.Period | None = None
+        self.period: periods.Period | None = None
 
-    def show(self, p: pd.Period, today) -> None:
+    def show(self, p: periods.Period, today) -> None:
         """Mark the period's kind, put it in the field (unless it is being typed), and allow "next" only
         towards today."""
         changed = p != self.period
