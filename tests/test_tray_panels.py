@@ -166,6 +166,7 @@ def test_without_a_graphical_session_one_line_and_a_non_zero_exit(tmp_path, case
         if display:
             env["DISPLAY"] = desk.display if display == "desktop" else display
         env["TRAYBURN_LOG_DIR"] = str(tmp_path / "logs")
+        (tmp_path / "settings.toml").write_text("")  # an empty settings file (--config must name a file)
         done = subprocess.run(
             tray_argv(tmp_path / "settings.toml", tmp_path / "state"),
             env=env,
