@@ -459,10 +459,15 @@ def test_with_calls_in_the_last_hour_the_clock_rebuilds_the_glance_at_most_once_
     config.write_text(f'cline_dir = "{cline}"\n')
     wall = Clock()
     wall.now = time.time()
-    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=Spawned(), wall=wall)
+    spawned = Spawned()
+    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=spawned, wall=wall)
     assert app.tick() is True
     assert app.view.hour_live and app.view.rate == "Last hour: $0.75/h"
     assert app.view.pace is not None and "/h now" in app.view.pace
+    hour = find(app.icon.menu, "Last hour: ")
+    assert hour.enabled, "greyed, it looks disabled on every host"
+    hour(app.icon)  # like the other figures, it opens the summary
+    assert "summary" in spawned[-1], spawned
     menu, builds, updates = app.icon.menu, app.builds, len(app.icon.updates)
     start = wall.now
     midnight = datetime.combine(date.fromtimestamp(start) + timedelta(days=1), datetime.min.time()).timestamp()

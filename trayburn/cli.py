@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -30,7 +31,18 @@ if TYPE_CHECKING:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, and main() returns instead of the parser exiting
-        raise UsageError(f"{message} (see `{self.prog} --help`)")
+        raise UsageError(f"{_choice(message)} (see `{self.prog} --help`)")
+
+
+def _choice(message: str) -> str:
+    """argparse's "argument action: invalid choice: 'x' (choose from 'on', 'off')" in words: "'x' is not one of:
+    on, off" (an option keeps its name: "--by: 'x' is not one of: …")."""
+    found = re.fullmatch(r"argument (\S+): invalid choice: (.+) \(choose from (.+)\)", message)
+    if found is None:
+        return message
+    name, given, choices = found.groups()
+    listed = ", ".join(c.strip().strip("'") for c in choices.split(","))
+    return f"{name + ': ' if name.startswith('-') else ''}{given} is not one of: {listed}"
 
 
 def _named(text: str) -> Period:
@@ -107,7 +119,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name, (text, options) in GRAMMAR.items():
         if only is None or only == name:
-            options(sub.add_parser(name, parents=[common], help=text))
+            options(sub.add_parser(name, parents=[common], help=text, description=text[:1].upper() + text[1:] + "."))
     return p
 
 
@@ -239,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         for option in ("config", "state_dir"):  # absolute, as the variables: children run in the home folder
             if getattr(args, option, None) and not str(getattr(args, option)).startswith("~"):
                 setattr(args, option, os.path.abspath(getattr(args, option)))
+        _settings_file_given(args)
         code = COMMANDS[args.command or "tray"](args)
         failed = False
         return code
@@ -258,6 +271,17 @@ def main(argv: list[str] | None = None) -> int:
             _OPENED.pop().close()
         if warnings is not None:
             warnings.say(as_json, failed)
+
+
+def _settings_file_given(args: argparse.Namespace) -> None:
+    """A --config naming no file is a mistyped path (it was read as "no settings" without a word); `config`
+    writes a new file where it is told, and `demo` makes its own."""
+    given = getattr(args, "config", None)
+    if given and args.command not in ("config", "demo") and not os.path.exists(os.path.expanduser(given)):
+        raise UsageError(
+            f"--config {given}: no such settings file (leave --config out for yours; "
+            "`trayburn config set KEY VALUE --config FILE` makes a new one)"
+        )
 
 
 GUI_COMMANDS = (None, "tray", "summary", "demo")  # they log to trayburn's log file (logs.setup)
@@ -653,6 +677,7 @@ def cmd_demo(args) -> int:
         if getattr(args, "window", False):
             args.session_id, args.date, args.period = None, None, None
             return cmd_summary(args)
+        args.demo = True  # (what to suggest where it cannot be shown)
         return cmd_tray(args)
 
 

@@ -17,7 +17,7 @@ UNPRICED_MARK = "?"  # after a cost some of whose calls have no known price
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def shorten(text: str, width: int) -> str:

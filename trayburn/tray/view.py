@@ -229,10 +229,10 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
         *([Entry(view.unpriced, "open_settings")] if view.unpriced else []),
         *([Entry(view.yesterday, "summary")] if view.yesterday else []),
         *([Entry(view.top_model, "summary")] if view.top_model else []),
-        Entry(view.week, "summary_period", "week"),
-        Entry(view.month, "summary_period", "month"),
-        Entry(view.rate, enabled=False),
-        *([Entry(view.pace, enabled=False)] if view.pace else []),
+        Entry(so_far(view.week, view.progress), "summary_period", "week"),
+        Entry(so_far(view.month, view.progress), "summary_period", "month"),
+        Entry(view.rate, "summary"),  # a figure like the others (greyed, it looked disabled)
+        *([Entry(view.pace, "summary")] if view.pace else []),
         *[Entry(line, "summary_period", "month") for line in view.projects],
         *([Entry(view.progress, enabled=False)] if view.progress else []),
         Entry(("⚠ " if view.stale else "") + view.updated, "refresh") if view.updated else SEPARATOR,
@@ -329,6 +329,13 @@ def _cost(money: Money, cost: float, estimated: float, unpriced: int, calls: int
         return "unpriced"
     text = with_estimate(money, cost, estimated)
     return f"{text} (+{unpriced} unpriced)" if unpriced else text
+
+
+def so_far(line: str, progress: str | None) -> str:
+    """ "This week: at least $122.53" while the history is still read (`progress`): a sum of what was read so
+    far, not yet the week's (today's figures are read first and are whole)."""
+    head, sep, rest = line.partition(": ")
+    return f"{head}: at least {rest}" if progress and sep else line
 
 
 def _interval(seconds: int) -> str:

@@ -76,9 +76,7 @@ class DayView(ttk.Frame):
         self.heading, self.zone, self.nav = header(self, m, nav)
         self.prev, self.next, self.entry = self.nav.prev, self.nav.next, self.nav.entry
         self.today_button, self.date_text = self.nav.now, self.nav.text
-        self.problem = ttk.Label(self, style="Error.TLabel")
-        self.problem.grid(row=1, column=0, sticky="w")
-        self.problem.grid_remove()
+        self.problem = wrapped_error(self, self.m)
 
     def _bottom(self, m: Metrics, p: Palette) -> None:
         strip = ttk.Frame(self)
@@ -90,15 +88,19 @@ class DayView(ttk.Frame):
         ttk.Label(strip, text="COST PER HOUR", style="Section.TLabel").grid(
             row=0, column=1, sticky="w", padx=(m.px(12), 0)
         )
-        self.models = Table(strip, models.MODEL_COLUMNS, m, height=3, empty="No model calls.", sort=("cost", True))
+        self.models = Table(strip, models.MODEL_COLUMNS, m, height=2, empty="No model calls.", sort=("cost", True))
         self.models.tree.configure(takefocus=False)
         self.models.grid(row=1, column=0, sticky="nsew", pady=(m.px(4), 0))
         frame = ttk.Frame(strip, style="Table.TFrame", padding=1)
         frame.grid(row=1, column=1, sticky="nsew", padx=(m.px(12), 0), pady=(m.px(4), 0))
         frame.columnconfigure(0, weight=1)
         frame.rowconfigure(0, weight=1)
-        self.chart = HourChart(frame, m, p, height=m.px(96))
+        self.chart = HourChart(frame, m, p, height=m.px(80))
         self.chart.grid(row=0, column=0, sticky="nsew")
+        # At the smallest size the sessions table gives up its rows first: the strip keeps the model table's
+        # two rows and a chart that reads (they had none and 3 px); it grows with the window beyond that.
+        strip.update_idletasks()
+        self.rowconfigure(6, weight=1, minsize=strip.winfo_reqheight() + m.px(22))
 
     # ---- showing a day --------------------------------------------------------------------------
 
@@ -160,9 +162,7 @@ class PeriodView(ttk.Frame):
         self.period: periods.Period | None = None
         self.columnconfigure(0, weight=1)
         self.heading, self.zone, self.nav = header(self, m, nav)
-        self.problem = ttk.Label(self, style="Error.TLabel")
-        self.problem.grid(row=1, column=0, sticky="w")
-        self.problem.grid_remove()
+        self.problem = wrapped_error(self, self.m)
         self.cards = Cards(self, 4, m)
         self.cards.grid(row=2, column=0, sticky="ew", pady=(m.px(10), m.px(4)))
         self.budget = BudgetBar(self, m)
@@ -432,6 +432,22 @@ KINDS = (("day", "Day"), ("week", "Week"), ("month", "Month"), ("range", "Range"
 BACK_TO_NOW = {"day": "Today", "week": "This week", "month": "This month", "range": "Last 30 days"}
 
 
+def wrapped_error(view: ttk.Frame, m: Metrics) -> ttk.Label:
+    """The line under the header that says what is wrong with what was typed: wrapped to the width the view gives
+    it (it ran off the window's right edge), hidden until there is something to say."""
+    label = ttk.Label(view, style="Error.TLabel", justify="left")
+    label.grid(row=1, column=0, sticky="ew")
+    label.grid_remove()
+
+    def fit(event: tk.Event) -> None:
+        room = max(m.px(100), event.width)
+        if str(label.cget("wraplength")) != str(room):
+            label.configure(wraplength=room)
+
+    label.bind("<Configure>", fit, add="+")
+    return label
+
+
 def header(view: ttk.Frame, m: Metrics, nav: Mapping[str, Callable]) -> tuple[FitLabel, FitLabel, PeriodNav]:
     """The top of the day and period views: the heading, the time zone under it, the navigation strip."""
     top = ttk.Frame(view)
@@ -468,7 +484,7 @@ class PeriodNav(ttk.Frame):
             b = ttk.Radiobutton(
                 kinds, text=label, value=kind, variable=self.kind, style="Toolbutton", command=partial(on_kind, kind)
             )
-            b.grid(row=0, column=i, sticky="ns")
+            b.grid(row=0, column=i, sticky="ns", padx=(0 if i == 0 else m.px(2), 0))  # apart at every scale
             self.kind_buttons[kind] = b
         self.export = ttk.Button(kinds, text="Export…", command=on_export)
         self.export.grid(row=0, column=len(KINDS), sticky="ns", padx=(m.px(10), 0))
@@ -483,6 +499,8 @@ class PeriodNav(ttk.Frame):
         for seq in ("<Return>", "<KP_Enter>"):
             self.entry.bind(seq, self._typed)
         self.entry.bind("<Escape>", lambda e: self.reset())
+        for seq in ("<Control-a>", "<Control-A>"):  # select the field's text (Tk's own Ctrl+A goes to its start)
+            self.entry.bind(seq, self._select_all)
         self.period: periods.Period | None = None
 
     def show(self, p: periods.Period, today) -> None:
@@ -496,6 +514,11 @@ class PeriodNav(ttk.Frame):
         self.next.state(["disabled"] if p.until >= today else ["!disabled"])
         self.now.configure(text=BACK_TO_NOW[p.kind])
         self.now.state(["disabled"] if p.contains(today) and p.kind != "range" else ["!disabled"])
+
+    def _select_all(self, _event: tk.Event) -> str:
+        self.entry.selection_range(0, "end")
+        self.entry.icursor("end")
+        return "break"
 
     def _typed(self, _event: tk.Event) -> str:
         self.on_typed(self.text.get())
