@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from . import __version__, paths, render
 from . import settings as st
 from .errors import CantWrite, Exit, NotFound, SettingsRefused, TrayburnError, UsageError
-from .files import clean
+from .files import CONTROLS, clean
 from .render import plural
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         for option in ("config", "state_dir"):  # absolute, as the variables: children run in the home folder
             if getattr(args, option, None) and not str(getattr(args, option)).startswith("~"):
                 setattr(args, option, os.path.abspath(getattr(args, option)))
-        code = COMMANDS[args.command or "tray"](args)
+        code = _run(args)
         failed = False
         return code
     except SystemExit as exc:  # --help and --version print and stop
@@ -240,9 +240,39 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.flush()
         while _OPENED:  # the ledger closed when the command ends, not whenever its engine is collected
             _OPENED.pop().close()
+        _NOTICES.clear()
         if warnings is not None:
             warnings.say(as_json, failed)
 
+
+def _run(args: argparse.Namespace) -> int:
+    """The command; when a query of it meets a damaged page of the ledger, the ledger is checked and rebuilt
+    (its pages, its backups, then Cline's files) and the command runs once more on it, so the command that met
+    the damage answers. Met again after the rebuild: LedgerDamaged, exit 70."""
+    from .ledger import LedgerDamaged  # (imported with the engine anyway by every command that can meet it)
+
+    try:
+        return COMMANDS[args.command or "tray"](args)
+    except LedgerDamaged as exc:
+        if not _OPENED:
+            raise
+        log.warning("%s", exc)
+        while _OPENED:
+            engine = _OPENED.pop()
+            try:
+                engine.ledger.repair()
+                if engine.ledger.notice and engine.ledger.notice not in _NOTICES:
+                    _NOTICES.append(engine.ledger.notice)
+                    _say(engine.ledger.notice, args.json, {"notice": engine.ledger.notice})
+            finally:
+                engine.close()
+        try:
+            return COMMANDS[args.command or "tray"](args)
+        except LedgerDamaged as again:
+            raise LedgerDamaged(f"{again}; it was still damaged after a rebuild (see `trayburn doctor`)") from None
+
+
+log = logging.getLogger("trayburn.cli")
 
 GUI_COMMANDS = (None, "tray", "summary", "demo")  # they log to trayburn's log file (logs.setup)
 _SAID: set[str] = set()  # what this command said on stderr already (a fault, an error)
@@ -311,25 +341,54 @@ def _engine(args: argparse.Namespace, refresh: bool = True, since: date | None =
 
     engine = Engine(args.config, args.state_dir)
     _OPENED.append(engine)
-    if engine.ledger.notice:
-        print(clean(f"trayburn: {engine.ledger.notice}"), file=sys.stderr)
     if refresh and since is not None:
         engine.refresh_day(since, HISTORY_SLICE_S)
     elif refresh:
         engine.refresh()
+    _rebuild_said(args, engine)
     return engine
+
+
+def _rebuild_said(args: argparse.Namespace, engine: Any) -> None:
+    """A ledger rebuilt by this command (at open, in its refresh, or after a query met damage): what came back
+    and from where, then what is still missing after the refresh (said as warnings: the figures stand)."""
+    notice = engine.ledger.notice
+    if notice and notice not in _NOTICES:
+        _NOTICES.append(notice)
+        _say(notice, args.json, {"notice": notice})
+    rebuilt = engine.ledger.rebuilt() if _NOTICES else None
+    if rebuilt is not None and rebuilt.here:
+        line = rebuilt.line()
+        if line not in _NOTICES:
+            _NOTICES.append(line)
+            _say(line, args.json, {"notice": line, "lost_calls": rebuilt.lost, "lost_by_day": dict(rebuilt.days)})
+
+
+_NOTICES: list[str] = []  # what this process said of a rebuild already
 
 
 def _emit(args, data, text: str) -> int:
     if args.json:
         try:
-            out = render.as_json(data)
+            out = render.as_json(_cleaned(data))
         except ValueError as exc:  # a NaN or Infinity got through: refuse to print invalid JSON
             raise TrayburnError(f"a figure is not a finite number ({exc}); please report this") from None
         print(out)
     else:
         print(clean(text))  # names and paths from files never reach the terminal raw
     return 0
+
+
+def _cleaned(data: Any) -> Any:
+    """JSON's strings cleaned as the text outputs are (`files.CONTROLS`: a C1 control such as U+009B, a
+    bidirectional override such as U+202E), keys and values, at any depth; everything else as it is."""
+    if isinstance(data, str):
+        return CONTROLS.sub("", data)
+    if isinstance(data, dict):
+        return {_cleaned(k): _cleaned(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_cleaned(v) for v in data]
+    return data
 
 
 def _stale(args: argparse.Namespace, engine: Any, code: int, what: str = "the figures above are") -> int:
@@ -447,7 +506,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     h.extra["task_places"] = engine.task_places_json()
     if h.kind == "ok" and sync.problem_line:  # every sync problem is a problem (its figures may be short)
         h.kind, h.ok, h.verdict = "sync_problems", False, f"Sharing has a problem: {sync.problem_line}"
+    h.extra["backups"] = engine.ledger.backups()
+    rebuilt = engine.ledger.rebuilt()
+    h.extra["rebuilt"] = rebuilt.to_json() if rebuilt is not None else None
+    if rebuilt is not None and not rebuilt.seen and h.kind in ("ok", "ledger_damaged"):  # said until shown once
+        h.kind, h.ok = "ledger_rebuilt", False
+        h.verdict = f"The ledger was rebuilt: {rebuilt.notice}; {rebuilt.line()}"
     _emit(args, h.to_json(), render.doctor(h, engine.loaded.exists, unpriced))
+    if rebuilt is not None and not rebuilt.seen:
+        engine.ledger.rebuild_seen()
     return Exit.OK if h.kind == "ok" else Exit.PROBLEMS
 
 
