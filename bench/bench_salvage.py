@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import gen_corpus  # noqa: E402
 
-from trayburn.ledger import Ledger, backups, salvage  # noqa: E402
+from trayburn.ledger import Ledger, backups  # noqa: E402
 from trayburn.ledger.schema import open_ledger  # noqa: E402
 from trayburn.sources.cline_cli.source import ClineCliSource  # noqa: E402
 

@@ -36,7 +36,7 @@ from trayburn import cli
 from trayburn import files as fsutil
 from trayburn.engine import Engine
 from trayburn.errors import Exit
-from trayburn.ledger import LedgerError, backups, salvage
+from trayburn.ledger import LedgerError, backups
 from trayburn.ledger import schema as faults
 
 REAL = sessions_of(CORPUS)
