@@ -147,6 +147,8 @@ class Sharing:
         now_ms = int(self.clock() * 1000)
         due = first or not _exists(target) or (state.pending and now_ms - (state.shared_ms or 0) >= EVERY_S * 1000)
         clash = self._clash(state, target, self.machine(name))
+        if clash == OWN_HISTORY:  # an older copy of our own file, or our state restored from a copy: rewritten
+            due, clash = True, None
         if clash:  # another computer writes under our id: this one takes a new id, and says so
             self._renew(state, name, clash)
             target = paths.machines_dir(Path(sync_dir).expanduser()) / f"{self.machine(name).id}{ff.EXT}"
@@ -210,17 +212,35 @@ class Sharing:
         if self._clash_memo is not None and self._clash_memo[0] == stamp:
             return self._clash_memo[1]
         try:
-            header = ff.read_header(read_file(target, ff.MAX_FILE_BYTES, follow=False))
+            data = read_file(target, ff.MAX_FILE_BYTES, follow=False)
+            header = ff.read_header(data)
         except (OSError, ff.FormatError):
             header = None  # a broken or foreign file under our name: ours to replace
         clash = None
         if header is not None and header.written_ms != state.shared_ms:  # not our last write, whatever its host
-            other = "another computer" if header.host != machine.host else "another computer with this one's host"
-            clash = (
-                f"{other} ({header.name or 'unnamed'}) wrote this machine's id {machine.id} (a cloned disk or home?)"
-            )
+            if header.host == machine.host and self._own_history(header, data, state):
+                clash = OWN_HISTORY
+            else:
+                other = "another computer" if header.host != machine.host else "another computer with this one's host"
+                clash = (
+                    f"{other} ({header.name or 'unnamed'}) wrote this machine's id {machine.id} (a cloned disk or"
+                    " home?)"
+                )
         self._clash_memo = (stamp, clash)
         return clash
+
+    def _own_history(self, header: ff.Header, data: bytes, state: ShareState) -> bool:
+        """Written by this computer (its host fingerprint): an older version of our file (the sync tool put one
+        back: written before our last write), or a newer one while our state is an older copy (the state folder
+        restored from a backup): then every session the file holds is one this machine holds too. A clone that
+        has gone its own way holds sessions this one never saw."""
+        if state.shared_ms is not None and header.written_ms < state.shared_ms:
+            return True
+        try:
+            theirs = {row[0] for row in ff.decode(data).sessions}
+        except ff.FormatError:
+            return False
+        return theirs <= {s.id for s in self.ledger.local_sessions()}
 
     def export(self, machine: Machine, titles: bool, now_ms: int) -> tuple[bytes, int]:
         """This machine's file: its calls (one per key) and its sessions; titles and paths only with `titles`."""
@@ -250,6 +270,9 @@ class Sharing:
             )  # fmt: skip
         header = ff.Header(ff.VERSION, 1, machine.id, machine.name, machine.host, now_ms, __version__, titles)
         return ff.encode(ff.MachineDoc(header, sessions, calls)), len(calls)
+
+
+OWN_HISTORY = "own history"  # `_clash`: the file under our id is this machine's own, an older or a newer copy
 
 
 class _NotShared(Exception):
