@@ -62,6 +62,7 @@ class ShareState:
     renamed: str | None = None  # why this machine took a new id (another computer wrote under its old one)
     tried_ms: int | None = None  # when a write was last tried (after one failed: retried once a minute)
     tried_path: str | None = None  # where
+    size_note: str | None = None  # this machine's file nears what a reader takes (`size_note`)
 
     @classmethod
     def load(cls, path: Path) -> ShareState:
@@ -83,6 +84,7 @@ class Sharing:
         self._sources: dict[tuple[str, str], MachineSource] = {}
         self._machine: Machine | None = None
         self._clash_memo: tuple[list[int], str | None] | None = None  # (our file's stat, what it said)
+        self._unpacked = 0  # the last export's size once unpacked
 
     def machine(self, name: str | None) -> Machine:
         if self._machine is None or self._machine.name != machine_name(name):
@@ -196,6 +198,9 @@ class Sharing:
         state.name = machine.name
         state.written, state.calls, state.bytes = [st.st_size, st.st_mtime_ns, st.st_ino], calls, len(data)
         state.problem = state.problem_kind = None
+        state.size_note = size_note(calls, self._unpacked)
+        if state.size_note:
+            log.warning("%s", state.size_note)
 
     def _clash(self, state: ShareState, target: Path, machine: Machine) -> str | None:
         """Another computer writing under our id (a home, state folder or whole disk image cloned): our file
@@ -269,7 +274,28 @@ class Sharing:
                 )
             )  # fmt: skip
         header = ff.Header(ff.VERSION, 1, machine.id, machine.name, machine.host, now_ms, __version__, titles)
-        return ff.encode(ff.MachineDoc(header, sessions, calls)), len(calls)
+        data, self._unpacked = ff.encode_sized(ff.MachineDoc(header, sessions, calls))
+        return data, len(calls)
+
+
+NEAR = 0.75  # a file this near a reader's bound (calls or bytes) is said in doctor, as a sharing problem
+
+
+def size_note(calls: int, unpacked: int) -> str | None:
+    """What `doctor` says of this machine's file's size: near the bound of every reader (a problem: past it, the
+    others refuse the file whole), or past what trayburn 0.3 and older read (they refuse it; newer ones read it)."""
+    if calls >= NEAR * ff.MAX_CALLS or unpacked >= NEAR * ff.MAX_JSON_BYTES:
+        return (
+            f"this machine's shared file holds {calls:,} calls ({unpacked / 1e6:.0f} MB unpacked); other machines"
+            f" read at most {ff.MAX_CALLS:,} calls and {ff.MAX_JSON_BYTES // 10**6} MB: past that they refuse it whole"
+        )
+    if unpacked > ff.OLD_READER_BYTES:
+        return (
+            f"this machine's shared file is {unpacked / 1e6:.0f} MB unpacked: trayburn 0.3 and older, which read"
+            " at most"
+            f" {ff.OLD_READER_BYTES // 10**6} MB, refuse it (upgrade trayburn on the other machines)"
+        )
+    return None
 
 
 OWN_HISTORY = "own history"  # `_clash`: the file under our id is this machine's own, an older or a newer copy
@@ -416,12 +442,15 @@ class SyncHealth:
     problem_kind: str | None = None
     renamed: str | None = None  # why this machine took a new id (another computer wrote under its old one)
     machines: list[MachineStatus] = field(default_factory=list)
+    size_note: str | None = None  # this machine's file nears (or passes) what readers take (`size_note`)
 
     @property
     def problem_line(self) -> str | None:
         """The first thing wrong with sharing, for the menu's problem line (None: nothing)."""
         if self.problem:
             return self.problem
+        if self.size_note:
+            return self.size_note
         bad = next((m for m in self.machines if m.problem and not m.this), None)
         return f"{bad.name or bad.id}'s shared file: {bad.problem}" if bad else None
 
@@ -435,7 +464,7 @@ def survey(sharing: Sharing, sync_dir: str | None, name: str | None, titles: boo
     machine = sharing.machine(name)
     state = sharing.state()
     out = SyncHealth(sync_dir, machine.id, machine.name, titles, state.shared_ms, state.problem, state.problem_kind)
-    out.renamed = state.renamed
+    out.renamed, out.size_note = state.renamed, state.size_note
     counted = sharing.ledger.counted_by_origin()
     folder = paths.machines_dir(Path(sync_dir).expanduser())
     held = {f.origin: f for f in sharing.ledger.machine_files()}
