@@ -153,3 +153,36 @@ def test_the_ledger_knows_no_layout():
         if name.startswith("trayburn.ledger")
     }
     assert {k: v for k, v in knows.items() if v} == {}
+
+
+def _reaches_into_engine(path: Path) -> list[str]:
+    """Where a file reads the engine's insides: `<anything>.ledger`, or a parameter `engine` typed `Any`
+    (or not typed at all), which lets it reach anything unchecked."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr == "ledger":
+            found.append(f"line {node.lineno}: .ledger")
+        elif isinstance(node, ast.arg) and node.arg == "engine":
+            kind = ast.unparse(node.annotation) if node.annotation else None
+            if kind is None or kind.replace("'", "") in ("Any", "typing.Any"):
+                found.append(f"line {node.lineno}: engine: {kind}")
+    return found
+
+
+def test_the_guis_read_the_engines_figures_not_its_ledger():
+    """tray/ and window/ read what they show from the engine's typed records (`Engine.glance`, its reports):
+    none of them imports ledger/ or reaches `engine.ledger`, and none takes an untyped engine."""
+    edges, _ = _graph()
+    gui = ("trayburn.tray", "trayburn.window")
+    imports = {
+        name: sorted(t for t in targets if t.startswith("trayburn.ledger"))
+        for name, targets in edges.items()
+        if name.startswith(gui)
+    }
+    assert {k: v for k, v in imports.items() if v} == {}
+    reaches = {
+        _module(p): found
+        for p in PACKAGE.rglob("*.py")
+        if _module(p).startswith(gui) and (found := _reaches_into_engine(p))
+    }
+    assert reaches == {}

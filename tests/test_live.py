@@ -167,3 +167,41 @@ def test_a_call_in_an_editor_apps_task_and_a_new_task_are_each_shown_within_two_
     finally:
         app.do_quit()
         thread.join(10)
+
+
+def test_another_machines_file_synced_in_is_shown_within_two_seconds(tmp_path):
+    """Each source says where its new sessions appear (`Source.watch_folders`): the sessions folder, and with
+    sharing the machines folder, where a sync tool renames another machine's new file over its old one."""
+    from sync_machines import boxes
+
+    here, there = boxes(tmp_path, "here", "there")
+    folder = make_session(there.sessions, "1796100000000_far1", started_now(), [user("u0", now_ms())])
+    versions = []
+    for cost in (0.25, 0.5):  # the other machine's file with one call today, then with two
+        append_call(folder, cost)
+        e = there.engine()
+        e.refresh()
+        e.close()
+        versions.append(there.file().read_bytes())
+        there.file().unlink()  # (so the next refresh writes it at once)
+    machines = there.file().parent
+    (machines / "incoming.tmp").write_bytes(versions[0])
+    (machines / "incoming.tmp").rename(there.file())
+    here.configure(refresh_seconds=300)
+    app = TrayApp(here.engine(), host.load_pystray("dummy"), host.capabilities("dummy"))
+    assert str(here.sessions) in app.engine.watch_folders() and str(machines) in app.engine.watch_folders()
+    shown = Shown(app)
+    thread = threading.Thread(target=app.run, name="tray", daemon=True)
+    thread.start()
+    try:
+        assert shown.wait_for(lambda t: t and "$0.25" in t[-1], 30), shown.tooltips
+        assert app.waker is not None, "inotify_init1 failed on this machine"
+        assert str(machines) in app.waker.watched()
+        start = time.monotonic()
+        (machines / "incoming.tmp").write_bytes(versions[1])  # as a sync tool does: a new file renamed over
+        (machines / "incoming.tmp").rename(there.file())
+        assert shown.wait_for(lambda t: "$0.75" in t[-1], SHOWN_WITHIN_S), shown.tooltips[-1]
+        assert time.monotonic() - start < SHOWN_WITHIN_S
+    finally:
+        app.do_quit()
+        thread.join(10)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import desktop
@@ -464,8 +465,9 @@ def test_amounts_have_one_precision_and_estimates_are_said_in_words(env):
 
 def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(env):
     """With calls in the last hour the "Last hour" line is live, yet an idle tick builds no view and sets no
-    menu: the view is built again when the clock reaches the moment its oldest call leaves the hour (the
-    wall clock here is the tray's own, moved by the test; the ledger's figures keep the real time)."""
+    menu: the view is built again when the clock reaches the moment its oldest call leaves the hour (or
+    midnight, when that comes first: the wall clock here is the tray's own, moved by the test; the ledger's
+    figures keep the real time)."""
     from corpus import age_all, assistant, iso, make_session, user, write_in_place
 
     cline = env / "cline-home"
@@ -483,18 +485,25 @@ def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(e
     assert app.view.hour_live and app.view.rate == "Last hour: $0.75/h"
     menu, builds, updates = app.icon.menu, app.builds, len(app.icon.updates)
     start = wall.now
+    midnight = datetime.combine(date.fromtimestamp(start) + timedelta(days=1), datetime.min.time()).timestamp()
+    due = min((t + 1000) / 1000 + 3600, midnight)  # its first call leaves the hour, or the day turns
     for minutes in (0.5, 1, 2, 5, 20, 49):  # the minutes turn, nothing else does: no view, no menu
-        wall.now = start + minutes * 60
-        assert app.tick() is False
+        if start + minutes * 60 < due:
+            wall.now = start + minutes * 60
+            assert app.tick() is False
     assert app.builds == builds and app.icon.menu is menu and app.icon.updates[updates:] == []
-    wall.now = start + 51 * 60  # its first call (ten minutes ago) has left the hour: the view is built again
+    kept = app.glance
+    wall.now = due + 1  # the view is built again
     app.tick()
     assert app.builds == builds + 1
+    if due < midnight:  # only the clock moved: what it cannot change is not read again
+        assert app.glance.week is kept.week and app.glance.day.report is kept.day.report
 
     now = int(time.time() * 1000)  # a new call: built and shown at the next tick, whatever the clock says
     write_in_place(folder / f"{folder.name}.messages.json", dumps_messages(folder.name, calls, now))
     assert app.tick() is True
     assert app.builds == builds + 2 and app.icon.menu is not menu and app.view.rate == "Last hour: $1.75/h"
+    assert app.glance.day.report.calls == kept.day.report.calls + 1 and app.glance.week.calls == kept.week.calls + 1
 
 
 def dumps_messages(sid: str, calls: list, now_ms: int) -> bytes:
@@ -503,14 +512,17 @@ def dumps_messages(sid: str, calls: list, now_ms: int) -> bytes:
     return dumps(messages_doc(sid, [*calls, assistant("a3", now_ms - 1000, cost=1.0)]))
 
 
-def test_the_clock_rebuilds_the_view_when_a_line_it_shows_would_change():
-    """`clock_changes_at`: a call leaving the last hour, a running session falling silent (its "●" goes), a
-    file caught mid-write no longer retried as one; never sooner than a minute; None when nothing is timed."""
+def test_a_glance_says_when_the_clock_alone_changes_it():
+    """`changes_at`: a call leaving the last hour, a running session falling silent (its "●" goes), a file
+    caught mid-write no longer retried as one; never sooner than a minute, except midnight, which is never
+    passed (the day, the week and the month turn then)."""
     from trayburn.figures.costs import Tokens
     from trayburn.figures.day import STALE_AFTER_MS, SessionSummary
-    from trayburn.tray.view import CLOCK_REBUILD_MS, HOUR_MS, clock_changes_at
+    from trayburn.figures.glance import CLOCK_REBUILD_MS, HOUR_MS, changes_at
 
-    now = 1_800_000_000_000
+    today = date(2027, 1, 14)
+    midnight = int(datetime(2027, 1, 15).timestamp() * 1000)  # local time, as the menu's day is
+    now = midnight - 3 * HOUR_MS  # 21:00
 
     def session(state: str, last: int) -> SessionSummary:
         return SessionSummary(
@@ -533,10 +545,13 @@ def test_the_clock_rebuilds_the_view_when_a_line_it_shows_would_change():
             last_activity_ms=last,
         )
 
-    assert clock_changes_at(now, None, []) is None
-    assert clock_changes_at(now, None, [session("completed", now - 1000)]) is None
-    assert clock_changes_at(now, now - 50 * 60_000, []) == now - 50 * 60_000 + HOUR_MS
+    assert changes_at(now, today, None, []) == midnight
+    assert changes_at(now, today, None, [session("completed", now - 1000)]) == midnight
+    assert changes_at(now, today, now - 50 * 60_000, []) == now - 50 * 60_000 + HOUR_MS
     running = session("running", now - 25 * 60_000)
-    assert clock_changes_at(now, now - 50 * 60_000, [running]) == now - 25 * 60_000 + STALE_AFTER_MS
-    assert clock_changes_at(now, now - HOUR_MS + 10, [running]) == now + CLOCK_REBUILD_MS  # at most once a minute
-    assert clock_changes_at(now, None, [], settling=[("a.json", "truncated")]) == now + CLOCK_REBUILD_MS
+    assert changes_at(now, today, now - 50 * 60_000, [running]) == now - 25 * 60_000 + STALE_AFTER_MS
+    assert changes_at(now, today, now - HOUR_MS + 10, [running]) == now + CLOCK_REBUILD_MS  # at most once a minute
+    assert changes_at(now, today, None, [], settling=[("a.json", "truncated")]) == now + CLOCK_REBUILD_MS
+    late = midnight - 20_000  # 23:59:40: a call leaving the hour after midnight, the one-minute floor past it
+    assert changes_at(late, today, late - 50 * 60_000, []) == midnight
+    assert changes_at(late, today, late - HOUR_MS + 10, []) == midnight

@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import date
 
 import pytest
@@ -128,7 +129,9 @@ def test_totals_line_and_cards_match_expected_and_the_engine(open_window, engine
     assert cards["TODAY"][0] == render.usd(day.cost_usd) == str(totals[7]).lstrip("≈")  # today (no budget set)
     assert cards["TODAY"][1] == f"incl. {render.usd(day.estimated_cost_usd)} estimated"
     # the same figure and the same words as the tray's menu
-    menu = tray_model.build_view(engine, day, engine.sessions(DAY, DAY), None, False).today
+    health = engine.health()
+    figures = replace(engine.glance(health), day=engine.day_figures(DAY))  # the menu's words for that day
+    menu = tray_model.build_view(figures, engine.settings, health).today
     assert menu.startswith(f"Today: {cards['TODAY'][0]} ") and menu.endswith(" " + cards["TODAY"][1]), menu
     assert not win.day_view.budget.winfo_ismapped()
     assert cards["SESSIONS"][0] == "18" and cards["CALLS"][0] == "94"
@@ -353,7 +356,8 @@ def test_titles_are_shortened_and_shown_as_text(open_window, engine):
         removed=False,
     )
     win = open_window(engine, day=DAY)
-    win.day_view.show(engine.day(DAY), [fake], [0.0] * 24, DAY, None)
+    figures = engine.day_figures(DAY, hourly=True)
+    win.day_view.show(replace(figures, sessions=(fake,)), DAY, None)
     full = win.day_view.sessions.rows["odd"].values[1]
     assert full == models.clean(title) and full.endswith("…") and len(full) == models.TITLE_CHARS
     shown = cells(win.day_view.sessions.tree, "odd")["title"]  # then cut to the column's width

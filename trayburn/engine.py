@@ -8,18 +8,20 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from . import paths
+from . import demo, paths
 from . import settings as st
 from .figures import day as report
-from .figures import history, money
+from .figures import export, history, money
+from .figures import glance as gl
 from .figures import periods as days
+from .figures.glance import DayFigures, Glance
 from .figures.history import MachinesReport
 from .files import Checkpoint, stat_file
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
@@ -309,9 +311,60 @@ class Engine:
     def period(self, month: bool = False) -> report.Totals:
         """This week (Monday on) or this month, to the end of today."""
         today = days.now_date()
-        first = today.replace(day=1) if month else today - timedelta(days=today.weekday())
-        start = days.local_midnight_ms(first)
-        return report.totals_between(self.ledger, self.book, start, days.day_bounds(today)[1])
+        return self.totals(gl.period_start(today, month), today)
+
+    def totals(self, since: date, until: date) -> report.Totals:
+        """[since, until]'s totals, with what a plan covered (`history`'s groups do not carry it yet)."""
+        start, end = days.local_midnight_ms(since), days.day_bounds(until)[1]
+        return report.totals_between(self.ledger, self.book, start, end)
+
+    def day_figures(self, day: date | None = None, hourly: bool = False) -> DayFigures:
+        """One day (default today) as the window's day view and the menu show it; `hourly`: with the cost
+        per hour (the window's chart)."""
+        d = day or days.now_date()
+        return gl.day_figures(self.ledger, self.book, d, self.machines(d, d), hourly)
+
+    def glance(self, health: Health, since: Glance | None = None) -> Glance:
+        """What the tray's menu shows, from the ledger as it is (`figures.glance.Glance`). `health`: as just
+        taken (a machine file it names is a sharing problem; a file it holds as settling goes stale). `since`:
+        the glance built before, when only the clock moved since (no refresh changed the ledger, no setting
+        changed): what the clock cannot change is kept from it, so such a rebuild reads only today's sessions
+        and the last hour (at midnight everything is read again)."""
+        now, today = days.utc_now_ms(), days.now_date()
+        hour = self.last_hour(now)
+        first = gl.first_call_ms(self.ledger, now - gl.HOUR_MS, now + 1) if hour.calls else None
+        if since is not None and since.day.day == today:  # only the clock moved: running sessions may be stale
+            base = replace(since, day=gl.with_sessions(since.day, self.ledger, self.book))
+        else:
+            base = self._until_midnight(today)
+        return replace(
+            base,
+            last_hour=hour,
+            hour_first_ms=first,
+            progress=self.progress,
+            sync_problem=self.sync_problem(health.problems),
+            built_ms=now,
+            stale_at_ms=gl.changes_at(now, today, first, base.day.sessions, health.settling),
+        )
+
+    def _until_midnight(self, today: date) -> Glance:
+        """The part of today's glance the clock leaves alone until midnight (`glance` sets the rest)."""
+        day = self.day_figures(today)
+        return Glance(
+            day=day,
+            week=self.period(),
+            month=self.period(month=True),
+            last_hour=report.Totals(),
+            hour_first_ms=None,
+            yesterday=None if day.report.calls else self.day(today - timedelta(days=1)),
+            by_source=tuple(self.spend_by_source(today, today)),
+            money=self.money(),
+            progress=None,
+            demo=demo.is_demo(self.levels.sessions.path),
+            sync_problem=None,
+            built_ms=0,
+            stale_at_ms=0,
+        )
 
     def history(self, period, by: str = "day"):
         """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
@@ -355,9 +408,43 @@ class Engine:
 
         return survey(self.sharing, s.sync_dir, s.machine_name, s.sync_titles)
 
-    def last_hour(self) -> report.Totals:
-        now = days.utc_now_ms()
-        return report.totals_between(self.ledger, self.book, now - 3600_000, now + 1)
+    def last_hour(self, now_ms: int | None = None) -> report.Totals:
+        now = days.utc_now_ms() if now_ms is None else now_ms
+        return report.totals_between(self.ledger, self.book, now - gl.HOUR_MS, now + 1)
+
+    def export_rows(self, period: days.Period) -> Iterator[export.ExportRow]:
+        """The period's calls as `trayburn export` writes them, oldest first (streamed: `export.to_file`)."""
+        return export.rows(self.ledger, self.book, period)
+
+    @property
+    def ledger_notice(self) -> str | None:
+        """What happened to the ledger file that a person should know (moved aside and rebuilt, …)."""
+        return self.ledger.notice
+
+    def watch_folders(self) -> list[str]:
+        """Where a new session of any source appears (`Source.watch_folders`): what a waker watches."""
+        return list(dict.fromkeys(f for s in self.sources() for f in s.watch_folders()))
+
+    def sync_problem(self, problems: Sequence[tuple[str, str]] = ()) -> str | None:
+        """What is wrong with sharing through `sync_dir` (None: nothing, or not sharing), by the rule of
+        `SyncHealth.problem_line`, from what the refreshes recorded: this machine's last write, each other
+        machine's file as the ledger holds it, and `problems` (the health's (path, reason): a file refused
+        before it was read, such as a symbolic link). `sync_health` (doctor's) reads every file's header, too
+        slow for each rebuild of the menu."""
+        sync_dir = self.settings.sync_dir
+        if not sync_dir:
+            return None
+        from .sources.machine import EXT  # (as Sharing: the sharing code stays unloaded without a sync_dir)
+        from .sync.share import MachineStatus, SyncHealth
+
+        folder = paths.machines_dir(Path(sync_dir).expanduser())
+        held = [MachineStatus(f.origin, f.name, f.path, False, problem=f.error) for f in self.ledger.machine_files()]
+        held += [
+            MachineStatus(Path(p).name.removesuffix(EXT), None, p, False, problem=why)
+            for p, why in problems
+            if Path(p).parent == folder
+        ]
+        return SyncHealth(sync_dir, problem=self.sharing.state().problem, machines=held).problem_line
 
     def models_seen(self) -> list[SeenModel]:
         """Every model the ledger has seen (all time), the unpriced first: `trayburn prices`, `doctor`."""

@@ -234,6 +234,10 @@ class MachineSource:
         # at: used only while the ledger's good checkpoint of the file is that one (so it was committed)
         self._imported: tuple[Checkpoint | None, dict[str, int]] = (None, {})
 
+    def watch_folders(self) -> tuple[str, ...]:
+        """Another machine's file is written (renamed) into the machines folder its sync tool keeps."""
+        return (str(self.folder),)
+
     def scan(self, settled: Callable[[], Container[str]]) -> Seen:
         self.stat = None
         try:

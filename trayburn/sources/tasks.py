@@ -92,6 +92,10 @@ class TaskSource:
             str, tuple[trayburn_files.Checkpoint | None, dict[str, dict]]
         ] = {}  # place → its HistoryItems
 
+    def watch_folders(self) -> tuple[str, ...]:
+        """A new task is a folder added to a place's `tasks/`."""
+        return tuple(str(place.tasks) for place in self.places)
+
     # ---- stat phase
 
     def scan(self, settled: Callable[[], Container[str]]) -> Seen:

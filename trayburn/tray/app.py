@@ -4,11 +4,13 @@
 runs. Where the tray cannot run (no display, a dead one, no session bus) it says so in one line and exits with
 EXIT_CANNOT_SHOW, before anything could hang; with no tray host it runs and says what to install.
 
-`TrayApp` owns no figures of its own. One poller thread refreshes the ledger and builds a TrayView; the icon,
-tooltip and menu are changed only when the view changed, and only through `_ui()`, which respects each backend's
-threading rules. When idle, a tick reads nothing and rebuilds nothing: the view is rebuilt when a refresh changed
-something, a setting, the health or the ledger's fault changed, the day turned, or the clock reached the moment
-it changes a line (`view.clock_changes_at`: a call leaving the last hour, a running session falling silent). The
+`TrayApp` owns no figures of its own. One poller thread refreshes the ledger, takes the engine's `Glance` (its
+figures) and builds a TrayView of it; the icon, tooltip and menu are changed only when the view changed, and only
+through `_ui()`, which respects each backend's threading rules. When idle, a tick reads nothing and rebuilds
+nothing: the view is rebuilt when a refresh changed something, a setting, the health or the ledger's fault
+changed, the day turned, or the clock reached the moment the glance says it goes stale (`Glance.stale_at_ms`: a
+call leaving the last hour, a running session falling silent, midnight); a rebuild only the clock asked for
+reads only what the clock changes (today's sessions, the last hour). The
 freshness line ("Updated 4 min ago") is worked out at each tick without a rebuild; it changes by the minute only
 while the figures are stale. Dialogs and the summary window run as child processes (`dialogs`).
 """
@@ -21,7 +23,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import date
 from types import ModuleType
@@ -31,9 +33,9 @@ from .. import files as fsutil
 from .. import paths, platform, watch
 from .. import settings as st
 from ..engine import Engine
-from ..errors import Exit
+from ..errors import Exit, TrayburnError
 from ..figures import day as report
-from ..ledger import LedgerError
+from ..figures.glance import Glance
 from ..platform import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock, autostart_for, open_path
 from ..window import tk_missing
 from . import host
@@ -46,13 +48,9 @@ from .view import (
     TrayView,
     budget_message,
     build_view,
-    clock_changes_at,
     error_view,
     freshness,
-    hour_first_call,
     menu,
-    problem_line,
-    sync_problem,
     tooltip,
 )
 
@@ -79,8 +77,8 @@ class TrayApp(DialogActions):
         wall: Callable[[], float] = time.time,
     ):
         """`history_slice_s`: how long a poll reads history after today's files (a first run's ingest). `clock`
-        (monotonic) times the figures' freshness; `wall` (epoch seconds) says when the clock alone changes what
-        the view shows (`view.clock_changes_at`)."""
+        (monotonic) times the figures' freshness; `wall` (epoch seconds) is compared with the moment the clock
+        alone changes what the view shows (`Glance.stale_at_ms`)."""
         self.engine, self.pystray, self.caps = engine, pystray, caps
         self.history_slice_s = history_slice_s
         self.autostart = autostart  # an Autostart, or None where unavailable
@@ -96,8 +94,7 @@ class TrayApp(DialogActions):
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
         self._dirty = False  # something outside the ledger changed (e.g. start at login): rebuild
-        self._built_day: date | None = None  # the day the view was built for
-        self._rebuild_at_ms: int | None = None  # when the clock alone changes what it shows (None: not that day)
+        self.glance: Glance | None = None  # the figures the view shows; None: build them again at the next tick
         self.builds = 0  # views built (each a round of ledger reads): an idle tick builds none
         self._last_ok: float | None = None
         self._failing = False
@@ -128,7 +125,7 @@ class TrayApp(DialogActions):
             except Exception as exc:  # a refresh failure never takes the app down
                 log.exception("refresh failed")
                 self._failing = True
-                self._built_day = None  # the next good tick builds the view again (never keeps this one)
+                self.glance = None  # the next good tick builds the view again (never keeps this one)
                 view = self._error_view(f"Refresh failed: {exc}")
             view = self._fresh(view)
             if view == self.view:
@@ -153,20 +150,15 @@ class TrayApp(DialogActions):
         errors = dict(stats.errors)  # a file that stays unreadable is no news at every tick
         changed = dirty or settings_changed or stats.changed or errors != self._errors or fault != self._fault
         self._fault, self._errors = fault, errors
-        today, now_ms = report.now_date(), int(self.wall() * 1000)
-        if self.view is not None and not changed and today == self._built_day and not self._clock_turned(now_ms):
+        kept = None if changed else self.glance
+        if kept is not None and self.view is not None and not self._stale(kept):
             return self.view  # nothing read, nothing set, nothing the clock changes: the hot path
-        day = engine.day()
         health = engine.health()
-        first_run = health.sessions == 0 and health.removed_sessions == 0 and not day.calls
-        problem = problem_line(health, sync_problem(engine, health.problems))
-        todays = engine.sessions(today, today)
-        view = build_view(engine, day, todays, problem, first_run)
-        first = hour_first_call(engine, now_ms) if view.hour_live else None
+        # only the clock moved: the figures it cannot change are kept (`Engine.glance`)
+        self.glance = figures = engine.glance(health, since=kept)
         self.builds += 1
-        self._built_day, self._rebuild_at_ms = today, clock_changes_at(now_ms, first, todays, health.settling)
-        self._follow(todays)
-        return view
+        self._follow(figures.day.sessions)
+        return build_view(figures, engine.settings, health)
 
     def _faults(self) -> tuple[str | None, ...]:
         """What is wrong beside the files: the ledger cannot be written, it failed its integrity check, sharing
@@ -175,17 +167,17 @@ class TrayApp(DialogActions):
         share = e.last_share.problem if e.last_share else None
         return (str(e.fault) if e.fault else None, e.integrity_problem, share)
 
-    def _clock_turned(self, now_ms: int) -> bool:
-        return self._rebuild_at_ms is not None and now_ms >= self._rebuild_at_ms
+    def _stale(self, figures: Glance) -> bool:
+        """Whether the clock alone has changed what these figures show (the day turned, or `stale_at_ms`)."""
+        return report.now_date() != figures.day.day or self.wall() * 1000 >= figures.stale_at_ms
 
-    def _follow(self, todays: list[report.SessionSummary]) -> None:
-        """Point the waker at the folders new sessions appear in (the Cline CLI's sessions folders, the editor
-        apps' `tasks/` folders) and at the folders of today's sessions and tasks, the latest first."""
+    def _follow(self, todays: Sequence[report.SessionSummary]) -> None:
+        """Point the waker at the folders new sessions appear in (each source's `watch_folders`: the Cline CLI's
+        sessions folder, the editor apps' `tasks/` folders, the machines folder) and at the folders of today's
+        sessions and tasks, the latest first."""
         if self.waker is None:
             return
-        sources = self.engine.sources()
-        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in sources) if p]
-        roots += [str(place.tasks) for s in sources for place in getattr(s, "places", ())]  # (editor tasks)
+        roots = self.engine.watch_folders()
         latest = sorted(todays, key=lambda s: s.last_activity_ms or 0, reverse=True)
         folders = [s.folder for s in latest if s.folder]  # (another machine's session has none: its file is synced)
         followed = (tuple(roots), tuple(folders))
@@ -512,7 +504,7 @@ def main(args: Any) -> int:
         _say(f"trayburn: {check.message}")
     try:
         engine = Engine(args.config, args.state_dir)
-    except LedgerError as exc:
+    except TrayburnError as exc:  # the ledger cannot be opened (newer, locked, …), the state folder refused
         log.error("%s", exc)
         _say(f"trayburn: {exc}")
         return 1

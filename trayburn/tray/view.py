@@ -1,9 +1,10 @@
-"""What the tray shows, as plain data: the view built from the engine, the menu's entries, the icon's label and state.
+"""What the tray shows, as plain data: the view of the engine's glance, the menu's entries, the icon's label and state.
 
 No Pillow and no pystray here, so the view and the menu can be built and read in any test; `app` turns the
 entries into pystray's menu and `draw` the label into an icon.
 
-- `build_view` makes a `TrayView` from the engine's figures; `menu` lists its `Entry`s (an action names a TrayApp
+- `build_view` makes a `TrayView` from a `Glance` (`Engine.glance`: the figures, and when the clock alone changes
+  them), the settings and the health; `menu` lists its `Entry`s (an action names a TrayApp
   handler); `tooltip` and `freshness` are added by the app, which knows the time.
 - The lines under today's (the spend across machines and across apps, the models with no price, what is wrong
   with sharing) are None when there is nothing to say, so the menu shows only what applies. What a plan covered
@@ -20,19 +21,16 @@ from __future__ import annotations
 import enum
 import math
 import os
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .. import demo, paths
-from ..figures import day as report
+from ..figures.costs import Totals
 from ..figures.day import DayReport, SessionSummary
+from ..figures.glance import Glance
 from ..figures.money import Money
 from ..render import USD, plan_text, plural, progress_text, shorten
-from ..settings import REFRESH_CHOICES
-from ..sources.base import RETRY_RECENT_NS
+from ..settings import REFRESH_CHOICES, Settings
 from ..sources.task_places import menu_line
 
 if TYPE_CHECKING:
@@ -132,7 +130,7 @@ def day_cost(day: DayReport, money: Money = USD) -> str:
     return totals_cost(day, money)
 
 
-def totals_cost(t: Any, money: Money = USD) -> str:
+def totals_cost(t: Totals | DayReport, money: Money = USD) -> str:
     return "unpriced" if t.calls and t.unpriced_calls >= t.calls else amount(money, t.cost_usd)
 
 
@@ -328,26 +326,27 @@ def _interval(seconds: int) -> str:
     return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min"
 
 
-def build_view(
-    engine: Any, day: DayReport, sessions: list[SessionSummary], problem: str | None, first_run: bool
-) -> TrayView:
-    """The view from the engine's figures (freshness is added by the app, which knows the time)."""
-    settings, money = engine.settings, engine.money()
+def build_view(figures: Glance, settings: Settings, health: Health) -> TrayView:
+    """The view of a glance, with the settings it is shown under and the health whose problem it names at the top
+    (freshness is added by the app, which knows the time)."""
+    money, day, hour = figures.money, figures.day.report, figures.last_hour
+    first_run = health.sessions == 0 and health.removed_sessions == 0 and not day.calls
+    problem = problem_line(health, figures.sync_problem)
     level = budget_level(day.cost_usd, settings.daily_budget)
-    week, month, hour = engine.period(), engine.period(month=True), engine.last_hour()
-    roots = tuple(Root(lv.name, lv.label, str(lv.path), lv.source(), lv.exists) for lv in engine.levels)
+    roots = tuple(Root(lv.name, lv.label, str(lv.path), lv.source(), lv.exists) for lv in health.levels)
     spent = budget_text(day.cost_usd, settings.daily_budget, money)
     estimate = f" · incl. {amount(money, day.estimated_cost_usd)} estimated" if day.estimated_cost_usd else ""
     today = f"Today: {spent or day_cost(day, money)} · {plural(day.calls, 'call')}{estimate}"
-    ranked = sorted(sessions, key=lambda s: s.cost_usd, reverse=True)
+    ranked = sorted(figures.day.sessions, key=lambda s: s.cost_usd, reverse=True)
+    yesterday = figures.yesterday if not day.calls and not first_run else None
     return TrayView(
         label=icon_label(day, first_run, money),
         state=icon_state(first_run, problem, level),
         tooltip="",
         today=today,
         top_model=_top_model(day, money),
-        week=f"This week: {totals_cost(week, money)}",
-        month=f"This month: {_month(month, settings.monthly_budget, money)}",
+        week=f"This week: {totals_cost(figures.week, money)}",
+        month=f"This month: {_month(figures.month, settings.monthly_budget, money)}",
         rate=f"Last hour: {totals_cost(hour, money)}/h",
         sessions=tuple((s.id, session_text(s, money)) for s in ranked[:MAX_SESSIONS]),
         problem=problem,
@@ -357,55 +356,21 @@ def build_view(
         budget=settings.daily_budget,
         theme=settings.theme,
         budget_level=level,
-        yesterday=_yesterday(engine, money) if not day.calls and not first_run else None,
+        yesterday=f"Yesterday: {day_cost(yesterday, money)}" if yesterday is not None else None,
         more_sessions=max(0, len(ranked) - MAX_SESSIONS),
-        demo=is_demo(engine),
+        demo=figures.demo,
         hour_live=hour.calls > 0,
         budget_text=spent,
         cost_text=day_cost(day, money),
         budget_pct=share(day.cost_usd, settings.daily_budget) if settings.daily_budget else None,
         money=money,
         plan=plan_text(day.plan_calls, day.plan_api_value_usd, money),
-        machines=None if first_run else machines_line(engine, money),
-        sources=None if first_run else sources_line(engine, lambda usd: amount(money, usd)),
+        machines=None if first_run else figures.day.machines.menu_line(money.text),
+        sources=None if first_run else menu_line(figures.by_source, lambda usd: amount(money, usd)),
         unpriced=unpriced_line(day.unpriced_calls, day.unpriced_models),
         sharing=settings.sync_dir or None,
-        progress=progress_text(engine.progress),
+        progress=progress_text(figures.progress),
     )
-
-
-HOUR_MS = 3600_000
-CLOCK_REBUILD_MS = 60_000  # the clock alone rebuilds the view at most once a minute (as the menu's text is timed)
-
-
-def clock_changes_at(
-    now_ms: int, hour_first_ms: int | None, sessions: Sequence[SessionSummary], settling: Sequence[object] = ()
-) -> int | None:
-    """When the clock alone next changes something a view built at `now_ms` shows (epoch ms); None: nothing
-    before the day turns. The view is built again then, not before, unless the ledger, a setting, the health or
-    the day changed:
-
-    - the "Last hour" line, when its oldest call (`hour_first_ms`) leaves the hour;
-    - a running session's "●", when it has been silent for `STALE_AFTER_MS` (it is shown as stale then);
-    - a file that failed while being written (`settling`: the health's), once it is no longer retried as one
-      caught mid-write: a problem named at the top from then on.
-
-    Never sooner than a minute after `now_ms`, so a busy hour costs at most one rebuild a minute."""
-    times = [hour_first_ms + HOUR_MS] if hour_first_ms is not None else []
-    times += [s.last_activity_ms + report.STALE_AFTER_MS for s in sessions if s.running and s.last_activity_ms]
-    if settling:
-        times.append(now_ms + RETRY_RECENT_NS // 10**6)
-    return max(min(times), now_ms + CLOCK_REBUILD_MS) if times else None
-
-
-def hour_first_call(engine: Any, now_ms: int) -> int | None:
-    """When the oldest counted call of the last hour was made (epoch ms), None: the hour has none."""
-    calls = engine.ledger.export_calls(now_ms - HOUR_MS, now_ms + 1)  # oldest first, a generator under the lock
-    try:
-        first = next(calls, None)
-    finally:
-        calls.close()
-    return first.ts_ms if first is not None else None
 
 
 def _top_model(day: DayReport, money: Money = USD) -> str | None:
@@ -416,21 +381,8 @@ def _top_model(day: DayReport, money: Money = USD) -> str | None:
     return f"Top model: {m.name} — {cost}"
 
 
-def _month(month: Any, budget: float | None, money: Money = USD) -> str:
+def _month(month: Totals, budget: float | None, money: Money = USD) -> str:
     return budget_text(month.cost_usd, budget, money) or totals_cost(month, money)
-
-
-def _yesterday(engine: Any, money: Money = USD) -> str:
-    return f"Yesterday: {day_cost(engine.day(report.now_date() - timedelta(days=1)), money)}"
-
-
-def is_demo(engine: Any) -> bool:
-    """The demo's layout: its settings file beside the replayed Cline folder of recorded sessions."""
-    sessions = engine.levels.sessions.path
-    if engine.levels.root.path != Path(engine.config_path).parent / "cline" or not sessions.is_dir():
-        return False
-    recorded = {p.name for p in demo.SOURCE.iterdir()}
-    return {p.name for p in sessions.iterdir()} <= recorded
 
 
 def error_view(message: str) -> TrayView:
@@ -469,40 +421,6 @@ def unpriced_line(calls: int, models: list[str]) -> str | None:
     if len(models) > MODELS_SHOWN:
         names += f" +{len(models) - MODELS_SHOWN} more"
     return f"{plural(calls, 'call')} unpriced: {shorten(names or 'unknown model', 48)} — add a price in settings"
-
-
-def machines_line(engine: Any, money: Money = USD) -> str | None:
-    """ "Today $4.20 on 3 machines (this one $1.10)"; None while no other machine is held."""
-    line: str | None = engine.machines().menu_line(money.text)
-    return line
-
-
-def sources_line(engine: Any, text: Callable[[float], str]) -> str | None:
-    """ "CLI $1.20 · VS Code $3.40": today's spend by app, each amount as `text` writes it; None while one
-    app has all of it."""
-    return menu_line(engine.spend_by_source(), text)
-
-
-def sync_problem(engine: Any, problems: Sequence[tuple[str, str]] = ()) -> str | None:
-    """What is wrong with sharing through `sync_dir` (None: nothing, or not sharing), by the rule of
-    `SyncHealth.problem_line`, from what the refreshes recorded: this machine's last write, each other
-    machine's file as the ledger holds it, and `problems` (the health's (path, reason): a file refused
-    before it was read, such as a symbolic link). `engine.sync_health()` (doctor's) reads every file's
-    header, too slow for each rebuild of the menu."""
-    sync_dir = engine.settings.sync_dir
-    if not sync_dir:
-        return None
-    from ..sources.machine import EXT  # only when sharing: the sharing code stays unloaded otherwise
-    from ..sync.share import MachineStatus, SyncHealth
-
-    folder = paths.machines_dir(Path(sync_dir).expanduser())
-    held = [MachineStatus(f.origin, f.name, f.path, False, problem=f.error) for f in engine.ledger.machine_files()]
-    held += [
-        MachineStatus(Path(p).name.removesuffix(EXT), None, p, False, problem=why)
-        for p, why in problems
-        if Path(p).parent == folder
-    ]
-    return SyncHealth(sync_dir, problem=engine.sharing.state().problem, machines=held).problem_line
 
 
 # ---- the problem line at the top ---------------------------------------------------------------------------------

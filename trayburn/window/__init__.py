@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING
 
 from .. import platform as logs
 from ..engine import Engine
-from ..errors import Exit
+from ..errors import Exit, TrayburnError
 from ..figures import periods as pd
-from ..ledger import LedgerError
 
 if TYPE_CHECKING:
     import tkinter as tk
@@ -54,7 +53,7 @@ def open_engine(config: str | None, state_dir: str | None) -> tuple[Engine | Non
         # A short wait for the ledger: the tray may be writing a big ingest; the window shows what
         # it has and tries again at its next refresh rather than freezing for SQLite's 30 s.
         return Engine(config, state_dir, busy_timeout_s=BUSY_TIMEOUT_S), None
-    except LedgerError as exc:
+    except TrayburnError as exc:  # the ledger cannot be opened (newer, locked, …), the state folder refused
         problem = str(exc)
     except OSError as exc:
         problem = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)

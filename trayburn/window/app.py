@@ -37,7 +37,6 @@ from ..errors import TrayburnError
 from ..figures import day as report
 from ..figures import export
 from ..figures import periods as pd
-from ..ledger import LedgerBusy
 from ..platform import open_path
 from ..render import progress_text
 from . import models, theme
@@ -169,17 +168,15 @@ class SummaryWindow:
     def _render_day(self, e: Engine) -> None:
         day, today = self.day, self.today()
         now_hour = datetime.now().hour if day == today else None
-        budget = e.settings.daily_budget
-        money = e.money()
-        split = e.machines(day, day).menu_line(functools.partial(models.amount, money), label="All")
-        self.day_view.show(e.day(day), e.sessions(day, day), e.hourly(day), today, now_hour, money, budget, split)
+        figures = e.day_figures(day, hourly=True)
+        self.day_view.show(figures, today, now_hour, e.money(), e.settings.daily_budget)
         self._show_view(self.day_view, models.day_heading(day))
 
     def _render_period(self, e: Engine) -> None:
         p, s = self.period, e.settings
         views = e.overview(p)
         sessions = e.sessions(p.since, p.until)
-        by_machine, plan = e.machines(p.since, p.until), models.plan_of(e, p)
+        by_machine, plan = e.machines(p.since, p.until), e.totals(p.since, p.until)
         view, money = self.period_view, e.money()
         view.show(p, views, sessions, self.today(), money, s.daily_budget, s.monthly_budget, by_machine, plan)
         self._show_view(self.period_view, p.label())
@@ -349,8 +346,8 @@ class SummaryWindow:
     def start(self) -> None:
         """First frame from the ledger as it is, then a refresh, then one every refresh_seconds."""
         self.render()
-        if self.engine is not None and self.engine.ledger.notice:
-            self.say(self.engine.ledger.notice)
+        if self.engine is not None and self.engine.ledger_notice:
+            self.say(self.engine.ledger_notice)
         if self.engine is not None:
             self._after = self.root.after(FIRST_REFRESH_MS, self._tick)
             self._listen()
@@ -373,7 +370,7 @@ class SummaryWindow:
     def _follow(self) -> None:
         if self.waker is None or self.engine is None:
             return
-        roots = [str(p) for p in (getattr(s, "sessions_dir", None) for s in self.engine.sources()) if p]
+        roots = self.engine.watch_folders()
         today = self.today()
         latest = sorted(self.engine.sessions(today, today), key=lambda s: s.last_activity_ms or 0, reverse=True)
         ids = [self.session_id] if self.session_id else []
@@ -389,10 +386,10 @@ class SummaryWindow:
             stats = self.engine.refresh(since, HISTORY_SLICE_S) if since is not None else self.engine.refresh()
             self.unreadable = len(stats.errors)
             self.updated_at = datetime.now()
-        except LedgerBusy:  # the tray is writing: show what we have, try again next time
-            log.info("ledger busy; refresh skipped")
-            return
         except Exception as exc:  # keep showing the last figures
+            if isinstance(exc, TrayburnError) and exc.kind == "ledger_busy":  # the tray is writing: try again later
+                log.info("ledger busy; refresh skipped")
+                return
             log.exception("refresh failed")
             self.say(f"Could not refresh: {exc}")
             return
@@ -584,7 +581,7 @@ def write_period(e: Engine, p: pd.Period, path: str) -> str:
     """Write the period's calls to `path` (JSON when it ends in .json, else CSV); what happened, in words."""
     fmt = "json" if path.lower().endswith(".json") else "csv"
     try:
-        n = export.to_file(export.rows(e.ledger, e.book, p), path, fmt, e.money())
+        n = export.to_file(e.export_rows(p), path, fmt, e.money())
     except (OSError, ValueError, TrayburnError) as exc:
         log.warning("export to %s failed: %s", path, exc)
         return f"Could not export: {exc}"

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from ..figures import day as report
 from ..figures import periods as pd
 from ..figures.costs import Totals
 from ..figures.day import CallRow, DayReport, ModelCost, SessionDetail, SessionSummary, Subagent
@@ -401,13 +400,6 @@ def projection(p: pd.Period, spent_usd: float, today: date) -> float | None:
         return None
     gone = (today - p.since).days + 1
     return spent_usd / gone * p.days
-
-
-def plan_of(engine: Any, p: pd.Period) -> Totals:
-    """The period's totals with what a plan covered (`history`'s groups do not carry it yet): one
-    grouped read, as the menu's week and month lines make."""
-    start, end = pd.local_midnight_ms(p.since), pd.day_bounds(p.until)[1]
-    return report.totals_between(engine.ledger, engine.book, start, end)
 
 
 def period_cards(

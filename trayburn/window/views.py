@@ -20,7 +20,8 @@ from tkinter import ttk
 
 from ..figures import periods as pd
 from ..figures.costs import Totals
-from ..figures.day import DayReport, SessionDetail, SessionSummary
+from ..figures.day import SessionDetail, SessionSummary
+from ..figures.glance import DayFigures
 from ..figures.history import HistoryReport, MachinesReport
 from ..figures.money import Money
 from . import models
@@ -98,17 +99,12 @@ class DayView(ttk.Frame):
     # ---- showing a day --------------------------------------------------------------------------
 
     def show(
-        self,
-        report: DayReport,
-        sessions: Sequence[SessionSummary],
-        hours: Sequence[float],
-        today: date,
-        now_hour: int | None,
-        money: Money = USD,
-        budget: float | None = None,
-        machines: str | None = None,
+        self, figures: DayFigures, today: date, now_hour: int | None, money: Money = USD, budget: float | None = None
     ) -> None:
-        day = models.parse_day(report.date)
+        """The day's figures (`Engine.day_figures`, with its hours); with other machines held, the cost card
+        also says the day's spend on all of them ("All $4.20 on 3 machines (this one $1.10)")."""
+        report, sessions, day = figures.report, figures.sessions, figures.day
+        machines = figures.machines.menu_line(partial(models.amount, money), label="All")
         self.today, self.day = today, day
         self.nav.show(pd.day_of(day), today)
         self.heading.set(models.day_heading(day))
@@ -121,7 +117,7 @@ class DayView(ttk.Frame):
         self.sessions.set_totals(totals)
         self.models.set_rows(models.model_rows(report, money))
         self._legend(models.legend([r.values[-1] for r in rows] + [totals[-1]]))
-        self.chart.show(hours, now_hour if day == today else None, money)
+        self.chart.show(figures.hourly, now_hour if day == today else None, money)
         self.say(None)
 
     def say(self, problem: str | None) -> None:

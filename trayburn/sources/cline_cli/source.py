@@ -36,6 +36,10 @@ class ClineCliSource:
         # the last slice's folders against this scan and this `known`: (scan, known, order) (see `_Ingest.run`)
         self._order: tuple[object, object, Order] | None = None
 
+    def watch_folders(self) -> tuple[str, ...]:
+        """A new session is a folder added to the sessions folder."""
+        return (self.sessions_dir,)
+
     # ---- stat phase -----------------------------------------------------------------------------
 
     def scan(self, settled: Callable[[], Container[str]]) -> Seen:
