@@ -491,3 +491,13 @@ def test_json_outputs_carry_no_terminal_controls(env, tmp_path, monkeypatch, cap
         assert code == 0, err
     code, out, err = run_json(capsys, "sessions", "--all")
     assert out[0]["title"] == "evil2Jtxt.exe" and out[0]["cost_usd"] == 0.25
+
+
+def test_a_report_by_day_over_eight_thousand_years_is_bounded(cline, capsys):
+    """1970 to 9998 by day (2.9 million days, which ran past 300 s and 995 MB): cut to the days that hold calls,
+    said, every call in it; by month too."""
+    code, out, err = run_json(capsys, "report", "--by", "day", "--since", "1970-01-01", "--until", "9998-12-31")
+    assert code == 0 and out["total"]["calls"] == expected()["totals"]["calls"]
+    assert len(out["rows"]) <= 2 and "the days that hold calls" in err
+    code, out, err = run(capsys, "report", "--by", "month", "--since", "1970-01-01", "--until", "9998-12-31")
+    assert code == 0  # 96,000 months: bounded too (the months that hold calls)

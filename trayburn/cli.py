@@ -441,8 +441,37 @@ def cmd_sessions(args) -> int:
 def cmd_report(args) -> int:
     period = period_of(args)
     engine = _engine(args, since=period.since)  # the period's files first; older history later
+    period = _bounded(args, engine, period)
     r, money = engine.history(period, args.by), engine.money()
     return _stale(args, engine, _emit(args, r.to_json(money), render.history(r, money)))
+
+
+MAX_ROWS = 20_000  # rows of a report by day, week or month (55 years of days): a wider period is cut to its calls
+_PER_ROW = {"day": 1, "week": 7, "month": 30}
+
+
+def _bounded(args: argparse.Namespace, engine: Any, period: Period) -> Period:
+    """A report by day, week or month lists every part of the period, those without calls too: over MAX_ROWS of
+    them (1970 to 9998 by day is 2.9 million), the period is cut to the days that hold calls, and said; still
+    over: a usage error (in time and memory, such a report is bounded either way)."""
+    from .figures import periods as days
+
+    per = _PER_ROW.get(args.by)
+    if per is None or period.days // per <= MAX_ROWS:
+        return period
+    span = engine.ledger.counted_span()
+    if span is not None:
+        first, last = (datetime.fromtimestamp(ms / 1000).date() for ms in span)
+        since, until = max(period.since, first), min(period.until, last)
+        if since <= until and (until - since).days // per <= MAX_ROWS:
+            line = f"{period.since} to {period.until} is over {MAX_ROWS:,} {args.by}s: the report covers {since} to"
+            line += f" {until}, the {args.by}s that hold calls"
+            _say(line, args.json, {"notice": line})
+            return days.Period(since, until)
+    raise UsageError(
+        f"{period.since} to {period.until} by {args.by} is over {MAX_ROWS:,} rows; narrow --since/--until or use"
+        " --by month"
+    )
 
 
 def cmd_export(args) -> int:
