@@ -13,8 +13,11 @@ table's rows survives the table's own pages.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 MAGIC = b"SQLite format 3\x00"
 TABLE_LEAF = 0x0D
@@ -76,28 +79,27 @@ class Pages:
 
     def rows(self) -> Iterator[tuple[int, int, list]]:
         """(page number, rowid, values) of every cell of every table-leaf page not on the freelist."""
-        free = self.free()
-        for number in range(1, self.count + 1):
-            if number in free:
-                continue
-            try:
-                cells = list(self._leaf(number))
-            except (IndexError, ValueError, struct.error, UnicodeDecodeError, OverflowError):
-                continue  # the damaged page: skipped whole, never half-read
+        for number, cells in self._pages(self._leaf):
             for rowid, values in cells:
                 yield number, rowid, values
 
     def index_rows(self) -> Iterator[list]:
         """The values of every entry of every index-leaf page not on the freelist (a row's rowid last)."""
+        for _number, entries in self._pages(self._index_leaf):
+            yield from entries
+
+    def _pages(self, decode: Callable[[int], Iterator[T]]) -> Iterator[tuple[int, list[T]]]:
+        """(page number, what `decode` makes of it) for every page not on the freelist; a page that does not
+        decode (the damaged one) is skipped whole, never half-read."""
         free = self.free()
         for number in range(1, self.count + 1):
             if number in free:
                 continue
             try:
-                entries = list(self._index_leaf(number))
+                found = list(decode(number))
             except (IndexError, ValueError, struct.error, UnicodeDecodeError, OverflowError):
                 continue
-            yield from entries
+            yield number, found
 
     def _index_leaf(self, number: int) -> Iterator[list]:
         page = self.page(number)
