@@ -50,9 +50,9 @@ t0 = time.perf_counter()
 from datetime import date
 from trayburn.engine import Engine
 try:
-    from trayburn.figures import periods as period
+    from trayburn.figures import periods
 except ImportError:  # trayburn 0.3.0 (--tree): before the figures/ package
-    from trayburn import period  # (0.3.0's module: the import rewriter leaves this line alone)
+    from trayburn import period as periods  # (0.3.0's name for the module)
 t1 = time.perf_counter()
 engine = Engine()
 t2 = time.perf_counter()
@@ -60,12 +60,12 @@ engine.refresh()
 t3 = time.perf_counter()
 engine.book.call_cost("gpt-4o", 1000, 10, 0, 0)  # the first price: genai-prices' import and data
 t4 = time.perf_counter()
-span = period.Period(date(2026, 9, 1), date(2026, 11, 30))
+span = periods.Period(date(2026, 9, 1), date(2026, 11, 30))
 engine.history(span, "project")
 t5 = time.perf_counter()
 engine.sessions(None, None)
 t6 = time.perf_counter()
-month = period.month_of(date(2026, 11, 1))
+month = periods.month_of(date(2026, 11, 1))
 best = None
 for _ in range(int(sys.argv[1])):
     t = time.perf_counter()

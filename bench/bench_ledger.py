@@ -33,8 +33,7 @@ sys.path.insert(0, str(HERE.parent))
 import gen_corpus  # noqa: E402
 
 from trayburn.ledger import store  # noqa: E402
-from trayburn.sources.cline_cli import layout as files  # noqa: E402
-from trayburn.sources.cline_cli import parse  # noqa: E402
+from trayburn.sources.cline_cli import layout, parse  # noqa: E402
 from trayburn.sources.cline_cli.source import ClineCliSource  # noqa: E402
 
 
@@ -59,7 +58,7 @@ class Ledger(store.Ledger):
             source.listings.close()
 
 
-RACY_S = getattr(files, "RACY_NS", 0) / 1e9 + 0.5
+RACY_S = getattr(layout, "RACY_NS", 0) / 1e9 + 0.5
 DIRTY = "GROWING"  # present while a session is grown; a corpus left with it is regenerated
 
 # Peak RSS of the child itself. Linux: VmHWM, because ru_maxrss survives exec and so starts at the

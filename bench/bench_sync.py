@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE.parent))
 import gen_corpus  # noqa: E402
 
 from trayburn.engine import Engine  # noqa: E402
-from trayburn.sources import machine as ff  # noqa: E402
+from trayburn.sources.machine import decode  # noqa: E402
 from trayburn.sync.share import Sharing  # noqa: E402
 
 
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> dict:
             read = stats.bytes_read
             started = time.perf_counter()
             with open(path, "rb") as fh:
-                ff.decode(fh.read())
+                decode(fh.read())
             floors.append(time.perf_counter() - started)
     finally:
         gen_corpus.write_in_place(messages, keep[0])

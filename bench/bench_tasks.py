@@ -142,8 +142,8 @@ def measure(tasks: int, requests: int, sessions: int, repeat: int) -> dict:
     engine.close()
     warm = min(times)
     from trayburn.ledger import Ledger
-    from trayburn.sources.task_places import BY_NAME, Place
-    from trayburn.sources.tasks import TaskSource
+    from trayburn.sources.editor_tasks.places import BY_NAME, Place
+    from trayburn.sources.editor_tasks.source import TaskSource
 
     alone = Ledger(work / "alone" / "ledger.db")
     start = time.perf_counter()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trayburn.platform import (
+from trayburn.autostart import (
     AutostartStatus,
     FreedesktopAutostart,
     LaunchdAutostart,

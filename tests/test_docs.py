@@ -41,6 +41,14 @@ def test_the_error_example_carries_this_version():
     assert f'"version": "{__version__}"' in example
 
 
+def test_the_settings_table_is_the_declaration():
+    """README's settings table is `settings.readme_table()`, made from each setting's one declaration: a setting
+    added, or its default, bounds or help changed, shows here until the table is pasted again."""
+    start = README.index("| key | default | meaning |")
+    table = README[start : README.index("\n\n", start) + 1]
+    assert table == settings.readme_table(), "paste settings.readme_table() into README.md"
+
+
 def test_each_setting_is_in_the_table_once():
     from collections import Counter
 

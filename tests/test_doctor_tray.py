@@ -67,7 +67,7 @@ def test_on_a_desktop_it_can_start_with_the_backend_that_would_run(tmp_path):
             [
                 sys.executable,
                 "-c",
-                "from trayburn.tray import host as h; print(h.choose_backend(sni=h.can_start().sni))",
+                "from trayburn.tray import host; print(host.choose_backend(sni=host.can_start().sni))",
             ],
             env=env,
             capture_output=True,

@@ -30,8 +30,7 @@ from test_tray_desktop import gtk_available
 
 from trayburn import demo
 from trayburn.engine import Engine
-from trayburn.tray import host as backend
-from trayburn.tray import view as tray_model
+from trayburn.tray import host, view
 
 pytestmark = [
     pytest.mark.desktop,  # a real display: `-m "not desktop"` leaves these out like the other desktop tests
@@ -87,7 +86,7 @@ def todays_cost(config: Path, work: Path) -> tuple[str, float]:
     try:
         engine.refresh()
         day = engine.day()
-        return tray_model.day_cost(day, engine.money()), day.cost_usd
+        return view.day_cost(day, engine.money()), day.cost_usd
     finally:
         engine.close()
 
@@ -162,7 +161,7 @@ def tray_on_gnome(work: Path, out: Path, config: Path | None = None, *, scale: i
 
 @pytest.fixture
 def out(artifacts, request) -> Path:
-    if not gtk_available() or not backend._available("appindicator"):
+    if not gtk_available() or not host._available("appindicator"):
         pytest.skip(
             "the appindicator backend needs PyGObject and gir1.2-ayatanaappindicator3-0.1 (./scripts/setup installs)"
         )

@@ -20,14 +20,12 @@ from corpus import CORPUS, assistant, cline_estimate, expected, isolated_env, ma
 from trayburn import cli
 from trayburn.engine import Engine
 from trayburn.errors import Exit
-from trayburn.figures import day as report
-from trayburn.figures import export, history
-from trayburn.figures import periods as pd
+from trayburn.figures import day, export, history, periods
 from trayburn.figures.day import totals_between
 from trayburn.figures.money import Money
 from trayburn.pricing import PriceBook
 
-NOVEMBER = pd.Period(date(2026, 11, 1), date(2026, 11, 30))
+NOVEMBER = periods.Period(date(2026, 11, 1), date(2026, 11, 30))
 REAL_DAY = date(2026, 11, 30)
 
 
@@ -68,38 +66,37 @@ def made(tmp_path, set_tz):
 
 def test_period_words_and_defaults():
     today = date(2026, 12, 3)
-    assert pd.named("7d", today) == pd.Period(date(2026, 11, 27), today)
-    assert pd.named("yesterday", today) == pd.day_of(date(2026, 12, 2))
-    assert pd.named("last-month", today) == pd.month_of(date(2026, 11, 1))
-    assert pd.named("month", today).until == date(2026, 12, 31)
-    assert pd.between(None, None, today) == pd.Period(date(2026, 12, 1), today)  # this month, to today
-    assert pd.between("month", None, today).until == today
-    assert pd.between("last-month", "last-month", today) == pd.Period(date(2026, 11, 1), date(2026, 11, 30))
-    assert pd.between(None, "last-month", today) == pd.Period(date(2026, 11, 1), date(2026, 11, 30))
-    assert pd.between("2026-11-15", None, today) == pd.Period(date(2026, 11, 15), today)
-    with pytest.raises(pd.BadPeriod, match="not a date or a period"):
-        pd.between("fortnight", None, today)
-    with pytest.raises(pd.BadPeriod, match="before"):
-        pd.between("2026-12-02", "2026-12-01", today)
+    assert periods.named("7d", today) == periods.Period(date(2026, 11, 27), today)
+    assert periods.named("yesterday", today) == periods.day_of(date(2026, 12, 2))
+    assert periods.named("last-month", today) == periods.month_of(date(2026, 11, 1))
+    assert periods.named("month", today).until == date(2026, 12, 31)
+    assert periods.between(None, None, today) == periods.Period(date(2026, 12, 1), today)  # this month, to today
+    assert periods.between("month", None, today).until == today
+    assert periods.between("last-month", "last-month", today) == periods.Period(date(2026, 11, 1), date(2026, 11, 30))
+    assert periods.between(None, "last-month", today) == periods.Period(date(2026, 11, 1), date(2026, 11, 30))
+    assert periods.between("2026-11-15", None, today) == periods.Period(date(2026, 11, 15), today)
+    with pytest.raises(periods.BadPeriod, match="not a date or a period"):
+        periods.between("fortnight", None, today)
+    with pytest.raises(periods.BadPeriod, match="before"):
+        periods.between("2026-12-02", "2026-12-01", today)
 
 
 def test_weeks_and_months_step_and_cut_into_parts_that_cover_the_period():
-    week = pd.week_of(date(2026, 12, 3))
+    week = periods.week_of(date(2026, 12, 3))
     assert (week.since, week.until) == (date(2026, 11, 30), date(2026, 12, 6))
-    assert week.step(-1) == pd.week_of(date(2026, 11, 23)) and pd.month_of(date(2026, 1, 9)).step(-1).since == date(
-        2025, 12, 1
-    )
-    weeks = pd.cut(NOVEMBER, "week")
-    assert weeks[0] == pd.Period(date(2026, 11, 1), date(2026, 11, 1), "week")  # a Sunday: a one-day first week
+    assert week.step(-1) == periods.week_of(date(2026, 11, 23))
+    assert periods.month_of(date(2026, 1, 9)).step(-1).since == date(2025, 12, 1)
+    weeks = periods.cut(NOVEMBER, "week")
+    assert weeks[0] == periods.Period(date(2026, 11, 1), date(2026, 11, 1), "week")  # a Sunday: a one-day first week
     assert sum(w.days for w in weeks) == 30 and weeks[-1].until == date(2026, 11, 30)
-    assert [pd.part_key(w, "week") for w in weeks[:2]] == ["2026-W44", "2026-W45"]
-    assert len(pd.cut(NOVEMBER, "day")) == 30
-    assert pd.cut(NOVEMBER, "month") == [pd.Period(NOVEMBER.since, NOVEMBER.until, "month")]
+    assert [periods.part_key(w, "week") for w in weeks[:2]] == ["2026-W44", "2026-W45"]
+    assert len(periods.cut(NOVEMBER, "day")) == 30
+    assert periods.cut(NOVEMBER, "month") == [periods.Period(NOVEMBER.since, NOVEMBER.until, "month")]
 
 
 def test_a_dst_day_is_a_local_day(set_tz):
     set_tz("America/New_York")  # 2026-11-01: clocks go back, the day has 25 hours
-    start, end = pd.day_of(date(2026, 11, 1)).bounds_ms()
+    start, end = periods.day_of(date(2026, 11, 1)).bounds_ms()
     assert end - start == 25 * 3600 * 1000
 
 
@@ -169,7 +166,7 @@ def test_weeks_and_months(made):
     weeks = engine.history(NOVEMBER, "week")
     assert weeks.rows[0].since == weeks.rows[0].until == date(2026, 11, 1)
     assert sum(g.totals.calls for g in weeks.rows) == len(calls)
-    months = engine.history(pd.Period(date(2026, 10, 15), date(2026, 12, 1)), "month")
+    months = engine.history(periods.Period(date(2026, 10, 15), date(2026, 12, 1)), "month")
     assert [g.key for g in months.rows] == ["2026-10", "2026-11", "2026-12"]
     assert [g.totals.calls for g in months.rows] == [0, len(calls), 0]
 
@@ -280,7 +277,7 @@ def real(tmp_path, set_tz):
 
 @pytest.mark.parametrize("by", history.BY)
 def test_real_recording_every_grouping(real, by):
-    r = real.history(pd.Period(date(2026, 11, 24), date(2026, 12, 6)), by)
+    r = real.history(periods.Period(date(2026, 11, 24), date(2026, 12, 6)), by)
     assert_adds_up(r)
     t, want = r.total.totals, expected()["totals"]
     assert (t.calls, t.tokens.input, t.tokens.output) == (want["calls"], want["inputTokens"], want["outputTokens"])
@@ -292,7 +289,7 @@ def test_real_recording_every_grouping(real, by):
 
 
 def test_real_recording_export(real):
-    rows = list(export.rows(real.ledger, real.book, pd.day_of(REAL_DAY)))
+    rows = list(export.rows(real.ledger, real.book, periods.day_of(REAL_DAY)))
     want = expected()["totals"]
     assert len(rows) == want["calls"]
     assert sum(r.input_tokens for r in rows) == want["inputTokens"]
@@ -452,14 +449,14 @@ def test_grouped_sessions_equal_their_calls_one_by_one(made, real, span):
     for engine in (made[0], real):
         since, until = span
         until = until or (since and date(2026, 12, 31))
-        start = report.local_midnight_ms(since) if since else 0
-        end = report.day_bounds(until)[1] if until else 2**62
+        start = periods.local_midnight_ms(since) if since else 0
+        end = periods.day_bounds(until)[1] if until else 2**62
         now = 1796100000000
-        grouped = report.sessions(engine.ledger, engine.book, since, until, now)
+        grouped = day.sessions(engine.ledger, engine.book, since, until, now)
         assert [s.id for s in grouped] == [s.id for s in engine.sessions(since, until)]  # the engine's list
         assert {s.id for s in grouped} == set(engine.ledger.session_ids(start, end))
         for s in grouped:
-            detail = report.session_detail(engine.ledger, engine.book, s.id, now)
+            detail = day.session_detail(engine.ledger, engine.book, s.id, now)
             calls = [c for c in detail.calls if start <= c.ts_ms < end]
             assert s.calls == len(calls) and s.tokens.input == sum(c.tokens.input for c in calls)
             assert s.cost_usd == pytest.approx(sum(c.cost_usd or 0 for c in calls), abs=1e-9)
@@ -472,11 +469,11 @@ def test_grouped_sessions_equal_their_calls_one_by_one(made, real, span):
             assert s.project == (history.project_name(where) if where else None)  # the one project rule
             if since is None:
                 assert s.to_json() == detail.summary.to_json()
-    assert len(report.sessions(made[0].ledger, made[0].book, None, None)) == 6
+    assert len(day.sessions(made[0].ledger, made[0].book, None, None)) == 6
 
 
 def test_overview_equals_the_single_reports(made, real):
-    for engine, span in ((made[0], NOVEMBER), (real, pd.week_of(REAL_DAY))):
+    for engine, span in ((made[0], NOVEMBER), (real, periods.week_of(REAL_DAY))):
         views = engine.overview(span)
         for by, r in views.items():
             alone = engine.history(span, by)
@@ -536,12 +533,12 @@ def test_export_takes_the_call_s_provider_when_the_ledger_has_one(made):
         r = engine.history(NOVEMBER, by)
         assert_adds_up(r)
         assert group_sums(r.total)[:5] == hc.sums(calls)[:5]
-    assert len(report.sessions(engine.ledger, engine.book, None, None)) == 6
+    assert len(day.sessions(engine.ledger, engine.book, None, None)) == 6
 
 
 def test_a_long_period_by_day_is_a_few_queries_and_still_adds_up(made):
     engine, calls = made
-    decades = pd.Period(date(2000, 1, 1), date(2026, 12, 31))  # 9,862 days: five batches of buckets
+    decades = periods.Period(date(2000, 1, 1), date(2026, 12, 31))  # 9,862 days: five batches of buckets
     r = engine.history(decades, "day")
     assert len(r.rows) == decades.days and sum(g.totals.calls for g in r.rows) == len(calls)
     assert_adds_up(r)

@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
-from trayburn import platform as appearance
+from trayburn import shade
 from trayburn.tray import draw, view
 from trayburn.tray.draw import CRISP_BELOW, draw_mark, render_icon
 from trayburn.tray.view import IconState, format_cost
-from trayburn.window import theme as window_theme
+from trayburn.window import theme
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
@@ -259,7 +259,7 @@ def test_render_icon_rejects_bad_arguments(kwargs, error):
         render_icon(**args)
 
 
-@pytest.mark.parametrize("module", [draw, view, appearance])
+@pytest.mark.parametrize("module", [draw, view, shade])
 def test_the_drawing_modules_import_only_pillow_and_the_standard_library(module):
     tree = ast.parse(Path(module.__file__).read_text())
     names = {
@@ -270,7 +270,7 @@ def test_the_drawing_modules_import_only_pillow_and_the_standard_library(module)
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0  # ours are relative
     }
-    allowed = set() if module in (view, appearance) else {"PIL"}
+    allowed = set() if module in (view, shade) else {"PIL"}
     assert names - {"__future__"} <= set(sys.stdlib_module_names) | allowed
 
 
@@ -294,8 +294,8 @@ def gsettings(color_scheme, gtk_theme="'Adwaita'"):
 @pytest.mark.parametrize("setting", THEMES)
 def test_an_explicit_theme_is_kept(setting):
     run = runner("'prefer-dark'")
-    assert appearance.panel_shade(setting, {}, platform="linux", run=run) == setting
-    assert appearance.window_shade(setting, {}, platform="linux", run=run) == setting
+    assert shade.panel_shade(setting, {}, platform="linux", run=run) == setting
+    assert shade.window_shade(setting, {}, platform="linux", run=run) == setting
     assert run.calls == []
 
 
@@ -315,32 +315,32 @@ def test_an_explicit_theme_is_kept(setting):
 )
 def test_auto_on_linux(env, scheme, panel, windows):
     run = gsettings(scheme)
-    assert appearance.detect(env, platform="linux", run=run) == appearance.Appearance(windows, panel)
+    assert shade.detect(env, platform="linux", run=run) == shade.Appearance(windows, panel)
 
 
 def test_a_dark_gtk_theme_name_counts_when_the_colour_scheme_is_silent():
-    found = appearance.detect({}, platform="linux", run=gsettings("'default'", "'Adwaita-dark'"))
-    assert found == appearance.Appearance("dark", "dark")
+    found = shade.detect({}, platform="linux", run=gsettings("'default'", "'Adwaita-dark'"))
+    assert found == shade.Appearance("dark", "dark")
 
 
 def test_the_icon_and_the_window_agree_on_gnome_preferring_dark():
     run = gsettings("'prefer-dark'")
     env = {"XDG_CURRENT_DESKTOP": "GNOME"}
-    assert appearance.panel_shade("auto", env, platform="linux", run=run) == "dark"
-    assert window_theme.resolve("auto", env, run=run) is window_theme.DARK
+    assert shade.panel_shade("auto", env, platform="linux", run=run) == "dark"
+    assert theme.resolve("auto", env, run=run) is theme.DARK
 
 
 @pytest.mark.parametrize("background, expected", [("239,240,241", "light"), ("32,35,38", "dark"), ("oops", None)])
 def test_kde_reads_its_colour_scheme(tmp_path, background, expected):
     (tmp_path / "kdeglobals").write_text(f"[General]\nName=x\n\n[Colors:Window]\nBackgroundNormal={background}\n")
     env = {"XDG_CURRENT_DESKTOP": "KDE", "XDG_CONFIG_HOME": str(tmp_path)}
-    assert appearance.detect(env, platform="linux", run=runner(None)) == appearance.Appearance(expected, expected)
+    assert shade.detect(env, platform="linux", run=runner(None)) == shade.Appearance(expected, expected)
 
 
 @pytest.mark.parametrize("answer, expected", [("Dark", "dark"), ("", "light"), (None, None)])
 def test_auto_on_macos(answer, expected):
     run = runner(answer)
-    assert appearance.detect({}, platform="darwin", run=run) == appearance.Appearance(expected, expected)
+    assert shade.detect({}, platform="darwin", run=run) == shade.Appearance(expected, expected)
     assert run.calls == [["defaults", "read", "-g", "AppleInterfaceStyle"]]
 
 
@@ -375,19 +375,19 @@ def fake_winreg(values: dict[str, int]) -> types.ModuleType:
 )
 def test_auto_on_windows(monkeypatch, values, expected):
     monkeypatch.setitem(sys.modules, "winreg", fake_winreg(values))
-    assert appearance.panel_shade("auto", {}, platform="win32", run=runner(None)) == expected
+    assert shade.panel_shade("auto", {}, platform="win32", run=runner(None)) == expected
 
 
 def test_auto_never_raises():
     def broken(argv):
         raise RuntimeError("boom")
 
-    assert appearance.detect({}, platform="linux", run=broken) == appearance.UNKNOWN
-    assert appearance.detect({}, platform="darwin", run=broken) == appearance.UNKNOWN
+    assert shade.detect({}, platform="linux", run=broken) == shade.UNKNOWN
+    assert shade.detect({}, platform="darwin", run=broken) == shade.UNKNOWN
 
 
 def test_the_real_runner_survives_a_missing_command():
-    assert appearance.run_quiet(["trayburn-no-such-command-xyz"]) is None
+    assert shade.run_quiet(["trayburn-no-such-command-xyz"]) is None
 
 
 # --- assets -----------------------------------------------------------------------

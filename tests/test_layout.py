@@ -186,3 +186,49 @@ def test_the_guis_read_the_engines_figures_not_its_ledger():
         if _module(p).startswith(gui) and (found := _reaches_into_engine(p))
     }
     assert reaches == {}
+
+
+def _aliases(path: Path, modules: set[str]) -> list[str]:
+    """Each place a file imports a trayburn module under another name (`from .figures import day as report`)."""
+    inside = path.is_relative_to(PACKAGE)
+    name = _module(path) if inside else ""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            named = [(a.name, a.asname, a.name.rsplit(".", 1)[-1]) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            named = [(f"{target}.{a.name}", a.asname, a.name) for a in node.names]
+        else:
+            continue
+        for module, asname, own in named:
+            if module in modules and asname is not None and asname != own:
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {module} as {asname}")
+    return found
+
+
+def test_every_trayburn_module_is_imported_by_its_own_name():
+    """A module answers to one name: `from .figures import periods`, never `periods as days` (an alias names a
+    module that does not exist, and a reader looks for it)."""
+    modules = {_module(p) for p in PACKAGE.rglob("*.py")}
+    root = PACKAGE.parent
+    files = [*PACKAGE.rglob("*.py"), *(root / "tests").rglob("*.py"), *(root / "bench").rglob("*.py")]
+    found = [line for path in sorted(files) for line in _aliases(path, modules)]
+    assert found == []
+
+
+def test_the_tray_and_the_window_take_their_words_from_words_not_render():
+    """render.py is the terminal's text; the words the CLI, tray and window share live in words.py."""
+    edges, _ = _graph()
+    gui = {
+        name: "trayburn.render"
+        for name, targets in edges.items()
+        if name.startswith(("trayburn.tray", "trayburn.window")) and "trayburn.render" in targets
+    }
+    assert gui == {}

@@ -25,7 +25,7 @@ from corpus import (
 from ledgers import LONG, REAL, T0, assert_no_write_needed, cline, corpus_files, empty, sessions, total  # noqa: F401 (fixtures)
 
 from trayburn.engine import Engine
-from trayburn.figures import day as report
+from trayburn.figures.day import day_report, hourly_costs, session_detail, sessions_report
 from trayburn.ledger import SCHEMA_VERSION, LedgerBusy, LedgerError
 from trayburn.ledger.schema import CALLS_INDEXES, V2_FILES_AND_CALLS
 from trayburn.pricing import PriceBook
@@ -169,7 +169,7 @@ def test_v1_ledger_migrates_keeping_every_call_and_removed_sessions(tmp_path, se
     assert_sums(counted(led), total())
     assert led.query("SELECT id FROM sessions WHERE removed=1") == [(LONG,)]
     assert_sums(counted(led, "session_id=?", (LONG,)), as_sums(expected_sessions()[LONG]["totals"]))
-    day, before = (report.day_report(x, PriceBook(), date(2026, 11, 30)) for x in (led, fresh))
+    day, before = (day_report(x, PriceBook(), date(2026, 11, 30)) for x in (led, fresh))
     assert (day.calls, day.sessions, day.cost_usd) == (before.calls, before.sessions, before.cost_usd)
     assert_no_write_needed(led, sessions)  # checkpoints came along: nothing is read again
     shutil.move(tmp_path / "moved-away", sessions / LONG)
@@ -276,10 +276,10 @@ def test_report_queries_find_calls_by_index(ledger):
     statements = []
     ledger.db.set_trace_callback(statements.append)
     try:
-        report.sessions_report(ledger, PriceBook(), None, None)
-        report.session_detail(ledger, PriceBook(), LONG)
-        report.day_report(ledger, PriceBook(), date(2026, 11, 30))
-        report.hourly_costs(ledger, PriceBook(), date(2026, 11, 30))
+        sessions_report(ledger, PriceBook(), None, None)
+        session_detail(ledger, PriceBook(), LONG)
+        day_report(ledger, PriceBook(), date(2026, 11, 30))
+        hourly_costs(ledger, PriceBook(), date(2026, 11, 30))
     finally:
         ledger.db.set_trace_callback(None)
     plans = {

@@ -32,12 +32,10 @@ from corpus import (
     set_tz,  # noqa: F401
 )
 
-from trayburn import cli
-from trayburn import files as fsutil
+from trayburn import cli, files
 from trayburn.engine import Engine
 from trayburn.errors import Exit
-from trayburn.ledger import LedgerError, backups
-from trayburn.ledger import schema as faults
+from trayburn.ledger import LedgerError, backups, schema
 
 REAL = sessions_of(CORPUS)
 T0 = "2026-11-30T08:00:00.000Z"
@@ -241,12 +239,12 @@ def test_only_an_io_error_on_a_nearly_full_disk_is_called_a_full_disk(small_disk
     filler = fill(small_disk)
     ledger = small_disk / "ledger.db"
     io = sqlite3.OperationalError("disk I/O error")
-    assert isinstance(faults.unavailable(ledger, io), faults.LedgerFull)  # the case the rule is for
+    assert isinstance(schema.unavailable(ledger, io), schema.LedgerFull)  # the case the rule is for
     gone = FileNotFoundError(errno.ENOENT, "No such file or directory")
-    assert type(faults.unavailable(ledger, gone)) is faults.LedgerUnavailable
+    assert type(schema.unavailable(ledger, gone)) is schema.LedgerUnavailable
     filler.unlink()
     if os.path.isdir("/proc") and os.statvfs("/proc").f_blocks == 0:
-        assert type(faults.unavailable(Path("/proc/ledger.db"), io)) is faults.LedgerUnavailable
+        assert type(schema.unavailable(Path("/proc/ledger.db"), io)) is schema.LedgerUnavailable
 
 
 def test_an_export_from_a_ledger_on_a_full_disk_says_it_is_stale(small_disk, tmp_path, monkeypatch, capsys):
@@ -456,7 +454,7 @@ def test_a_planted_link_is_refused_and_its_target_untouched(tmp_path, name):
     with pytest.raises(LedgerError, match="symbolic link"):
         Ledger(state / "ledger.db")
     assert target.read_bytes() == b"precious"
-    assert isinstance(fsutil.Refused("link", target, "x"), OSError)
+    assert isinstance(files.Refused("link", target, "x"), OSError)
 
 
 def test_a_failed_check_moves_aside_but_a_newer_schema_never(tmp_path):

@@ -29,9 +29,9 @@ from corpus import (
 )
 from ledgers import LONG, PLAIN, T0, append_call, assert_no_write_needed, cline, empty, sessions, total  # noqa: F401 (fixtures)
 
-from trayburn import files as trayburn_files
+from trayburn import files
 from trayburn.engine import Engine
-from trayburn.figures import day as report
+from trayburn.figures.day import sessions_report
 from trayburn.pricing import PriceBook
 from trayburn.sources.cline_cli.layout import FULL_SWEEP_S
 
@@ -182,7 +182,7 @@ def test_a_file_that_changed_size_since_fstat_is_read_to_its_end(size_at_fstat):
     os.write(w, b"0123456789")
     os.close(w)
     try:
-        assert trayburn_files._read_all(r, size_at_fstat, 100) == b"0123456789"
+        assert files._read_all(r, size_at_fstat, 100) == b"0123456789"
     finally:
         os.close(r)
 
@@ -193,8 +193,8 @@ def test_a_file_that_grew_past_the_limit_since_fstat_is_refused():
     os.write(w, b"x" * 5000)
     os.close(w)
     try:
-        with pytest.raises(trayburn_files.FileProblem, match="too large"):
-            trayburn_files._read_all(r, 10, 1000)
+        with pytest.raises(files.FileProblem, match="too large"):
+            files._read_all(r, 10, 1000)
     finally:
         os.close(r)
 
@@ -223,7 +223,7 @@ def test_removed_session_keeps_counting_and_is_marked(ledger, sessions, tmp_path
     assert stats.removed_sessions == 1
     assert_sums(counted(ledger), total())
     assert ledger.query("SELECT id FROM sessions WHERE removed=1") == [(LONG,)]
-    (summary,) = [s for s in report.sessions_report(ledger, PriceBook(), None, None) if s.id == LONG]
+    (summary,) = [s for s in sessions_report(ledger, PriceBook(), None, None) if s.id == LONG]
     assert summary.removed and summary.calls == expected_sessions()[LONG]["totals"]["calls"]
     assert ledger.problems() == []
     assert_no_write_needed(ledger, sessions)

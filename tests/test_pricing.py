@@ -11,8 +11,7 @@ import pytest
 from corpus import CORPUS, ms, sessions_of
 from genai_prices import Usage, calc_price
 
-from trayburn.pricing import Price, PriceBook
-from trayburn.pricing import price as routes
+from trayburn.pricing import Price, PriceBook, price
 
 NOON = ms("2026-11-30T12:00:00Z")
 NIGHT = ms("2026-11-30T02:00:00Z")  # inside DeepSeek's 01:00-04:00 UTC window
@@ -187,10 +186,10 @@ def test_price_round_trips_through_json():
 
 
 def test_route_table_order():
-    lookups = routes.lookups("z-ai/glm-4.6", "openrouter")
+    lookups = price.lookups("z-ai/glm-4.6", "openrouter")
     assert lookups[0] == ("openrouter", "z-ai/glm-4.6") and ("zai", "glm-4.6") in lookups
-    assert routes.lookups("cline-pass/glm-5.2", "cline-pass")[0] == ("zai", "glm-5.2")
-    assert routes.lookups("glm-5.2", "")[-1][0] is None  # genai-prices' own guess (zhipuai for glm-) comes last
+    assert price.lookups("cline-pass/glm-5.2", "cline-pass")[0] == ("zai", "glm-5.2")
+    assert price.lookups("glm-5.2", "")[-1][0] is None  # genai-prices' own guess (zhipuai for glm-) comes last
 
 
 def test_a_prefix_match_prices_a_model_but_does_not_rename_it():
@@ -228,8 +227,8 @@ def test_calls_summed_within_one_tier_band_cost_what_they_cost_one_by_one():
 
 
 def test_plan_routes():
-    assert routes.is_plan(routes.route_of("cline-pass")) and not routes.is_plan(routes.route_of("cline"))
-    assert routes.is_plan(routes.route_of(None, "cline-pass"))
+    assert price.is_plan(price.route_of("cline-pass")) and not price.is_plan(price.route_of("cline"))
+    assert price.is_plan(price.route_of(None, "cline-pass"))
 
 
 def test_a_routing_shortcut_is_the_same_model_and_a_free_variant_is_not():

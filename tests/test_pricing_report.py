@@ -18,9 +18,8 @@ from test_pricing import NIGHT, NOON, ROUTED, USAGES, list_cost
 
 from trayburn import cli, render
 from trayburn.engine import Engine
-from trayburn.figures import day as report
-from trayburn.figures import export, history
-from trayburn.figures import periods as period
+from trayburn.figures import export, history, periods
+from trayburn.figures.day import day_report, hourly_costs, session_detail, sessions, sessions_report, totals_between
 from trayburn.pricing import PriceBook
 from trayburn.sources.base import MAX_COST
 
@@ -61,7 +60,7 @@ def test_each_route_in_the_day_report_at_its_list_price(tmp_path, raw, route, pr
     times = (NOON, NIGHT)
     messages = [call(f"m{i}{j}", t, u, raw, route) for i, u in enumerate(USAGES) for j, t in enumerate(times)]
     led = ledger_with(tmp_path, {"1796020000000_route": ("openai-compatible", messages)})
-    r = report.day_report(led, PriceBook(), DAY)
+    r = day_report(led, PriceBook(), DAY)
     want = sum(list_cost(provider, ref, u, t) for u in USAGES for t in times)
     assert (r.calls, r.unpriced_calls) == (len(messages), 0)
     assert r.estimated_cost_usd == pytest.approx(want, rel=0.01)
@@ -73,7 +72,7 @@ def test_the_session_provider_prices_calls_that_name_none(tmp_path):
     """z-ai/glm-4.6 through a session on openrouter: OpenRouter's price, not Z.AI's."""
     usage = (300_000, 2_000, 100_000, 0)
     led = ledger_with(tmp_path, {"1796020000000_sessp": ("openrouter", [call("a", NOON, usage, "z-ai/glm-4.6")])})
-    r = report.day_report(led, PriceBook(), DAY)
+    r = day_report(led, PriceBook(), DAY)
     assert r.estimated_cost_usd == pytest.approx(list_cost("openrouter", "z-ai/glm-4.6", usage, NOON), rel=1e-9)
     led.close()
 
@@ -85,9 +84,9 @@ def test_long_context_tier_above_and_below_200k_through_the_report(tmp_path):
     messages = [call("big", NOON, big, "claude-sonnet-4-5", "anthropic")]
     messages += [call(f"s{i}", NOON + i, small, "claude-sonnet-4-5", "anthropic") for i in range(3)]
     led = ledger_with(tmp_path, {"1796020000000_tiers": ("anthropic", messages)})
-    r = report.day_report(led, PriceBook(), DAY)
+    r = day_report(led, PriceBook(), DAY)
     assert r.estimated_cost_usd == pytest.approx(1.5225 + 3 * (0.6 + 0.015), rel=1e-9)
-    detail = report.session_detail(led, PriceBook(), "1796020000000_tiers")
+    detail = session_detail(led, PriceBook(), "1796020000000_tiers")
     assert [c.cost_usd for c in detail.calls] == pytest.approx([1.5225] + [0.615] * 3, rel=1e-9)
     assert detail.summary.cost_usd == pytest.approx(r.cost_usd, rel=1e-12)
     led.close()
@@ -134,32 +133,32 @@ def test_grouped_estimates_equal_the_calls_priced_one_by_one(calls, session_prov
     with tempfile.TemporaryDirectory() as tmp:
         led = ledger_with(Path(tmp), {"1796020000000_prop1": (session_provider, messages)})
         est, unpriced, plan = per_call(book, calls, session_provider)
-        day = report.day_report(led, book, DAY)
+        day = day_report(led, book, DAY)
         assert day.calls == len(calls)
         assert day.estimated_cost_usd == pytest.approx(est, rel=1e-9, abs=1e-12)
         assert day.unpriced_calls == unpriced
         assert day.plan_api_value_usd == pytest.approx(plan, rel=1e-9, abs=1e-12)
         assert sum(m.cost_usd for m in day.models) == pytest.approx(day.cost_usd, rel=1e-9, abs=1e-12)
-        assert sum(report.hourly_costs(led, book, DAY)) == pytest.approx(day.cost_usd, rel=1e-9, abs=1e-12)
-        start, end = report.day_bounds(DAY)
-        assert report.totals_between(led, book, start, end).cost_usd == pytest.approx(day.cost_usd, rel=1e-12)
-        (s,) = report.sessions_report(led, book, DAY, DAY)
+        assert sum(hourly_costs(led, book, DAY)) == pytest.approx(day.cost_usd, rel=1e-9, abs=1e-12)
+        start, end = periods.day_bounds(DAY)
+        assert totals_between(led, book, start, end).cost_usd == pytest.approx(day.cost_usd, rel=1e-12)
+        (s,) = sessions_report(led, book, DAY, DAY)
         assert (s.cost_usd, s.plan_api_value_usd) == pytest.approx((day.cost_usd, plan), rel=1e-9, abs=1e-12)
-        detail = report.session_detail(led, book, "1796020000000_prop1")
+        detail = session_detail(led, book, "1796020000000_prop1")
         rows = [c.cost_usd for c in detail.calls if c.estimated]
         assert sum(rows) == pytest.approx(est, rel=1e-9, abs=1e-12)
         for by in history.BY:  # history's every grouping: the same groups, the same prices
-            h = history.report(led, book, period.day_of(DAY), by)
+            h = history.report(led, book, periods.day_of(DAY), by)
             t = h.total.totals
             assert (t.calls, t.unpriced_calls) == (len(calls), unpriced), by
             assert (t.estimated_usd, t.plan_api_value_usd) == pytest.approx((est, plan), rel=1e-9, abs=1e-12), by
             for f in ("reported_usd", "estimated_usd", "plan_api_value_usd"):  # the rows add up to the total
                 # (approx: sum() compensates rounding since Python 3.12, a running total does not)
                 assert sum(getattr(g.totals, f) for g in h.rows) == pytest.approx(getattr(t, f), rel=1e-12), (by, f)
-        (listed,) = report.sessions(led, book, DAY, DAY)
+        (listed,) = sessions(led, book, DAY, DAY)
         assert listed.to_json() == detail.summary.to_json()  # the whole span's groups, or the session's alone
         assert (listed.estimated_cost_usd, listed.unpriced_calls) == (pytest.approx(est, rel=1e-9, abs=1e-12), unpriced)
-        exported = list(export.rows(led, book, period.day_of(DAY)))  # each call as the session detail prices it
+        exported = list(export.rows(led, book, periods.day_of(DAY)))  # each call as the session detail prices it
         shown = lambda c: (c.tokens.input, c.tokens.output, c.tokens.cache_read, c.tokens.cache_write)  # noqa: E731
         as_detail = sorted((shown(c), c.cost_usd or -1.0, c.estimated) for c in detail.calls)
         as_export = sorted(
@@ -186,11 +185,11 @@ def test_one_name_per_model_whatever_ids_a_day_saw(tmp_path):
     messages += [call("c", day2 + 1, model="glm-4.6", route="zai")]
     led = ledger_with(tmp_path, {"1796020000000_names": ("cline", messages)})
     book = PriceBook()
-    names = [[(m.name, m.calls) for m in report.day_report(led, book, d).models] for d in (DAY, date(2026, 12, 1))]
+    names = [[(m.name, m.calls) for m in day_report(led, book, d).models] for d in (DAY, date(2026, 12, 1))]
     assert names == [[("GLM-4.6", 1)], [("GLM-4.6", 2)]]
-    (s,) = report.sessions_report(led, book, None, None)
+    (s,) = sessions_report(led, book, None, None)
     assert s.models == ["GLM-4.6"]
-    assert {c.model for c in report.session_detail(led, book, "1796020000000_names").calls} == {"GLM-4.6"}
+    assert {c.model for c in session_detail(led, book, "1796020000000_names").calls} == {"GLM-4.6"}
     led.close()
 
 
@@ -228,7 +227,7 @@ def test_a_zero_cost_off_plan_is_zero_with_no_plan_value(tmp_path):
     led = ledger_with(
         tmp_path, {"1796020000000_free1": ("cline", [call("f", NOON, model="gpt-4o", route="cline", cost=0)])}
     )
-    r = report.day_report(led, PriceBook(), DAY)
+    r = day_report(led, PriceBook(), DAY)
     assert (r.cost_usd, r.plan_calls, r.plan_api_value_usd) == (0.0, 0, 0.0)
     led.close()
 
@@ -241,15 +240,15 @@ def test_an_absurd_token_count_is_capped_and_marked(tmp_path):
     messages = [call("x", NOON, absurd, "claude-sonnet-4-5", "anthropic"), call("ok", NOON + 1, model="gpt-4o")]
     led = ledger_with(tmp_path, {"1796020000000_huge1": ("anthropic", messages)})
     book = PriceBook()
-    r = report.day_report(led, book, DAY)
+    r = day_report(led, book, DAY)
     normal = book.call_cost("gpt-4o", 1000, 10, 0, 0)
     assert r.capped_calls == 1 and r.estimated_cost_usd == pytest.approx(MAX_COST + normal, rel=1e-12)
     assert "held at $10,000" in render.day(r)
-    rows = report.session_detail(led, book, "1796020000000_huge1").calls
+    rows = session_detail(led, book, "1796020000000_huge1").calls
     assert [(c.cost_usd, c.capped) for c in rows] == [(MAX_COST, True), (pytest.approx(normal), False)]
-    total = history.report(led, book, period.day_of(DAY), "model").to_json()["total"]
+    total = history.report(led, book, periods.day_of(DAY), "model").to_json()["total"]
     assert (total["capped_calls"], total["estimated_cost_usd"]) == (1, pytest.approx(MAX_COST + normal, rel=1e-12))
-    (listed,) = report.sessions(led, book, None, None)
+    (listed,) = sessions(led, book, None, None)
     assert listed.capped_calls == 1
     led.close()
 
@@ -257,7 +256,7 @@ def test_an_absurd_token_count_is_capped_and_marked(tmp_path):
 def test_unknown_models_stay_unpriced_with_their_tokens(tmp_path):
     messages = [call("u", NOON, (5_000, 50, 0, 0), "mystery-model-x", "openai-compatible")]
     led = ledger_with(tmp_path, {"1796020000000_unkn1": ("openai-compatible", messages)})
-    r = report.day_report(led, PriceBook(), DAY)
+    r = day_report(led, PriceBook(), DAY)
     assert (r.unpriced_calls, r.unpriced_models, r.tokens.input, r.cost_usd) == (1, ["mystery-model-x"], 5_000, 0)
     assert r.to_json()["models"] == [{"name": "mystery-model-x", "cost_usd": None, "calls": 1}]
     led.close()

@@ -18,12 +18,8 @@ from pathlib import Path
 import pytest
 from corpus import copy_corpus, expected, set_tz  # noqa: F401
 
-from trayburn import cli, demo
-from trayburn import files as fsutil
-from trayburn import platform as autostart
-from trayburn import platform as logs
-from trayburn import settings as st
-from trayburn.platform import InstanceLock
+from trayburn import autostart, cli, demo, files, settings, system
+from trayburn.system import InstanceLock
 from trayburn.tray import host
 from trayburn.tray.app import TrayApp
 
@@ -63,13 +59,13 @@ def victim(tmp_path) -> Path:
 @pytest.mark.parametrize("value", UMASKS, ids=[f"umask{u:03o}" for u in UMASKS])
 def test_folders_0700_and_files_0600_whatever_the_umask(tmp_path, umask, value):
     umask(value)
-    state = fsutil.private_dir(tmp_path / "new" / "state")
+    state = files.private_dir(tmp_path / "new" / "state")
     assert mode(state) == 0o700
-    fd = fsutil.open_private(state / "tray.lock", os.O_RDWR | os.O_CREAT)
+    fd = files.open_private(state / "tray.lock", os.O_RDWR | os.O_CREAT)
     os.close(fd)
-    fsutil.atomic_write(state / "notified.json", b"{}")
+    files.atomic_write(state / "notified.json", b"{}")
     assert mode(state / "tray.lock") == mode(state / "notified.json") == 0o600
-    st.save(tmp_path / "config" / "settings.toml", st.Settings(theme="dark"))
+    settings.save(tmp_path / "config" / "settings.toml", settings.Settings(theme="dark"))
     assert mode(tmp_path / "config" / "settings.toml") == 0o600 and mode(tmp_path / "config") == 0o700
     entry = autostart.FreedesktopAutostart(tmp_path / "xdg", command=["trayburn"])
     entry.enable()
@@ -90,7 +86,7 @@ def test_an_older_trayburns_loose_files_are_tightened(tmp_path):
 @posix
 def test_the_log_and_its_rotations_are_private(tmp_path, umask):
     umask(0o000)
-    path = logs.setup(log_dir=tmp_path / "log")
+    path = system.setup(log_dir=tmp_path / "log")
     try:
         handler = logging.getLogger().handlers[0]
         handler.maxBytes = 200  # rotate after a line or two
@@ -111,9 +107,9 @@ def test_the_log_and_its_rotations_are_private(tmp_path, umask):
 
 @posix
 def test_a_link_planted_as_the_lock_is_refused_not_truncated(tmp_path, victim):
-    state = fsutil.private_dir(tmp_path / "state")
+    state = files.private_dir(tmp_path / "state")
     (state / "tray.lock").symlink_to(victim)
-    with pytest.raises(fsutil.Refused) as caught:
+    with pytest.raises(files.Refused) as caught:
         InstanceLock(state / "tray.lock").acquire()
     assert caught.value.kind == "link" and "symbolic link" in str(caught.value)
     assert victim.read_bytes() == PRECIOUS
@@ -121,10 +117,10 @@ def test_a_link_planted_as_the_lock_is_refused_not_truncated(tmp_path, victim):
 
 @posix
 def test_a_link_planted_as_the_log_is_refused_and_logging_goes_on(tmp_path, victim, capsys):
-    folder = fsutil.private_dir(tmp_path / "log")
+    folder = files.private_dir(tmp_path / "log")
     (folder / "trayburn.log").symlink_to(victim)
     try:
-        logs.setup(log_dir=folder)
+        system.setup(log_dir=folder)
         logging.getLogger("trayburn.test").warning("still logging")
         logging.getLogger().handlers[0].flush()
     finally:
@@ -142,10 +138,10 @@ def test_a_link_planted_as_a_written_file_is_replaced_not_followed(tmp_path, vic
     path.parent.mkdir(exist_ok=True)
     path.symlink_to(victim)
     (tmp_path / "settings.toml").symlink_to(victim)
-    assert fsutil.read_file(tmp_path / "settings.toml", 1000) == PRECIOUS  # reading follows (dotfiles)
-    with pytest.raises(fsutil.Refused, match="symbolic link"):
-        fsutil.read_file(path, 1000, follow=False)
-    fsutil.atomic_write(path, b"{}")
+    assert files.read_file(tmp_path / "settings.toml", 1000) == PRECIOUS  # reading follows (dotfiles)
+    with pytest.raises(files.Refused, match="symbolic link"):
+        files.read_file(path, 1000, follow=False)
+    files.atomic_write(path, b"{}")
     assert victim.read_bytes() == PRECIOUS and not path.is_symlink()
 
 
@@ -156,7 +152,7 @@ def test_the_trays_notification_state_never_writes_through_a_link(tmp_path, vict
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     for var in ("CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR"):
         monkeypatch.delenv(var, raising=False)
-    config, state = demo.prepare(tmp_path / "demo"), fsutil.private_dir(tmp_path / "state")
+    config, state = demo.prepare(tmp_path / "demo"), files.private_dir(tmp_path / "state")
     (state / "notified.json").symlink_to(victim)
     app = TrayApp(_engine(config, state), host.load_pystray("dummy"), host.capabilities("dummy"))
     app.tick()
@@ -209,7 +205,7 @@ def test_a_state_folder_others_can_write_is_refused(tmp_path, capsys, set_tz):
         shared.mkdir()
         os.chown(shared, 65534, 65534)
         shared.chmod(0o1777)
-    with pytest.raises(fsutil.Refused) as caught:
+    with pytest.raises(files.Refused) as caught:
         InstanceLock(shared / "tray.lock").acquire()
     assert caught.value.kind == "not_private" and "can be written by other users" in str(caught.value)
     assert not (shared / "tray.lock").exists()
@@ -242,27 +238,26 @@ NOBODY_SCRIPT = textwrap.dedent(
     """
     import json, os, sys
     from pathlib import Path
-    from trayburn import files as fsutil, platform as logs
-    from trayburn import settings as st
-    from trayburn.platform import InstanceLock
+    from trayburn import files, settings, system
+    from trayburn.system import InstanceLock
 
     base = Path(sys.argv[1])
     out = {"uid": os.geteuid()}
     os.umask(0o002)
-    state = fsutil.private_dir(base / "state")
+    state = files.private_dir(base / "state")
     InstanceLock(state / "tray.lock").acquire().release()
-    st.save(base / "config" / "settings.toml", st.Settings(theme="dark"))
-    logs.setup(log_dir=base / "log")
+    settings.save(base / "config" / "settings.toml", settings.Settings(theme="dark"))
+    system.setup(log_dir=base / "log")
     out["modes"] = {p: oct(os.stat(base / p).st_mode & 0o777) for p in
                     ("state", "state/tray.lock", "config/settings.toml", "log", "log/trayburn.log")}
     (state / "notified.json").symlink_to(base / "precious.txt")
     try:
-        fsutil.open_private(state / "notified.json", os.O_WRONLY | os.O_APPEND)
-    except fsutil.Refused as exc:
+        files.open_private(state / "notified.json", os.O_WRONLY | os.O_APPEND)
+    except files.Refused as exc:
         out["link"] = exc.kind
     try:
-        fsutil.open_private(base / "roots.lock", os.O_RDWR)
-    except fsutil.Refused as exc:
+        files.open_private(base / "roots.lock", os.O_RDWR)
+    except files.Refused as exc:
         out["foreign"] = exc.kind
     print(json.dumps(out))
     """
@@ -302,13 +297,13 @@ def test_as_a_non_root_user(nobody_home):
 def test_read_file_reads_whole_files_and_never_past_its_limit(tmp_path):
     path = tmp_path / "f"
     path.write_bytes(b"x" * 100)
-    assert fsutil.read_file(path, 100) == b"x" * 100
-    with pytest.raises(fsutil.Refused, match="over the 99-byte limit") as caught:
-        fsutil.read_file(path, 99)
+    assert files.read_file(path, 100) == b"x" * 100
+    with pytest.raises(files.Refused, match="over the 99-byte limit") as caught:
+        files.read_file(path, 99)
     assert caught.value.kind == "too_big"
     with open(path, "r+b") as fh:
         fh.truncate(1 << 40)  # a sparse terabyte: refused by its size, never read into memory
-    with pytest.raises(fsutil.Refused, match="limit"):
-        fsutil.read_file(path, 1000)
+    with pytest.raises(files.Refused, match="limit"):
+        files.read_file(path, 1000)
     with pytest.raises(FileNotFoundError):
-        fsutil.read_file(tmp_path / "none", 10)
+        files.read_file(tmp_path / "none", 10)

@@ -22,10 +22,10 @@ from corpus import (
     set_tz,  # noqa: F401 (fixture)
 )
 
-from trayburn import cli, render
-from trayburn import settings as st
+from trayburn import cli, render, settings
 from trayburn.engine import Engine
-from trayburn.figures import day as report
+from trayburn.figures import periods
+from trayburn.figures.day import day_report, hourly_costs, session_detail, sessions_report
 from trayburn.pricing import PriceBook
 
 REAL = sessions_of(CORPUS)
@@ -66,15 +66,15 @@ def test_a_call_belongs_to_the_local_day_of_its_own_time(ledger, sessions, set_t
     )
     set_tz("America/New_York")
     book = PriceBook()
-    assert report.day_report(ledger, book, date(2026, 11, 29)).calls == 1  # 22:00 the evening before
-    assert report.day_report(ledger, book, DAY).cost_usd == 0.5
+    assert day_report(ledger, book, date(2026, 11, 29)).calls == 1  # 22:00 the evening before
+    assert day_report(ledger, book, DAY).cost_usd == 0.5
     set_tz("UTC")  # the time zone changed: same ledger, days recomputed
-    assert report.day_report(ledger, book, DAY).calls == 2
-    assert report.day_report(ledger, book, date(2026, 11, 29)).calls == 0
+    assert day_report(ledger, book, DAY).calls == 2
+    assert day_report(ledger, book, date(2026, 11, 29)).calls == 0
     set_tz("Asia/Tokyo")
-    r = report.day_report(ledger, book, DAY)
+    r = day_report(ledger, book, DAY)
     assert (r.calls, r.timezone) == (1, "Asia/Tokyo")  # 15:00Z is already Dec 1 in Tokyo
-    assert report.day_report(ledger, book, date(2026, 12, 1)).cost_usd == 0.5
+    assert day_report(ledger, book, date(2026, 12, 1)).cost_usd == 0.5
 
 
 @pytest.mark.parametrize(
@@ -109,11 +109,11 @@ def test_dst_days(ledger, sessions, set_tz, tz, day, inside, outside, hours):
     calls = [assistant(f"in{i}", ms(t), cost=1.0) for i, t in enumerate(inside)]
     calls += [assistant(f"out{i}", ms(t), cost=100.0) for i, t in enumerate(outside)]
     one_session(sessions, ledger, calls, start="2026-01-01T00:00:00.000Z")
-    start, end = report.day_bounds(day)
+    start, end = periods.day_bounds(day)
     assert (end - start) == hours * 3600_000
-    r = report.day_report(ledger, PriceBook(), day)
+    r = day_report(ledger, PriceBook(), day)
     assert (r.calls, r.cost_usd) == (2, 2.0)
-    hourly = report.hourly_costs(ledger, PriceBook(), day)
+    hourly = hourly_costs(ledger, PriceBook(), day)
     assert len(hourly) == 24 and sum(hourly) == pytest.approx(2.0)
 
 
@@ -127,7 +127,7 @@ def test_hours_follow_the_local_clock(ledger, sessions, set_tz):
             assistant("b", ms("2026-11-30T04:29:59Z"), cost=2.0),
         ],
     )  # 09:59:59 local
-    hourly = report.hourly_costs(ledger, PriceBook(), DAY)
+    hourly = hourly_costs(ledger, PriceBook(), DAY)
     assert hourly[9] == 3.0 and sum(hourly) == 3.0
 
 
@@ -145,13 +145,13 @@ def test_a_session_spanning_midnight_splits_across_days(ledger, sessions, set_tz
         start="2026-11-29T22:00:00.000Z",
     )  # 23:00 and 00:30 in Paris
     book = PriceBook()
-    d1, d2 = report.day_report(ledger, book, date(2026, 11, 29)), report.day_report(ledger, book, DAY)
+    d1, d2 = day_report(ledger, book, date(2026, 11, 29)), day_report(ledger, book, DAY)
     assert (d1.calls, d1.sessions, d1.tokens.input, d1.cost_usd) == (1, 1, 100, 0.1)
     assert (d2.calls, d2.sessions, d2.tokens.input, d2.cost_usd) == (1, 1, 200, 0.2)
-    (s1,) = report.sessions_report(ledger, book, date(2026, 11, 29), date(2026, 11, 29))
-    (s2,) = report.sessions_report(ledger, book, DAY, DAY)
+    (s1,) = sessions_report(ledger, book, date(2026, 11, 29), date(2026, 11, 29))
+    (s2,) = sessions_report(ledger, book, DAY, DAY)
     assert (s1.id, s1.calls, s2.id, s2.calls) == (sid, 1, sid, 1)
-    assert report.session_detail(ledger, book, sid).summary.calls == 2
+    assert session_detail(ledger, book, sid).summary.calls == 2
 
 
 # ---- the recorded corpus ----------------------------------------------------------------------------
@@ -180,7 +180,7 @@ def independent_estimate() -> tuple[float, int]:
 def test_corpus_day_equals_expected_plus_estimates(ledger, set_tz):
     set_tz("UTC")
     ledger.refresh(REAL)
-    r = report.day_report(ledger, PriceBook(), DAY)
+    r = day_report(ledger, PriceBook(), DAY)
     totals = expected()["totals"]
     est, unpriced = independent_estimate()
     assert est > 0  # the corpus has unpriced routes (openai-compatible gpt-4o)
@@ -200,7 +200,7 @@ def test_corpus_sessions_and_subagents(ledger, set_tz):
     ledger.refresh(REAL)
     book = PriceBook()
     later = ms("2026-11-30T12:00:00Z")  # hours after the recording
-    items = {s.id: s for s in report.sessions_report(ledger, book, DAY, DAY, now_ms=later)}
+    items = {s.id: s for s in sessions_report(ledger, book, DAY, DAY, now_ms=later)}
     assert set(items) == set(expected_sessions())
     for sid, want in expected_sessions().items():
         s = items[sid]
@@ -212,14 +212,14 @@ def test_corpus_sessions_and_subagents(ledger, set_tz):
         )
     assert items["1796026882505_9kqtu"].status == "failed"
     assert items["1796026927416_jd244"].state == "stale"  # left "running" by a SIGHUP, silent since
-    soon = report.sessions_report(ledger, book, DAY, DAY, now_ms=ms("2026-11-30T08:23:00Z"))
+    soon = sessions_report(ledger, book, DAY, DAY, now_ms=ms("2026-11-30T08:23:00Z"))
     assert {s.id: s.state for s in soon}["1796026927416_jd244"] == "running"
 
 
 def test_session_detail_marks_estimates(ledger):
     ledger.refresh(REAL)
     sid = "1796026740928_n4h5j"  # openai-compatible gpt-4o: no cost reported
-    d = report.session_detail(ledger, PriceBook(), sid)
+    d = session_detail(ledger, PriceBook(), sid)
     assert len(d.calls) == expected_sessions()[sid]["totals"]["calls"]
     assert all(c.estimated for c in d.calls)
     raw = [m for m in json.loads((REAL / sid / f"{sid}.messages.json").read_text())["messages"] if m.get("metrics")]
@@ -229,9 +229,9 @@ def test_session_detail_marks_estimates(ledger):
         )
     assert d.summary.estimated_cost_usd == pytest.approx(sum(c.cost_usd for c in d.calls))
     assert d.calls[0].tools == ["read", "shell"]
-    priced = report.session_detail(ledger, PriceBook(), "1796026745477_z1cga")
+    priced = session_detail(ledger, PriceBook(), "1796026745477_z1cga")
     assert not any(c.estimated for c in priced.calls)
-    assert report.session_detail(ledger, PriceBook(), "no-such-session") is None
+    assert session_detail(ledger, PriceBook(), "no-such-session") is None
 
 
 # ---- prices -----------------------------------------------------------------------------------------
@@ -251,7 +251,7 @@ def test_estimate_uses_cline_formula_with_pricebook_prices(ledger, sessions):
             for i, (model, i_, o, cr, cw) in enumerate(calls)
         ],
     )
-    r = report.day_report(ledger, PriceBook(), date(2026, 11, 29))
+    r = day_report(ledger, PriceBook(), date(2026, 11, 29))
     want = {m: estimate(m, *t) for m, *t in calls}
     assert r.estimated_cost_usd == pytest.approx(sum(want.values()), rel=1e-12)
     assert r.cost_usd == r.estimated_cost_usd and r.unpriced_calls == 0
@@ -264,7 +264,7 @@ def test_cache_tokens_are_not_charged_twice(ledger, sessions):
     p = PriceBook().prices("gpt-4o")
     assert p.cache_read < p.input
     one_session(sessions, ledger, [assistant("m", ms("2026-11-29T12:00:00Z"), 1_000_000, 0, 1_000_000, 0)])
-    r = report.day_report(ledger, PriceBook(), date(2026, 11, 29))
+    r = day_report(ledger, PriceBook(), date(2026, 11, 29))
     assert r.estimated_cost_usd == pytest.approx(p.cache_read)  # all input was cache reads
 
 
@@ -282,15 +282,15 @@ def test_day_estimate_equals_the_sum_of_its_calls(ledger, sessions):
         sid=sid,
     )
     book = PriceBook()
-    day = report.day_report(ledger, book, date(2026, 11, 29))
-    per_call = [c.cost_usd for c in report.session_detail(ledger, book, sid).calls]
+    day = day_report(ledger, book, date(2026, 11, 29))
+    per_call = [c.cost_usd for c in session_detail(ledger, book, sid).calls]
     assert all(c >= 0 for c in per_call)
     assert day.estimated_cost_usd == pytest.approx(sum(per_call), rel=1e-12)
 
 
 def test_reported_zero_is_zero_not_an_estimate(ledger, sessions):
     one_session(sessions, ledger, [assistant("free", ms("2026-11-29T12:00:00Z"), 10_000, 100, cost=0)])
-    r = report.day_report(ledger, PriceBook(), date(2026, 11, 29))
+    r = day_report(ledger, PriceBook(), date(2026, 11, 29))
     assert (r.calls, r.cost_usd, r.estimated_cost_usd, r.unpriced_calls) == (1, 0.0, 0.0, 0)
 
 
@@ -305,7 +305,7 @@ def test_unpriced_model_is_counted_never_as_zero(ledger, sessions):
             assistant("d", ms("2026-11-29T12:03:00Z"), 100, 1, model="other-mystery", cost=0.25),  # reported: priced
         ],
     )
-    r = report.day_report(ledger, PriceBook(), date(2026, 11, 29))
+    r = day_report(ledger, PriceBook(), date(2026, 11, 29))
     assert (r.calls, r.unpriced_calls, r.cost_usd, r.tokens.input) == (4, 2, 0.75, 3200)
     models = {m["name"]: m for m in r.to_json()["models"]}
     assert models["mystery-model-x"] == {"name": "mystery-model-x", "cost_usd": None, "calls": 2}
@@ -318,7 +318,7 @@ def test_unpriced_model_is_counted_never_as_zero(ledger, sessions):
 
 def test_unpriced_only_day_has_no_zero_top_model(ledger, sessions):
     one_session(sessions, ledger, [assistant("a", ms("2026-11-29T12:00:00Z"), 1000, 10, model="mystery-model-x")])
-    out = report.day_report(ledger, PriceBook(), date(2026, 11, 29)).to_json()
+    out = day_report(ledger, PriceBook(), date(2026, 11, 29)).to_json()
     assert out["unpriced_calls"] == 1 and out["top_model"]["cost_usd"] is None
 
 
@@ -331,7 +331,7 @@ def test_one_model_under_three_names(ledger, sessions):
             for i, name in enumerate(["z-ai/glm-5.2", "cline-pass/glm-5.2", "GLM-5.2"])
         ],
     )
-    r = report.day_report(ledger, PriceBook(), date(2026, 11, 29))
+    r = day_report(ledger, PriceBook(), date(2026, 11, 29))
     assert [(m.name, m.calls) for m in r.models] == [("GLM-5.2", 3)]
     book = PriceBook()
     assert len({book.key(n) for n in ["z-ai/glm-5.2", "cline-pass/glm-5.2", "GLM-5.2"]}) == 1
@@ -374,7 +374,7 @@ def test_settings_aliases_and_prices_apply(tmp_path, set_tz):
     assert rows["acme-1"].calls == 2 and rows["acme-1"].cost_usd == pytest.approx(1.0 + 2.0 + 1.0)
     assert r.unpriced_calls == 1 and rows["half-known"].unpriced_calls == 1
     shipped = PriceBook().prices("gpt-4o")
-    st.update(engine.config_path, "prices.gpt-4o.input", "100")  # the user's own rate wins, at the next read
+    settings.update(engine.config_path, "prices.gpt-4o.input", "100")  # the user's own rate wins, at the next read
     engine.reload_if_changed()
     mine = engine.book.prices("gpt-4o")
     assert (mine.input, mine.output, mine.cache_read) == (100.0, shipped.output, shipped.cache_read)

@@ -9,8 +9,7 @@ import tomllib
 import pytest
 from corpus import copy_corpus, expected, set_tz  # noqa: F401
 
-from trayburn import cli
-from trayburn import settings as st
+from trayburn import cli, setting_kinds, settings
 from trayburn.errors import Exit
 
 GOOD = """\
@@ -45,14 +44,14 @@ def run(capsys, *argv):
 
 
 def test_missing_file_means_defaults(tmp_path):
-    loaded = st.load(tmp_path / "none.toml")
+    loaded = settings.load(tmp_path / "none.toml")
     assert (loaded.exists, loaded.error, loaded.warnings) == (False, None, [])
-    assert loaded.settings == st.Settings()
+    assert loaded.settings == settings.Settings()
 
 
 def test_good_file(conf):
     conf.write_text(GOOD)
-    loaded = st.load(conf)
+    loaded = settings.load(conf)
     s = loaded.settings
     assert (loaded.error, loaded.warnings) == (None, [])
     assert (s.cline_dir, s.refresh_seconds, s.daily_budget, s.theme) == ("~/cl", 60, 5.0, "dark")
@@ -62,30 +61,30 @@ def test_good_file(conf):
 
 def test_broken_toml_reported_with_its_line(conf):
     conf.write_text('theme = "dark"\nrefresh_seconds = 60\nthis is not toml\n')
-    loaded = st.load(conf)
-    assert loaded.exists and loaded.settings == st.Settings()
+    loaded = settings.load(conf)
+    assert loaded.exists and loaded.settings == settings.Settings()
     assert "line 3" in loaded.error and str(conf) in loaded.error
     assert (loaded.problem.kind, loaded.problem.line) == ("not_toml", 3)
 
 
 def test_the_keys_for_history_currency_and_sync(conf):
     conf.write_text('monthly_budget = 80\ncurrency = "eur"\nusd_rate = 0.92\nsync_dir = "~/Sync"\nsync_titles = true\n')
-    loaded = st.load(conf)
+    loaded = settings.load(conf)
     s = loaded.settings
     assert loaded.warnings == []
     assert (s.monthly_budget, s.currency, s.usd_rate, s.sync_dir, s.sync_titles) == (80.0, "EUR", 0.92, "~/Sync", True)
     conf.write_text('currency = "euro"\nusd_rate = 0\nsync_titles = "yes"\n')
-    assert len(st.load(conf).warnings) == 3
+    assert len(settings.load(conf).warnings) == 3
 
 
 def test_not_utf8_is_reported(conf):
     conf.write_bytes(b'theme = "\xff\xfe"\n')
-    assert "UTF-8" in st.load(conf).error
+    assert "UTF-8" in settings.load(conf).error
 
 
 def test_a_folder_where_the_file_should_be(conf):
     conf.mkdir()
-    loaded = st.load(conf)
+    loaded = settings.load(conf)
     assert loaded.problem.kind == "not_a_file"
     assert loaded.error == f"{conf} is a folder, not a regular file"
 
@@ -113,51 +112,51 @@ def test_a_folder_where_the_file_should_be(conf):
 )
 def test_bad_value_falls_back_with_a_warning(conf, line, key):
     conf.write_text(line + "\ntheme_ok = 1\n")
-    loaded = st.load(conf)
+    loaded = settings.load(conf)
     assert loaded.error is None
-    assert getattr(loaded.settings, key) == getattr(st.Settings(), key)
+    assert getattr(loaded.settings, key) == getattr(settings.Settings(), key)
     assert any(f"'{key}'" in w and "default" in w for w in loaded.warnings)
 
 
 def test_unknown_keys_warned(conf):
     conf.write_text('colour = "red"\n')
-    loaded = st.load(conf)
+    loaded = settings.load(conf)
     assert loaded.settings.extra == {"colour": "red"}
     assert any("colour" in w for w in loaded.warnings)
 
 
 def test_zero_budget_turns_it_off(conf):
     conf.write_text("daily_budget = 0\n")
-    assert st.load(conf).settings.daily_budget is None
+    assert settings.load(conf).settings.daily_budget is None
 
 
 # ---- update and save ------------------------------------------------------------------------------
 
 
 def test_set_and_unset_scalars(conf):
-    st.update(conf, "refresh_seconds", "60")
-    st.update(conf, "daily_budget", "$2.50")
-    st.update(conf, "cline_dir", "~/x")
-    s = st.load(conf).settings
+    settings.update(conf, "refresh_seconds", "60")
+    settings.update(conf, "daily_budget", "$2.50")
+    settings.update(conf, "cline_dir", "~/x")
+    s = settings.load(conf).settings
     assert (s.refresh_seconds, s.daily_budget, s.cline_dir) == (60, 2.5, "~/x")
-    st.update(conf, "refresh_seconds", None)
-    st.update(conf, "cline_dir", None)
-    s = st.load(conf).settings
-    assert (s.refresh_seconds, s.cline_dir) == (st.Settings().refresh_seconds, None)
+    settings.update(conf, "refresh_seconds", None)
+    settings.update(conf, "cline_dir", None)
+    s = settings.load(conf).settings
+    assert (s.refresh_seconds, s.cline_dir) == (settings.Settings().refresh_seconds, None)
     assert "refresh_seconds" not in tomllib.loads(conf.read_text())
 
 
 def test_set_and_unset_tables(conf):
-    st.update(conf, "aliases.z-ai/glm-5.2", "glm-5.2")
-    st.update(conf, "prices.gpt-4.1.input", "2")
-    st.update(conf, "prices.gpt-4.1.output", "8")
-    s = st.load(conf).settings
+    settings.update(conf, "aliases.z-ai/glm-5.2", "glm-5.2")
+    settings.update(conf, "prices.gpt-4.1.input", "2")
+    settings.update(conf, "prices.gpt-4.1.output", "8")
+    s = settings.load(conf).settings
     assert s.aliases == {"z-ai/glm-5.2": "glm-5.2"}
     assert s.prices == {"gpt-4.1": {"input": 2.0, "output": 8.0}}
-    st.update(conf, "prices.gpt-4.1.input", None)
-    st.update(conf, "prices.gpt-4.1.output", None)
-    st.update(conf, "aliases.z-ai/glm-5.2", None)
-    s = st.load(conf).settings
+    settings.update(conf, "prices.gpt-4.1.input", None)
+    settings.update(conf, "prices.gpt-4.1.output", None)
+    settings.update(conf, "aliases.z-ai/glm-5.2", None)
+    s = settings.load(conf).settings
     assert (s.prices, s.aliases) == ({}, {})
 
 
@@ -180,49 +179,49 @@ def test_set_and_unset_tables(conf):
 )
 def test_bad_updates_refused_and_file_untouched(conf, key, value):
     conf.write_text(GOOD)
-    with pytest.raises(st.SettingsError):
-        st.update(conf, key, value)
+    with pytest.raises(settings.SettingsError):
+        settings.update(conf, key, value)
     assert conf.read_text() == GOOD
-    assert st.load(conf).warnings == []
+    assert settings.load(conf).warnings == []
 
 
 def test_broken_file_never_overwritten(conf):
     broken = 'theme = "dark"\n[prices\n'
     conf.write_text(broken)
-    with pytest.raises(st.SettingsError, match="line 2"):
-        st.update(conf, "theme", "light")
+    with pytest.raises(settings.SettingsError, match="line 2"):
+        settings.update(conf, "theme", "light")
     assert conf.read_text() == broken
 
 
 def test_unknown_keys_kept_on_save(conf):
     conf.write_text('colour = "red"\n[window]\nwidth = 800\n')
-    st.update(conf, "theme", "light")
+    settings.update(conf, "theme", "light")
     data = tomllib.loads(conf.read_text())
     assert data == {"theme": "light", "colour": "red", "window": {"width": 800}}
 
 
 def test_bad_values_kept_on_save_until_replaced(conf):
     conf.write_text("refresh_seconds = 2\nprices = { m = { input = -1 } }\n")
-    st.update(conf, "theme", "dark")
+    settings.update(conf, "theme", "dark")
     data = tomllib.loads(conf.read_text())
     assert data == {"theme": "dark", "refresh_seconds": 2, "prices": {"m": {"input": -1}}}
-    st.update(conf, "refresh_seconds", "15")
+    settings.update(conf, "refresh_seconds", "15")
     assert tomllib.loads(conf.read_text())["refresh_seconds"] == 15
-    assert st.load(conf).settings.refresh_seconds == 15
+    assert settings.load(conf).settings.refresh_seconds == 15
 
 
 def test_no_dotted_edit_inside_an_invalid_table(conf):
     text = "prices = { m = { input = -1 }, n = { input = 2, output = 3 } }\n"
     conf.write_text(text)
-    with pytest.raises(st.SettingsError, match="fix it by hand"):
-        st.update(conf, "prices.o.input", "1")
+    with pytest.raises(settings.SettingsError, match="fix it by hand"):
+        settings.update(conf, "prices.o.input", "1")
     assert conf.read_text() == text
 
 
 def test_save_is_atomic(conf, monkeypatch):
     conf.write_text(GOOD)
     inode = conf.stat().st_ino
-    st.update(conf, "theme", "light")
+    settings.update(conf, "theme", "light")
     assert conf.stat().st_ino != inode  # replaced, not rewritten in place
     assert sorted(p.name for p in conf.parent.iterdir()) == ["settings.toml"]  # no temp file left
 
@@ -232,15 +231,15 @@ def test_save_is_atomic(conf, monkeypatch):
     before = conf.read_text()
     monkeypatch.setattr(os, "replace", fail)
     with pytest.raises(OSError):
-        st.update(conf, "theme", "dark")
+        settings.update(conf, "theme", "dark")
     assert conf.read_text() == before
     assert sorted(p.name for p in conf.parent.iterdir()) == ["settings.toml"]
 
 
 def test_save_creates_the_folder(tmp_path):
     path = tmp_path / "a" / "b" / "settings.toml"
-    st.update(path, "theme", "dark")
-    assert st.load(path).settings.theme == "dark"
+    settings.update(path, "theme", "dark")
+    assert settings.load(path).settings.theme == "dark"
 
 
 # ---- trayburn config --------------------------------------------------------------------------------
@@ -267,7 +266,7 @@ def test_config_set_show_unset(conf, capsys):
     assert code == 0 and shown["path"] == str(conf)
     assert shown["settings"]["theme"] == "dark"
     assert shown["settings"]["prices"] == {"acme-1": {"input": 1.5}}
-    assert set(shown["settings"]) == set(st.KEYS)
+    assert set(shown["settings"]) == set(settings.KEYS)
     code, out, _ = run(capsys, "config", "show")
     assert 'theme = "dark"' in out
     assert run(capsys, "config", "unset", "theme")[0] == 0
@@ -310,16 +309,16 @@ def test_config_set_on_broken_file_refused(conf, capsys):
 def test_saved_settings_are_private_whatever_the_umask(conf, umask):
     old = os.umask(umask)
     try:
-        st.update(conf, "theme", "dark")  # a new file
+        settings.update(conf, "theme", "dark")  # a new file
         assert conf.stat().st_mode & 0o777 == 0o600
         conf.chmod(0o644)  # as an older trayburn left it
-        st.update(conf, "theme", "light")  # the line edit
+        settings.update(conf, "theme", "light")  # the line edit
         assert conf.stat().st_mode & 0o777 == 0o600
-        st.update(conf, "aliases.x", "gpt-4o")  # the whole rewrite
+        settings.update(conf, "aliases.x", "gpt-4o")  # the whole rewrite
         assert conf.stat().st_mode & 0o777 == 0o600
     finally:
         os.umask(old)
-    assert st.load(conf).settings.theme == "light"
+    assert settings.load(conf).settings.theme == "light"
 
 
 def test_a_change_from_the_menu_keeps_a_persons_comments_and_layout(tmp_path):
@@ -333,17 +332,17 @@ def test_a_change_from_the_menu_keeps_a_persons_comments_and_layout(tmp_path):
         "[aliases]\n"
         '"proxy/glm" = "glm-5.2"\n'
     )
-    st.update(path, "refresh_seconds", "15")
-    st.update(path, "daily_budget", "20")
+    settings.update(path, "refresh_seconds", "15")
+    settings.update(path, "daily_budget", "20")
     text = path.read_text()
     assert "# my trayburn settings\n" in text and '# theme = "dark"   (tried it, too dark)' in text
     assert "refresh_seconds = 15\n" in text and "a minute is plenty" not in text  # the line is replaced
     assert text.index("daily_budget = 20.0") < text.index("[aliases]")  # a new key goes above the tables
-    loaded = st.load(path)
+    loaded = settings.load(path)
     assert (loaded.error, loaded.warnings) == (None, [])
     assert loaded.settings.refresh_seconds == 15 and loaded.settings.daily_budget == 20.0
     assert loaded.settings.aliases == {"proxy/glm": "glm-5.2"}
-    st.update(path, "refresh_seconds", None)  # back to the default: the line goes
+    settings.update(path, "refresh_seconds", None)  # back to the default: the line goes
     assert "refresh_seconds" not in path.read_text() and "# my trayburn settings" in path.read_text()
 
 
@@ -351,11 +350,11 @@ def test_a_change_from_the_menu_keeps_a_persons_comments_and_layout(tmp_path):
 
 
 def _load_within(path, seconds: float = 10.0):
-    """st.load in a thread that must finish in time (a FIFO opened blocking would hang for ever)."""
+    """settings.load in a thread that must finish in time (a FIFO opened blocking would hang for ever)."""
     import threading
 
     box: list = []
-    worker = threading.Thread(target=lambda: box.append(st.load(path)), daemon=True)
+    worker = threading.Thread(target=lambda: box.append(settings.load(path)), daemon=True)
     worker.start()
     worker.join(seconds)
     if worker.is_alive():  # unstick it (a writer releases a blocking open) before failing
@@ -370,7 +369,7 @@ def test_a_fifo_as_settings_never_hangs(conf, capsys, monkeypatch, tmp_path, set
     os.mkfifo(conf)
     loaded = _load_within(conf)
     assert loaded.problem.kind == "not_a_file" and loaded.error == f"{conf} is a named pipe, not a regular file"
-    assert loaded.settings == st.Settings()
+    assert loaded.settings == settings.Settings()
     # control: with that settings file, a command still counts the recorded sessions
     set_tz("UTC")
     monkeypatch.setenv("CLINE_DIR", str(copy_corpus(tmp_path / "cline")))
@@ -390,10 +389,10 @@ def test_a_link_to_dev_zero_is_refused_not_read(conf):
 
 def test_a_huge_file_is_refused_unread(conf):
     with open(conf, "wb") as fh:
-        fh.truncate(st.MAX_BYTES + 1)  # sparse: no disk used
-    loaded = st.load(conf)
+        fh.truncate(settings.MAX_BYTES + 1)  # sparse: no disk used
+    loaded = settings.load(conf)
     assert loaded.problem.kind == "too_big" and str(conf) in loaded.error and "limit" in loaded.error
-    assert loaded.settings == st.Settings()
+    assert loaded.settings == settings.Settings()
 
 
 def test_a_settings_file_linked_from_elsewhere_is_still_read(conf, tmp_path):
@@ -401,7 +400,7 @@ def test_a_settings_file_linked_from_elsewhere_is_still_read(conf, tmp_path):
     real.parent.mkdir()
     real.write_text(GOOD)
     conf.symlink_to(real)
-    loaded = st.load(conf)
+    loaded = settings.load(conf)
     assert loaded.error is None and loaded.settings.theme == "dark"
 
 
@@ -429,11 +428,11 @@ def test_config_set_through_a_link_writes_the_file_it_points_to(conf, tmp_path, 
     assert got["theme"] == "light" and got["refresh_seconds"] == 60 and got["aliases"] == {"my-proxy": "gpt-4o"}
     assert (os.stat(real).st_mode & 0o777) == 0o644
     assert sorted(os.listdir(real.parent)) == ["trayburn.toml"]
-    st.update(conf, "prices.acme-1.input", "2")  # a whole rewrite (tables) goes through the link too
+    settings.update(conf, "prices.acme-1.input", "2")  # a whole rewrite (tables) goes through the link too
     assert conf.is_symlink() and tomllib.loads(real.read_text(encoding="utf-8"))["prices"]["acme-1"]["input"] == 2
     plain = tmp_path / "plain.toml"
     plain.write_text(GOOD, encoding="utf-8")
-    st.update(plain, "theme", "light")
+    settings.update(plain, "theme", "light")
     assert tomllib.loads(plain.read_text(encoding="utf-8"))["theme"] == "light"
 
 
@@ -453,3 +452,62 @@ def test_config_set_through_a_dangling_link_refuses_and_creates_nothing(conf, tm
     code, _, err = run(capsys, "config", "set", "theme", "light")
     assert code != 0 and "which does not exist; create that file or remove the link" in err, err
     assert conf.is_symlink() and not (tmp_path / "gone.toml").exists()
+
+
+# ---- the declaration: each setting once, everything else derived -------------------------------------------------
+
+# A value other than the default, as typed on the command line, per kind of setting (a new kind needs one here)
+TYPED = {
+    setting_kinds.Text: "~/somewhere",
+    setting_kinds.Whole: "60",
+    setting_kinds.Number: "$2.50",
+    setting_kinds.Currency: "eur",
+    setting_kinds.Flag: "yes",  # (the opposite of a default true: below)
+    setting_kinds.Choice: "dark",
+    setting_kinds.Folders: os.pathsep.join(["~/a", "/b"]),
+}
+
+
+@pytest.mark.parametrize("key", [k for k in settings.KEYS if not settings.SETTINGS[k].kind.table])
+def test_every_setting_is_set_read_back_and_unset_from_its_declaration(conf, key):
+    """What `config set` writes reads back as the declaration's kind makes it; unset, its default returns."""
+    spec = settings.SETTINGS[key]
+    typed = "off" if spec.default is True else TYPED[type(spec.kind)]
+    settings.update(conf, key, typed)
+    value = getattr(settings.load(conf).settings, key)
+    assert value == spec.kind.check(spec.kind.parse(key, typed)) != spec.default
+    settings.update(conf, key, None)
+    assert getattr(settings.load(conf).settings, key) == spec.default
+    assert key not in tomllib.loads(conf.read_text())
+
+
+def test_the_defaults_pass_their_own_checks():
+    for key, spec in settings.SETTINGS.items():
+        if spec.default is not None:
+            assert spec.kind.check(spec.fresh()) == spec.default, key
+
+
+def test_each_editor_app_brings_its_two_settings():
+    from trayburn.sources.editor_tasks.places import APPS
+
+    for app in APPS:
+        assert (settings.SETTINGS[app.enabled_key].default, settings.SETTINGS[app.dirs_key].default) == (True, [])
+    assert settings.KEYS[-2 * len(APPS) :] == (*(a.enabled_key for a in APPS), *(a.dirs_key for a in APPS))
+
+
+def test_the_menu_offers_what_the_declaration_allows():
+    assert settings.menu_choices("theme") == ("auto", "light", "dark")
+    assert settings.menu_choices("refresh_seconds") == (15, 30, 60, 300)
+    for key, spec in settings.SETTINGS.items():
+        assert all(spec.kind.check(c) == c for c in spec.menu_choices), key
+        assert not spec.menu_choices or settings.MENU in spec.where, key
+
+
+def test_a_setting_kept_to_the_file_is_refused_by_config_set(conf, monkeypatch):
+    from dataclasses import replace
+
+    spec = settings.SETTINGS["machine_name"]
+    monkeypatch.setitem(settings.SETTINGS, "machine_name", replace(spec, where=(settings.FILE,)))
+    with pytest.raises(settings.SettingsError, match="settings file only"):
+        settings.update(conf, "machine_name", "laptop")
+    assert not conf.exists()

@@ -12,7 +12,7 @@ import pytest
 from corpus import CORPUS, Ledger, age_all, as_sums, assert_sums, counted, expected, sessions_of, set_tz  # noqa: F401
 from sync_machines import SESSION_IDS, boxes
 
-from trayburn.sources import machine as ff
+from trayburn.sources import machine
 
 
 def truth(tmp_path: Path, ids: list[str]) -> tuple:
@@ -166,14 +166,14 @@ def test_no_titles_or_paths_leave_the_machine_unless_asked(tmp_path):
     (a,) = boxes(tmp_path, "a")
     a.copy_sessions(SESSION_IDS[:3])
     a.engine().refresh()
-    doc = ff.decode(a.file().read_bytes())
-    raw = ff._gunzip(a.file().read_bytes())
+    doc = machine.decode(a.file().read_bytes())
+    raw = machine._gunzip(a.file().read_bytes())
     assert all(s[8] is None and s[9] is None and s[10] is None for s in doc.sessions)
     assert b"/work" not in raw and b"<user_input" not in raw and b"/home" not in raw
     assert {s[4] for s in doc.sessions} - {None}  # project basenames do leave
     a.configure(sync_titles=True)
     a.engine().refresh()  # a changed sync_titles rewrites at once
-    doc = ff.decode(a.file().read_bytes())
+    doc = machine.decode(a.file().read_bytes())
     assert doc.header.titles and any(s[8] for s in doc.sessions)
 
 
@@ -260,7 +260,7 @@ def test_the_id_is_made_once_and_every_file_is_private(tmp_path):
     a.configure(machine_name="renamed")
     a.engine().refresh()  # a new name is shared at once, under the same id
     assert a.machine_id() == first
-    assert ff.decode(a.file().read_bytes()).header.name == "renamed"
+    assert machine.decode(a.file().read_bytes()).header.name == "renamed"
     for path, mode in ((a.file(), 0o600), (a.file().parent, 0o700), (a.state / "machine.json", 0o600)):
         assert path.stat().st_mode & 0o777 == mode, path
     assert (a.state / "sync.json").stat().st_mode & 0o777 == 0o600

@@ -14,7 +14,7 @@ import pytest
 from corpus import counted
 from sync_machines import SESSION_IDS, boxes
 
-from trayburn.sources import machine as ff
+from trayburn.sources import machine
 from trayburn.sync.share import Sharing
 
 OTHER = "0123456789abcdef"
@@ -27,16 +27,16 @@ def _gzip(body: object) -> bytes:
 
 def _machine_body(mid: str = OTHER, **changes: object) -> dict:
     body: dict = {
-        "format": ff.MAGIC,
+        "format": machine.MAGIC,
         "version": 1,
         "min_reader": 1,
         "machine": {"id": mid, "name": "elsewhere", "host": "feedfacefeedface"},
         "written_ms": 1796083200000,
         "trayburn": "9.9",
         "titles": False,
-        "session_fields": list(ff.SESSION_FIELDS),
+        "session_fields": list(machine.SESSION_FIELDS),
         "sessions": [["s1", 1796083200000, None, "completed", "proj", "cli", "gpt-4o", "openai", None, None, None]],
-        "call_fields": list(ff.CALL_FIELDS),
+        "call_fields": list(machine.CALL_FIELDS),
         "calls": [["k1", 1796083201000, "gpt-4o", "openai", 100, 10, 0, 0, 0.5, 0, "lead"]],
     }
     body.update(changes)
@@ -55,10 +55,10 @@ def here(tmp_path):
 
 def test_a_newer_file_is_read_by_the_columns_this_trayburn_knows(here):
     a, engine, folder = here
-    names = ["extra", *reversed(ff.CALL_FIELDS)]
+    names = ["extra", *reversed(machine.CALL_FIELDS)]
     row = ["x", "lead", 0, 0.5, 0, 0, 10, 100, "openai", "gpt-4o", 1796083201000, "k1"]
     body = _machine_body(version=2, call_fields=names, calls=[row])
-    (folder / f"{OTHER}{ff.EXT}").write_bytes(_gzip(body))
+    (folder / f"{OTHER}{machine.EXT}").write_bytes(_gzip(body))
     mine = counted(engine.ledger)
     engine.refresh()
     assert counted(engine.ledger, "session_id LIKE ?", (f"{OTHER}/%",)) == (1, 100, 10, 0, 0, 0.5)
@@ -67,7 +67,7 @@ def test_a_newer_file_is_read_by_the_columns_this_trayburn_knows(here):
 
 def test_a_file_needing_a_newer_reader_is_named_and_keeps_the_previous_import(here):
     a, engine, folder = here
-    path = folder / f"{OTHER}{ff.EXT}"
+    path = folder / f"{OTHER}{machine.EXT}"
     path.write_bytes(_gzip(_machine_body()))
     engine.refresh()
     before = counted(engine.ledger)
@@ -92,7 +92,7 @@ def test_a_file_needing_a_newer_reader_is_named_and_keeps_the_previous_import(he
 def test_a_bad_file_never_stops_this_machines_figures(here, content):
     a, engine, folder = here
     mine = counted(engine.ledger)
-    (folder / f"{OTHER}{ff.EXT}").write_bytes(content)
+    (folder / f"{OTHER}{machine.EXT}").write_bytes(content)
     stats = engine.refresh()
     assert counted(engine.ledger) == mine and stats.files_read == 1
     status = next(m for m in engine.sync_health().machines if m.id == OTHER)
@@ -104,8 +104,8 @@ def test_a_symlinked_or_special_file_is_never_read(here, tmp_path):
     a, engine, folder = here
     target = tmp_path / "elsewhere.json.gz"
     target.write_bytes(_gzip(_machine_body()))
-    (folder / f"{OTHER}{ff.EXT}").symlink_to(target)
-    os.mkfifo(folder / f"{'1' * 16}{ff.EXT}")
+    (folder / f"{OTHER}{machine.EXT}").symlink_to(target)
+    os.mkfifo(folder / f"{'1' * 16}{machine.EXT}")
     mine = counted(engine.ledger)
     stats = engine.refresh()
     assert counted(engine.ledger) == mine and stats.bytes_read == 0
@@ -117,10 +117,10 @@ def test_a_symlinked_or_special_file_is_never_read(here, tmp_path):
 def test_a_gzip_bomb_is_refused_past_the_limit():
     bomb = _gzip(_machine_body(padding="0" * 1_000_000))  # ~1 KB packed, 1 MB unpacked
     assert len(bomb) < 5_000
-    with pytest.raises(ff.FormatError) as caught:
-        ff.decode(bomb, limit=100_000)
+    with pytest.raises(machine.FormatError) as caught:
+        machine.decode(bomb, limit=100_000)
     assert caught.value.kind == "too_big" and "unpacked" in str(caught.value)
-    assert ff.decode(bomb).calls  # under the real limit it is an ordinary file
+    assert machine.decode(bomb).calls  # under the real limit it is an ordinary file
 
 
 def test_a_cloned_id_written_by_another_host_makes_this_machine_take_a_new_id_and_say_so(here):
@@ -134,9 +134,9 @@ def test_a_cloned_id_written_by_another_host_makes_this_machine_take_a_new_id_an
     a.copy_sessions(SESSION_IDS[3:5])
     engine.refresh()
     new = a.machine_id()
-    assert new != old and (folder / f"{old}{ff.EXT}").read_bytes() == theirs  # theirs kept, not overwritten
+    assert new != old and (folder / f"{old}{machine.EXT}").read_bytes() == theirs  # theirs kept, not overwritten
     assert engine.last_share is not None and engine.last_share.problem is None
-    assert ff.decode(a.file().read_bytes()).header.machine_id == new
+    assert machine.decode(a.file().read_bytes()).header.machine_id == new
     health = engine.sync_health()
     assert f"now shares as id {new}" in (health.renamed or "") and old in (health.renamed or "")
     engine.refresh()  # the old id's file is now another machine's: its one call counts, as its own
@@ -201,9 +201,9 @@ def _read_loop(path: str, ready, stop, out) -> None:
             bad += 1
             continue
         try:
-            ff.decode(data)
+            machine.decode(data)
             good += 1
-        except ff.FormatError:
+        except machine.FormatError:
             bad += 1
     out.put((good, bad))
 
@@ -237,7 +237,7 @@ def test_an_import_by_another_process_in_between_is_never_skipped_over(here):
     """The memo of what was imported is trusted only while the ledger's checkpoint of the file is the one
     it was made at: here a second engine (another process's) imported a version in between."""
     a, engine, folder = here
-    path = folder / f"{OTHER}{ff.EXT}"
+    path = folder / f"{OTHER}{machine.EXT}"
 
     def version(tokens: int, written: int) -> bytes:
         calls = [["k1", 1796083201000, "gpt-4o", "openai", tokens, 10, 0, 0, 0.5, 0, "lead"]]
@@ -266,27 +266,27 @@ def _peer(calls: int) -> bytes:
         + (1200, 0.012345, i // 40, "lead")
         for i in range(calls)
     ]
-    header = ff.Header(1, 1, "0123456789abcdef", "peer", "feedfacefeedface", 1796026733097, "0.4", False)
-    return ff.encode(ff.MachineDoc(header, sessions, rows))
+    header = machine.Header(1, 1, "0123456789abcdef", "peer", "feedfacefeedface", 1796026733097, "0.4", False)
+    return machine.encode(machine.MachineDoc(header, sessions, rows))
 
 
 def test_a_400000_call_peer_is_read_whole_and_the_readers_bound_stays():
     """A year and more at 1,000 calls a day: the file an older reader refused whole (over its 32 MB unpacked) is
     read whole; the reader keeps its bounds (rows and bytes) for what is past them."""
     data = _peer(400_000)
-    assert len(data) < ff.MAX_FILE_BYTES
-    with pytest.raises(ff.FormatError) as caught:
-        ff.decode(data, limit=ff.OLD_READER_BYTES)  # what trayburn 0.3 read at most
+    assert len(data) < machine.MAX_FILE_BYTES
+    with pytest.raises(machine.FormatError) as caught:
+        machine.decode(data, limit=machine.OLD_READER_BYTES)  # what trayburn 0.3 read at most
     assert caught.value.kind == "too_big"
-    doc = ff.decode(data)
+    doc = machine.decode(data)
     assert len(doc.calls) == 400_000 and doc.calls[-1][0] == "msg_000000399999"
-    fields = msgspec.json.encode({"session_fields": ff.SESSION_FIELDS, "call_fields": ff.CALL_FIELDS})[1:-1]
+    fields = msgspec.json.encode({"session_fields": machine.SESSION_FIELDS, "call_fields": machine.CALL_FIELDS})[1:-1]
     over = b'{"format":"trayburn-machine","version":1,"machine":{"id":"0123456789abcdef"},' + fields
-    over += b',"sessions":[],"calls":[' + b",".join([b"[]"] * (ff.MAX_CALLS + 1)) + b"]}"
+    over += b',"sessions":[],"calls":[' + b",".join([b"[]"] * (machine.MAX_CALLS + 1)) + b"]}"
     packer = zlib.compressobj(6, zlib.DEFLATED, 31)
-    with pytest.raises(ff.FormatError) as caught:
-        ff.decode(packer.compress(over) + packer.flush())
-    assert caught.value.kind == "too_big" and f"{ff.MAX_CALLS:,}" in str(caught.value)
+    with pytest.raises(machine.FormatError) as caught:
+        machine.decode(packer.compress(over) + packer.flush())
+    assert caught.value.kind == "too_big" and f"{machine.MAX_CALLS:,}" in str(caught.value)
 
 
 def test_the_writer_says_its_file_nears_the_readers_bound_well_before_it():
@@ -295,5 +295,5 @@ def test_the_writer_says_its_file_nears_the_readers_bound_well_before_it():
     assert size_note(100_000, 12 * 10**6) is None
     old = size_note(300_000, 37 * 10**6)
     assert old is not None and "0.3 and older" in old  # past what older readers take: said, not refused
-    near = size_note(int(ff.MAX_CALLS * 0.75), 90 * 10**6)
-    assert near is not None and f"{ff.MAX_CALLS:,}" in near and "refuse it whole" in near
+    near = size_note(int(machine.MAX_CALLS * 0.75), 90 * 10**6)
+    assert near is not None and f"{machine.MAX_CALLS:,}" in near and "refuse it whole" in near

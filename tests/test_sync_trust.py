@@ -14,7 +14,7 @@ import msgspec
 from corpus import CORPUS, Ledger, counted, sessions_of
 from sync_machines import SESSION_IDS, boxes
 
-from trayburn.sources import machine as ff
+from trayburn.sources import machine
 
 FORGER = "0badc0de0badc0de"
 SPAN = "SELECT MIN(ts_ms), MAX(ts_ms) FROM calls WHERE counted=1"
@@ -25,18 +25,18 @@ def _gzip(body: object) -> bytes:
     return packer.compress(msgspec.json.encode(body)) + packer.flush()
 
 
-def _forged(mine: ff.MachineDoc, **changes) -> bytes:
+def _forged(mine: machine.MachineDoc, **changes) -> bytes:
     """Another machine's file that claims every one of this machine's calls, in a session that 'started' in
     1970, at a time in 2100 and for free; plus one call of its own (the control: that one counts, as its)."""
     calls = [[c[0], 4102444800000, c[2], c[3], 1, 1, 0, 0, 0.0, 0, "lead"] for c in mine.calls]
     calls.append(["forger-own-call", 1796083201000, "gpt-4o", "openai", 100, 10, 0, 0, 0.5, 0, "lead"])
     body = {
-        "format": ff.MAGIC, "version": 1, "min_reader": 1,
+        "format": machine.MAGIC, "version": 1, "min_reader": 1,
         "machine": {"id": FORGER, "name": "forger", "host": "feedfacefeedface"},
         "written_ms": 1796083200000, "trayburn": "0.3.0", "titles": False,
-        "session_fields": list(ff.SESSION_FIELDS),
+        "session_fields": list(machine.SESSION_FIELDS),
         "sessions": [["early", 1, None, "completed", "p", "cli", "gpt-4o", "openai", None, None, None]],
-        "call_fields": list(ff.CALL_FIELDS), "calls": calls, **changes,
+        "call_fields": list(machine.CALL_FIELDS), "calls": calls, **changes,
     }  # fmt: skip
     return _gzip(body)
 
@@ -49,9 +49,9 @@ def test_a_planted_file_reusing_this_machines_keys_neither_hides_nor_moves_its_s
         engine.refresh()
         mine = counted(engine.ledger)
         days = engine.ledger.query(SPAN)[0]
-        doc = ff.decode(a.file().read_bytes())
+        doc = machine.decode(a.file().read_bytes())
         assert len(doc.calls) == mine[0]
-        (a.file().parent / f"{FORGER}{ff.EXT}").write_bytes(_forged(doc))
+        (a.file().parent / f"{FORGER}{machine.EXT}").write_bytes(_forged(doc))
         engine.refresh()
         assert counted(engine.ledger, "session_id NOT LIKE '%/%'") == mine  # every call still this machine's
         assert engine.ledger.query(f"{SPAN} AND session_id NOT LIKE '%/%'")[0] == days
@@ -116,7 +116,7 @@ def _calls_of(tmp_path, ids: list[str]) -> int:
 
 def _deep(levels: int) -> bytes:
     """A machine file whose sessions are `levels` arrays deep: a few hundred bytes gzipped."""
-    head = json.dumps({"format": ff.MAGIC, "version": 1, "machine": {"id": FORGER}, "session_fields": []})
+    head = json.dumps({"format": machine.MAGIC, "version": 1, "machine": {"id": FORGER}, "session_fields": []})
     raw = head[:-1].encode() + b', "sessions": ' + b"[" * levels + b"]" * levels + b"}"
     return gzip.compress(raw)
 
@@ -125,15 +125,15 @@ def test_a_file_nested_200000_levels_deep_costs_that_file_only(tmp_path):
     deep = _deep(200_000)
     assert len(deep) < 2_000
     try:
-        ff.decode(deep)
-    except ff.FormatError as exc:
+        machine.decode(deep)
+    except machine.FormatError as exc:
         assert "nested" in str(exc)
     else:
         raise AssertionError("a 200,000-level file decoded")
     (a,) = boxes(tmp_path, "a")
     a.copy_sessions(SESSION_IDS[:3])
     alone = a.cli("today")  # the control: this machine's figure before the file lands
-    (a.sync / "trayburn" / "machines" / f"{FORGER}{ff.EXT}").write_bytes(deep)
+    (a.sync / "trayburn" / "machines" / f"{FORGER}{machine.EXT}").write_bytes(deep)
     today = a.cli("today")
     assert (today["calls"], today["cost_usd"]) == (alone["calls"], alone["cost_usd"])
     doctor = a.cli("doctor")
@@ -151,18 +151,18 @@ def test_a_file_that_unpacks_past_the_limit_is_refused_quickly_and_costs_that_fi
     try:
         engine.refresh()
         mine = counted(engine.ledger)
-        doc = ff.decode(a.file().read_bytes())
-        bomb = _forged(doc, padding="0" * (ff.MAX_JSON_BYTES + 8_000_000))
+        doc = machine.decode(a.file().read_bytes())
+        bomb = _forged(doc, padding="0" * (machine.MAX_JSON_BYTES + 8_000_000))
         assert len(bomb) < 400_000
         t0 = time.perf_counter()
         try:
-            ff.decode(bomb)
-        except ff.FormatError as exc:
+            machine.decode(bomb)
+        except machine.FormatError as exc:
             assert exc.kind == "too_big"
         else:
             raise AssertionError("a file past the limit decoded")
         print(f"refused in {time.perf_counter() - t0:.3f} s")
-        (a.file().parent / f"{FORGER}{ff.EXT}").write_bytes(bomb)
+        (a.file().parent / f"{FORGER}{machine.EXT}").write_bytes(bomb)
         engine.refresh()
         assert counted(engine.ledger) == mine
         (forger,) = [m for m in engine.sync_health().machines if m.id == FORGER]
@@ -236,11 +236,11 @@ def test_an_older_version_of_this_machines_own_file_put_back_by_the_sync_tool_is
     a.copy_sessions(SESSION_IDS[3:5])
     a.file().unlink()  # (a missing file is written at once)
     a.cli("today")
-    newer = ff.decode(a.file().read_bytes())
+    newer = machine.decode(a.file().read_bytes())
     a.file().write_bytes(older)  # the sync tool puts the older version back (a new mtime, an older header)
     a.cli("today")
     assert a.machine_id() == first_id
-    rewritten = ff.decode(a.file().read_bytes())
+    rewritten = machine.decode(a.file().read_bytes())
     assert rewritten.header.written_ms > newer.header.written_ms and len(rewritten.calls) == len(newer.calls)
     _one_me(a)
 
@@ -258,5 +258,5 @@ def test_a_state_folder_restored_from_a_copy_is_this_machine_not_a_clone(tmp_pat
     shutil.copytree(tmp_path / "state-copy", a.state)  # restored
     a.cli("today")
     assert a.machine_id() == first_id
-    assert len(ff.decode(a.file().read_bytes()).sessions) == 5
+    assert len(machine.decode(a.file().read_bytes()).sessions) == 5
     _one_me(a)

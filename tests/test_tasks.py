@@ -15,9 +15,9 @@ import pytest
 from corpus import Ledger, a_minute_later, age_all, assert_sums, counted, make_session, messages_doc, write_json
 from taskfolders import TaskWriter, add, expected_calls, request, say, storage, usage_say
 
-from trayburn.sources import task_places as tp
-from trayburn.sources.task_places import BY_NAME, Place
-from trayburn.sources.tasks import TaskSource
+from trayburn.sources.editor_tasks import places
+from trayburn.sources.editor_tasks.places import BY_NAME, Place
+from trayburn.sources.editor_tasks.source import TaskSource
 
 REAL = Path(__file__).parent / "data" / "real-cline-legacy-v1"
 T0 = 1_764_600_000_000  # 2025-12-01
@@ -390,27 +390,50 @@ def test_real_legacy_files(tmp_path, led):
 
 def test_places_on_each_os():
     app = BY_NAME["roo"]
-    lin = tp.default_places(app, {}, PurePosixPath("/home/me"), "linux")
+    lin = places.default_places(app, {}, PurePosixPath("/home/me"), "linux")
     assert (
         "VS Code (default)",
         PurePosixPath("/home/me/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline"),
     ) in lin
     assert any(p == PurePosixPath("/home/me/.vscode-server/data/User/globalStorage/rooveterinaryinc.roo-cline")
                for _, p in lin)  # fmt: skip
-    xdg = tp.default_places(app, {"XDG_CONFIG_HOME": "/cfg"}, PurePosixPath("/home/me"), "linux")
+    xdg = places.default_places(app, {"XDG_CONFIG_HOME": "/cfg"}, PurePosixPath("/home/me"), "linux")
     assert xdg[0][1] == PurePosixPath("/cfg/Code/User/globalStorage/rooveterinaryinc.roo-cline")
-    mac = tp.default_places(BY_NAME["kilo"], {}, PurePosixPath("/Users/me"), "darwin")
+    mac = places.default_places(BY_NAME["kilo"], {}, PurePosixPath("/Users/me"), "darwin")
     assert [str(p) for _, p in mac][:5] == [
         f"/Users/me/Library/Application Support/{f}/User/globalStorage/kilocode.kilo-code"
         for f in ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
     ]
     appdata = {"APPDATA": r"C:\Users\me\AppData\Roaming"}
     home = PureWindowsPath(r"C:\Users\me")
-    win = tp.default_places(BY_NAME["cline"], appdata, home, "win32", home / ".cline" / "data")
+    win = places.default_places(BY_NAME["cline"], appdata, home, "win32", home / ".cline" / "data")
     assert win[0][1] == PureWindowsPath(r"C:\Users\me\AppData\Roaming\Code\User\globalStorage\saoudrizwan.claude-dev")
     assert win[-1] == ("Cline CLI data folder (before 3.0; default)", PureWindowsPath(r"C:\Users\me\.cline\data"))
-    noenv = tp.default_places(BY_NAME["cline"], {}, PureWindowsPath(r"C:\Users\me"), "win32")
+    noenv = places.default_places(BY_NAME["cline"], {}, PureWindowsPath(r"C:\Users\me"), "win32")
     assert noenv[0][1] == PureWindowsPath(r"C:\Users\me\AppData\Roaming\Code\User\globalStorage\saoudrizwan.claude-dev")
+
+
+def test_another_app_is_one_entry(led, tmp_path):
+    """An app added as data only (Zoo Code, the Roo fork: its own extension id and storage setting, Roo's format)
+    is found in every flavour, read as Roo is, and stamped with its own id and source; a CLI's folder under the
+    home folder (the old Kilo CLI's) is a place on every OS."""
+    zoo = places.App("zoo", "Zoo Code", ("zoocodeorganization.zoo-code",), "zoo_code", "zoo-code", places.ROO_FORMAT,
+                 storage_setting="zoo-code.customStoragePath")  # fmt: skip
+    lin = places.default_places(zoo, {}, PurePosixPath("/home/me"), "linux")
+    assert lin[0][1] == PurePosixPath("/home/me/.config/Code/User/globalStorage/zoocodeorganization.zoo-code")
+    w = TaskWriter(tmp_path / "zoo", "roo")
+    tid = "0199a8d2-6f3e-7c1a-9b2e-1f2a3b4c5d6e"
+    ui = [say(T0, "text", "build it"), usage_say(T0 + 10, "api_req_started", 15220, 95, 420, 14800, 0.00744)]
+    w.write(tid, ui)
+    w.api_history(tid, ["claude-sonnet-4-5"])
+    led.refresh(TaskSource(zoo, [Place("zoo", w.root, "test")]))
+    assert_sums(counted(led), expected_calls("roo", ui))
+    assert led.query("SELECT id, source, model FROM sessions") == [(f"zoo:{tid}", "zoo-code", "claude-sonnet-4-5")]
+    assert places.source_label("roo-code") == "Roo Code"
+    kilo_cli = places.App("kilocli", "Kilo CLI (before 1.0)", (), "kilo_cli", "kilo-cli", places.ROO_FORMAT,
+                      flavours=(), servers=(), home_folders=(("Kilo CLI", ".kilocode/cli/global"),))  # fmt: skip
+    win = places.default_places(kilo_cli, {}, PureWindowsPath(r"C:\Users\me"), "win32")
+    assert win == [("Kilo CLI (default)", PureWindowsPath(r"C:\Users\me\.kilocode\cli\global"))]
 
 
 def test_places_settings_and_custom_storage(tmp_path):
@@ -418,9 +441,9 @@ def test_places_settings_and_custom_storage(tmp_path):
     user = home / ".config" / "Cursor" / "User"
     user.mkdir(parents=True)
     (user / "settings.json").write_text('{\n  // mine\n  "roo-cline.customStoragePath": "~/roo-store",\n}')
-    found = tp.places(BY_NAME["roo"], [], {}, home, "linux")
+    found = places.places(BY_NAME["roo"], [], {}, home, "linux")
     assert Place("roo", home / "roo-store", "Cursor: roo-cline.customStoragePath") in found
-    given = tp.places(BY_NAME["roo"], ["~/x", "/y/tasks"], {}, home, "linux")
+    given = places.places(BY_NAME["roo"], ["~/x", "/y/tasks"], {}, home, "linux")
     assert [(p.path, p.origin) for p in given] == [(home / "x", "settings (roo_code_dirs)"),
                                                    (Path("/y/tasks"), "settings (roo_code_dirs)")]  # fmt: skip
     assert given[1].tasks == Path("/y/tasks")

@@ -33,7 +33,7 @@ from corpus import (
 )
 
 from trayburn.engine import Engine
-from trayburn.figures import periods as days
+from trayburn.figures import periods
 
 DAY_MS = 86_400_000
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +50,7 @@ def settle_folder(folder: Path, epoch_ms: int) -> None:
 
 
 def day_sums(ledger: Ledger, day: date) -> tuple:
-    start, end = days.day_bounds(day)
+    start, end = periods.day_bounds(day)
     return counted(ledger, "ts_ms>=? AND ts_ms<?", (start, end))
 
 
@@ -61,13 +61,13 @@ def one_owner_per_key(ledger: Ledger) -> bool:
 
 def history(sessions: Path) -> dict[str, date]:
     """Sessions over six days, each as Cline leaves it; the awkward cases among them. Returns named days."""
-    today = days.now_date()
-    t0 = days.local_midnight_ms(today)
+    today = periods.now_date()
+    t0 = periods.local_midnight_ms(today)
     now = int(time.time() * 1000)
     span = max(now - t0 - 5_000, 0)  # today's calls fall between midnight and a few seconds ago
 
     def on(k: int, hour: float) -> int:  # k days ago, at this hour
-        return days.local_midnight_ms(today - timedelta(days=k)) + int(hour * 3_600_000)
+        return periods.local_midnight_ms(today - timedelta(days=k)) + int(hour * 3_600_000)
 
     def today_at(fraction: float) -> int:
         return t0 + int(span * fraction)
@@ -129,7 +129,7 @@ def test_a_cold_day_equals_the_full_ingest_and_leaves_older_sessions_for_later(t
     sessions, named, full = multi_day
     day = named[which]
     cold = Ledger(tmp_path / "cold" / "ledger.db")
-    stats = cold.refresh(sessions, since_ms=days.local_midnight_ms(day), budget_s=0)
+    stats = cold.refresh(sessions, since_ms=periods.local_midnight_ms(day), budget_s=0)
     assert stats.pending > 0 and stats.folders == 8  # older sessions left unread ...
     assert day_sums(cold, day) == day_sums(full, day)  # ... and the day exact
     assert day_sums(cold, day)[0] > 0
@@ -171,7 +171,7 @@ def full_day_calls(full: Ledger, day: date) -> int:
 def test_a_deferred_session_written_later_is_picked_up(tmp_path, multi_day):
     sessions, named, full = multi_day
     cold = Ledger(tmp_path / "cold" / "ledger.db")
-    today_ms = days.local_midnight_ms(named["today"])
+    today_ms = periods.local_midnight_ms(named["today"])
     cold.refresh(sessions, since_ms=today_ms, budget_s=0)
     path = sessions / "1700000000003_bbbbb" / "1700000000003_bbbbb.messages.json"  # old, still unread
     doc = json.loads(path.read_bytes())
@@ -213,7 +213,7 @@ def test_the_real_recording_day_by_day_equals_the_full_ingest(tmp_path):
     recorded_days = sorted({date.fromtimestamp(ts / 1000) for ts in stamps})
     for day in [*recorded_days, recorded_days[-1] + timedelta(days=1)]:
         cold = Ledger(tmp_path / f"cold-{day}.db")
-        stats = cold.refresh(sessions, since_ms=days.local_midnight_ms(day), budget_s=0)
+        stats = cold.refresh(sessions, since_ms=periods.local_midnight_ms(day), budget_s=0)
         assert day_sums(cold, day) == day_sums(full, day)
         if day > recorded_days[-1]:
             assert stats.files_read == 0 and stats.pending == 18  # nothing can hold a call of that day

@@ -15,7 +15,7 @@ from test_tray_menu import Spawned, find, texts
 
 from trayburn import settings
 from trayburn.engine import Engine
-from trayburn.figures import periods as days
+from trayburn.figures import periods
 from trayburn.tray import host
 from trayburn.tray.app import TrayApp
 
@@ -25,7 +25,7 @@ CAPS = host.capabilities("dummy")
 
 def now_ms() -> int:
     """A moment of today, a minute ago (or just after midnight, early in the day)."""
-    midnight = days.local_midnight_ms(days.now_date())
+    midnight = periods.local_midnight_ms(periods.now_date())
     return max(int(time.time() * 1000) - 60_000, midnight + 1_000)
 
 

@@ -15,10 +15,9 @@ from pathlib import Path
 import desktop
 import pytest
 
-from trayburn import demo, settings
-from trayburn import platform as launch
+from trayburn import demo, settings, system
 from trayburn.engine import Engine
-from trayburn.platform import AlreadyRunning, InstanceLock
+from trayburn.system import AlreadyRunning, InstanceLock
 from trayburn.tray import host, view
 from trayburn.tray.app import TrayApp
 from trayburn.tray.view import IconState, format_cost
@@ -146,7 +145,7 @@ def test_week_and_month_lines_open_that_periods_summary(replay):
             "--state-dir",
             str(state),
         ]
-        assert argv[: argv.index("summary")] == launch.command()
+        assert argv[: argv.index("summary")] == system.command()
 
 
 def test_refresh_interval_theme_and_reset_write_the_settings_file(replay):
@@ -398,9 +397,9 @@ def test_a_day_without_calls_says_yesterday(env):
     line = next(t for t in texts(app.icon.menu) if t.startswith("Yesterday: "))
     from datetime import timedelta
 
-    from trayburn.figures import day as report
+    from trayburn.figures import periods
 
-    before = app.engine.day(report.now_date() - timedelta(days=1))
+    before = app.engine.day(periods.now_date() - timedelta(days=1))
     assert before.calls > 0 and line == f"Yesterday: ${before.cost_usd:,.2f}"
 
 

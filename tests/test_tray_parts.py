@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from desktop import wait_for
 
-from trayburn import paths
-from trayburn import platform as launch
+from trayburn import paths, system
 from trayburn.engine import Engine
 from trayburn.tray import dialogs, host, view
 from trayburn.tray.dialogs import Children, parse_money
@@ -233,8 +232,8 @@ def test_the_open_window_is_sent_the_request_instead_of_a_second_one(tmp_path):
 
 def test_children_run_in_the_home_folder_never_where_the_tray_started(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert launch.child_options()["cwd"] == str(tmp_path)
-    assert launch.command("summary")[1:4] == ["-P", "-m", "trayburn"]
+    assert system.child_options()["cwd"] == str(tmp_path)
+    assert system.command("summary")[1:4] == ["-P", "-m", "trayburn"]
     seen = threading.Event()
     options: dict = {}
 

@@ -18,10 +18,11 @@ from datetime import date
 
 import pytest
 
-from trayburn import render
+from trayburn import words
 from trayburn.engine import Engine
+from trayburn.figures import money
 from trayburn.figures.money import Money
-from trayburn.tray import view as tray_model
+from trayburn.tray import view
 from trayburn.window import models
 
 tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
@@ -50,7 +51,7 @@ from trayburn.window import theme  # noqa: E402  (needs tkinter)
 
 def amount_as_the_menu(usd: float) -> str:
     """What the tray's menu writes for an amount (issue 18's one rule): the window must write the same."""
-    return tray_model.amount(Money(), usd)
+    return view.amount(Money(), usd)
 
 
 def test_amounts_are_written_as_the_menu_writes_them():
@@ -102,7 +103,7 @@ def test_day_table_holds_every_session_with_expected_calls_and_tokens(open_windo
     for s in EXPECTED["sessions"]:
         row, t = cells(tree, s["session_id"]), s["totals"]
         assert row["calls"] == str(t["calls"]), s["label"]
-        assert row["tokens"] == render.tokens(t["inputTokens"] + t["outputTokens"]), s["label"]
+        assert row["tokens"] == words.tokens(t["inputTokens"] + t["outputTokens"]), s["label"]
         assert row["title"].startswith(f"[{s['label']}]")
         # a session left "running" by a killed process shows as stale once it has been silent for long
         assert row["status"] == s["status"] or (s["status"] == "running" and row["status"] == "stale")
@@ -122,16 +123,16 @@ def test_totals_line_and_cards_match_expected_and_the_engine(open_window, engine
     t = EXPECTED["totals"]
     assert str(totals[1]) == f"{EXPECTED['session_count']} sessions"
     assert str(totals[5]) == str(t["calls"])
-    assert str(totals[6]) == render.tokens(t["inputTokens"] + t["outputTokens"])
+    assert str(totals[6]) == words.tokens(t["inputTokens"] + t["outputTokens"])
     assert str(totals[7]) == f"≈${day.cost_usd:.2f}"  # cents, as the card; "≈": part of it is estimated
     assert day.cost_usd >= t["cost"] - 1e-9  # reported cost plus estimates
     cards = dict((c[0], c[1:]) for c in win.day_view.cards.texts())
-    assert cards["TODAY"][0] == render.usd(day.cost_usd) == str(totals[7]).lstrip("≈")  # today (no budget set)
-    assert cards["TODAY"][1] == f"incl. {render.usd(day.estimated_cost_usd)} estimated"
+    assert cards["TODAY"][0] == money.usd(day.cost_usd) == str(totals[7]).lstrip("≈")  # today (no budget set)
+    assert cards["TODAY"][1] == f"incl. {money.usd(day.estimated_cost_usd)} estimated"
     # the same figure and the same words as the tray's menu
     health = engine.health()
     figures = replace(engine.glance(health), day=engine.day_figures(DAY))  # the menu's words for that day
-    menu = tray_model.build_view(figures, engine.settings, health).today
+    menu = view.build_view(figures, engine.settings, health).today
     assert menu.startswith(f"Today: {cards['TODAY'][0]} ") and menu.endswith(" " + cards["TODAY"][1]), menu
     assert not win.day_view.budget.winfo_ismapped()
     assert cards["SESSIONS"][0] == "18" and cards["CALLS"][0] == "94"
@@ -264,7 +265,7 @@ def test_enter_opens_a_session_and_escape_comes_back(open_window, engine):
     detail = engine.session(sid)
     assert len(agents.get_children()) == 2 == len(detail.summary.subagents)
     assert [str(agents.set(i, "cost")) for i in agents.get_children()] == [
-        render.usd(a.cost_usd) for a in detail.summary.subagents
+        money.usd(a.cost_usd) for a in detail.summary.subagents
     ]
     assert str(view.title.cget("text")).startswith("[c_subagent]")
     assert str(view.fact_values["Session id"].cget("text")) == sid
@@ -284,7 +285,7 @@ def test_session_figures_tools_and_estimates(open_window, engine):
     assert "≈ includes an estimate" in str(view.legend.cget("text"))
     cards = dict((c[0], c[1:]) for c in view.cards.texts())
     s = engine.session(sid).summary
-    assert cards["COST"] == (render.usd(s.cost_usd), "all estimated from token counts")
+    assert cards["COST"] == (money.usd(s.cost_usd), "all estimated from token counts")
     t = BY_LABEL["b_tools_patch"]["totals"]
     assert cards["TOKENS IN"][1] == f"{t['inputTokens']:,}" and cards["CACHE READ"][1] == f"{t['cacheReadTokens']:,}"
     assert not view.agents.winfo_ismapped()
@@ -492,7 +493,7 @@ def test_the_trays_period_request_shows_that_period_in_the_open_window(display, 
     """The tray keeps one summary window: its week and month lines write `period KIND` to the open one."""
     if not shutil.which("xdotool"):
         pytest.skip("this test needs xdotool: apt-get install xdotool")
-    from trayburn.figures import periods as pd
+    from trayburn.figures import periods
 
     run_env = {k: v for k, v in os.environ.items() if k != "GTK_THEME"} | env | {"DISPLAY": display}
     proc = subprocess.Popen(
@@ -510,7 +511,7 @@ def test_the_trays_period_request_shows_that_period_in_the_open_window(display, 
             assert proc.stdin is not None
             proc.stdin.write(f"period {kind}\n")
             proc.stdin.flush()
-            label = pd.of_kind(kind, date.today()).label()
+            label = periods.of_kind(kind, date.today()).label()
             wait_for(lambda label=label: _titled_window(display, label, proc), f"the window titled '…{label}…'")
     finally:
         proc.kill()

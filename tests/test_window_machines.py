@@ -10,8 +10,8 @@ from sync_machines import boxes
 from test_tray_lines import now_ms, routed
 from window_harness import DAY, display, engine, env, open_window, screenshot  # noqa: F401  (fixtures)
 
-from trayburn.figures import periods as days
-from trayburn.render import plan_text
+from trayburn.figures import periods
+from trayburn.words import plan_text
 
 
 def cards(view) -> dict[str, tuple[str, str]]:
@@ -37,7 +37,7 @@ def two_machines(tmp_path):
 
 def test_the_day_card_shows_the_plan_value_and_the_spend_on_all_machines(open_window, two_machines):
     e, _ = two_machines
-    today = days.now_date()
+    today = periods.now_date()
     win = open_window(e, today=lambda: today, day=today)
     day, money = e.day(today), e.money()
     assert day.plan_calls == 3 and day.cost_usd == pytest.approx(0.7), "every machine's calls are counted"
@@ -50,7 +50,7 @@ def test_the_day_card_shows_the_plan_value_and_the_spend_on_all_machines(open_wi
 
 def test_the_period_view_has_a_by_machine_tab_and_the_plan_value(open_window, two_machines):
     e, _ = two_machines
-    today = days.now_date()
+    today = periods.now_date()
     win = open_window(e, today=lambda: today, day=today, kind="week")
     view = win.period_view
     assert view.tabs.tab(view.machines, "state") == "normal"
@@ -65,7 +65,7 @@ def test_the_period_view_has_a_by_machine_tab_and_the_plan_value(open_window, tw
 
 def test_the_session_view_labels_what_the_plan_covered(open_window, two_machines):
     e, sid = two_machines
-    today = days.now_date()
+    today = periods.now_date()
     win = open_window(e, today=lambda: today, session_id=sid)
     s = e.session(sid).summary
     figure, note = cards(win.session_view)["COST"]

@@ -24,13 +24,13 @@ from window_harness import (  # noqa: F401  (fixtures)
     wait_for,
 )
 
-from trayburn import render
 from trayburn.engine import Engine
-from trayburn.figures import periods as pd
+from trayburn.figures import periods
+from trayburn.figures.money import usd
 from trayburn.window import models
 
-WEEK = pd.week_of(DAY)  # Monday 30 November to Sunday 6 December 2026
-MONTH = pd.month_of(DAY)
+WEEK = periods.week_of(DAY)  # Monday 30 November to Sunday 6 December 2026
+MONTH = periods.month_of(DAY)
 DIALOG = ".__tk_filedialog"  # Tk's own save dialog on X11 (tkfbox.tcl)
 
 
@@ -73,7 +73,7 @@ def test_week_view_figures_match_the_engine(open_window, engine):
         assert [table.rows[i].values[0] for i in table.order()] == [g.label for g in r.rows], by
         assert sum(int(v) for v in column(table.tree, "sessions")) >= r.total.sessions
         assert [table.rows[i].keys[2] for i in table.order()] == [g.totals.cost_usd for g in r.rows]
-    assert cards(view)["COST"][0] == render.usd(views["day"].total.totals.cost_usd)
+    assert cards(view)["COST"][0] == usd(views["day"].total.totals.cost_usd)
     assert [b.day for b in view.chart.bars] == [
         date(2026, 11, 30 + i) if i == 0 else date(2026, 12, i) for i in range(7)
     ]
@@ -104,18 +104,18 @@ def test_month_with_a_budget_shows_spend_against_it_and_a_marked_projection(open
     c = cards(view)
     assert totals.estimated_usd > 0  # the estimate in words under the spend against the budget, no bare "*"
     assert c["COST"] == (
-        render.usd(spent),
-        f"{models.budget_text(spent, 0.5)}\nincl. {render.usd(totals.estimated_usd)} estimated",
+        usd(spent),
+        f"{models.budget_text(spent, 0.5)}\nincl. {usd(totals.estimated_usd)} estimated",
     )
     assert f"({spent / 0.5 * 100:.0f}\u00a0%)" in c["COST"][1]
-    assert c["PROJECTED"][0] == render.usd(spent / 30 * 30)  # the last day: the line ends where it stands
+    assert c["PROJECTED"][0] == usd(spent / 30 * 30)  # the last day: the line ends where it stands
     assert c["PROJECTED"][1].startswith("projection: a straight line from 30 of 30 days")
     assert "projection" in view.zone.cget("text")
     assert view.budget.winfo_ismapped() and view.budget.cget("value") == pytest.approx(spent / 0.5 * 100)
     earlier = open_window(e, day=DAY, kind="month", today=lambda: date(2026, 11, 10))
     assert cards(earlier.period_view)["PROJECTED"] == (
-        render.usd(spent / 10 * 30),  # what the month has so far, along a line from 10 days to 30
-        f"projection: a straight line from 10 of 30 days · over the budget by {render.usd(spent * 3 - 0.5)}",
+        usd(spent / 10 * 30),  # what the month has so far, along a line from 10 days to 30
+        f"projection: a straight line from 10 of 30 days · over the budget by {usd(spent * 3 - 0.5)}",
     )
 
 
@@ -133,13 +133,13 @@ def test_kind_buttons_prev_next_and_the_typed_range(open_window, engine):
     win.period_view.nav.kind_buttons["month"].invoke()
     assert win.period == MONTH and win.period_view.nav.next.instate(["disabled"])  # November holds "today"
     press(win, win.period_view.sessions.tree, "<Left>")
-    assert win.period == pd.month_of(date(2026, 10, 1))
+    assert win.period == periods.month_of(date(2026, 10, 1))
     assert win.period_view.sessions.order() == [] and win.period_view.chart.caption() == "No spend in this period"
     entry = win.period_view.nav.entry
     entry.delete(0, "end")
     entry.insert(0, "2026-11-23..2026-11-30")
     press(win, entry, "<Return>")
-    assert win.period == pd.Period(date(2026, 11, 23), DAY, "range") and len(win.period_view.chart.bars) == 8
+    assert win.period == periods.Period(date(2026, 11, 23), DAY, "range") and len(win.period_view.chart.bars) == 8
     entry.delete(0, "end")
     entry.insert(0, "next fortnight")
     press(win, entry, "<Return>")
@@ -147,7 +147,7 @@ def test_kind_buttons_prev_next_and_the_typed_range(open_window, engine):
     win.period_view.nav.kind_buttons["range"].invoke()  # the range in view, to edit in the field
     assert win.period.kind == "range" and win.root.focus_get() is win.period_view.nav.entry
     win.period_view.nav.now.invoke()
-    assert win.period == pd.Period(date(2026, 11, 1), DAY, "range")  # the last 30 days
+    assert win.period == periods.Period(date(2026, 11, 1), DAY, "range")  # the last 30 days
     win.period_view.nav.kind_buttons["day"].invoke()
     assert win.current is win.day_view and win.day == DAY
 
@@ -256,8 +256,8 @@ def test_daily_budget_on_the_cost_card(open_window, engine_with):
     spent = day.cost_usd
     c = cards(win.day_view)
     assert c["TODAY"] == (
-        render.usd(spent),
-        f"of $0.40 budget ({spent / 0.4 * 100:.0f}\u00a0%)\nincl. {render.usd(day.estimated_cost_usd)} estimated",
+        usd(spent),
+        f"of $0.40 budget ({spent / 0.4 * 100:.0f}\u00a0%)\nincl. {usd(day.estimated_cost_usd)} estimated",
     )
     assert win.day_view.budget.winfo_ismapped() and win.day_view.budget.share == pytest.approx(spent / 0.4)
 
@@ -342,8 +342,8 @@ def test_one_precision_per_column_and_helpers_named_by_index(open_window, engine
 def test_period_entry_parsing():
     today = DAY
     assert models.parse_entry("2026-11", "day", today) == MONTH
-    assert models.parse_entry("2026-11-04", "week", today) == pd.week_of(date(2026, 11, 4))
-    assert models.parse_entry("7d", "day", today) == pd.Period(date(2026, 11, 24), DAY)
-    assert models.parse_entry("last-month to today", "day", today) == pd.Period(date(2026, 10, 1), DAY, "range")
-    with pytest.raises(pd.BadPeriod):
+    assert models.parse_entry("2026-11-04", "week", today) == periods.week_of(date(2026, 11, 4))
+    assert models.parse_entry("7d", "day", today) == periods.Period(date(2026, 11, 24), DAY)
+    assert models.parse_entry("last-month to today", "day", today) == periods.Period(date(2026, 10, 1), DAY, "range")
+    with pytest.raises(periods.BadPeriod):
         models.parse_entry("2026-13", "day", today)

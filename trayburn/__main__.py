@@ -1,3 +1,5 @@
+"""`python -m trayburn`: runs the command line (`cli.main`) and exits with its code; nothing else."""
+
 import sys
 
 from .cli import main

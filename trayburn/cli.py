@@ -1,9 +1,10 @@
-"""The command line's grammar: every command, its options and their help (`cli.main` runs them).
+"""The command line, `trayburn today|sessions|report|export|session|prices|doctor|config|summary|autostart|demo`:
+its grammar (every command, its options and their help), each command run on the engine, and the one error
+handler (`main`). Never imports a GUI toolkit at the top (only the commands that need one import it) and never
+computes a figure.
 
-The command line: `trayburn today|sessions|report|export|session|doctor|config|summary|autostart|demo`.
-
-Commands build data with the engine; one renderer prints it as text or JSON. With no command,
-the tray starts. GUI modules are imported only by the commands that need them.
+Commands build data with the engine; render.py writes it as text, or it is printed as JSON. With no command,
+the tray starts.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from . import __version__, paths, render
-from . import settings as st
+from . import __version__, paths, render, settings
 from .errors import CantWrite, Exit, NotFound, SettingsRefused, TrayburnError, UsageError
 from .files import CONTROLS, clean
-from .render import plural
+from .words import plural
 
 if TYPE_CHECKING:
     from .figures.periods import Period
@@ -34,11 +34,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _named(text: str) -> Period:
-    from .figures import periods as period
+    from .figures import periods
 
     try:
-        return period.named(text, datetime.now().date())
-    except period.BadPeriod as exc:
+        return periods.named(text, datetime.now().date())
+    except periods.BadPeriod as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
@@ -198,11 +198,11 @@ def _period_options(s: argparse.ArgumentParser) -> None:
 
 def period_of(args: argparse.Namespace) -> Period:
     """The --since/--until of `report` and `export` as a period (a usage error if they do not parse)."""
-    from .figures import periods as period
+    from .figures import periods
 
     try:
-        return period.between(args.since, args.until, datetime.now().date())
-    except period.BadPeriod as exc:
+        return periods.between(args.since, args.until, datetime.now().date())
+    except periods.BadPeriod as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         return Exit.INTERRUPTED
     except BrokenPipeError:
         return Exit.OK
-    except (TrayburnError, st.SettingsError, OSError, sqlite3.Error) as exc:
+    except (TrayburnError, settings.SettingsError, OSError, sqlite3.Error) as exc:
         return _fail(as_error(exc), as_json)
     finally:
         if _OPENED:  # the figures out before the close (which may make the day's backup: ~0.35 s)
@@ -316,7 +316,7 @@ def as_error(exc: Exception) -> TrayburnError:
     """Errors from outside trayburn's own base (the settings module, the OS, SQLite) as one of its kinds."""
     if isinstance(exc, TrayburnError):
         return exc
-    if isinstance(exc, st.SettingsError):
+    if isinstance(exc, settings.SettingsError):
         return SettingsRefused(str(exc))
     if isinstance(exc, PermissionError | FileExistsError | NotADirectoryError | IsADirectoryError):
         return CantWrite(str(exc))
@@ -587,16 +587,16 @@ def cmd_config(args) -> int:
     if args.action == "path":
         return _emit(args, {"path": str(path)}, str(path))
     if args.action == "show":
-        loaded = st.load(path)
+        loaded = settings.load(path)
         if loaded.error:
             raise SettingsRefused(loaded.error)
-        data = {k: getattr(loaded.settings, k) for k in st.KEYS}
+        data = {k: getattr(loaded.settings, k) for k in settings.KEYS}
         text = _as_toml(data)
         text += "".join(f"\nwarning: {w}" for w in loaded.warnings)
         return _emit(args, {"path": str(path), "settings": data, "warnings": loaded.warnings}, f"# {path}\n{text}")
     if not args.key or (args.action == "set" and args.value is None):
         raise UsageError(f"usage: trayburn config {args.action} KEY{' VALUE' if args.action == 'set' else ''}")
-    st.update(path, args.key, args.value if args.action == "set" else None)
+    settings.update(path, args.key, args.value if args.action == "set" else None)
     return _emit(args, {"path": str(path), "ok": True}, f"{args.action} {args.key} in {path}")
 
 
@@ -620,7 +620,7 @@ def cmd_summary(args) -> int:
 
 
 def cmd_autostart(args) -> int:
-    from .platform import AutostartError, autostart_for
+    from .autostart import AutostartError, autostart_for
 
     a = autostart_for()
     try:

@@ -1,6 +1,5 @@
-"""The engine: settings + Cline's folders + the ledger + prices, behind one object.
-
-The CLI, the tray and the summary window all use this; none of it imports a GUI toolkit.
+"""The engine: settings, the sources, the ledger and prices behind one object, which the CLI, the tray and
+the summary window use. Never imports a GUI toolkit and never speaks SQL (the ledger does).
 """
 
 from __future__ import annotations
@@ -15,13 +14,29 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from . import demo, paths
-from . import settings as st
-from .figures import day as report
-from .figures import export, history, money
-from .figures import glance as gl
-from .figures import periods as days
-from .figures.glance import DayFigures, Glance
+from . import demo, paths, settings
+from .figures import export, history, money, periods
+from .figures.costs import Totals
+from .figures.day import (
+    DayReport,
+    SessionDetail,
+    SessionSummary,
+    day_report,
+    hourly_costs,
+    session_detail,
+    sessions,
+    totals_between,
+)
+from .figures.glance import (
+    HOUR_MS,
+    DayFigures,
+    Glance,
+    changes_at,
+    day_figures,
+    first_call_ms,
+    period_start,
+    with_sessions,
+)
 from .figures.history import MachinesReport
 from .files import Checkpoint, stat_file
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
@@ -73,7 +88,7 @@ class Health:
     settling: list[tuple[str, str]] = field(default_factory=list)  # failed within the last minute
     extra: dict = field(default_factory=dict)
     problem_level: paths.Level | None = None  # for override_missing: the level whose override points nowhere
-    settings_problem: st.SettingsProblem | None = None  # for settings_broken: kind, message, line, key
+    settings_problem: settings.SettingsProblem | None = None  # for settings_broken: kind, message, line, key
     ledger_fault: str | None = None  # for ledger_*: what is wrong with the ledger (figures are stale meanwhile)
 
     def to_json(self) -> dict:
@@ -126,7 +141,7 @@ class Engine:
     # ---- settings and folders ------------------------------------------------------------------
 
     def load_settings(self) -> None:
-        self.loaded = st.load(self.config_path)
+        self.loaded = settings.load(self.config_path)
         self.settings = self.loaded.settings
         self.levels = paths.resolve_levels(
             self.settings.cline_dir, self.settings.data_dir, self.settings.sessions_dir, self.env
@@ -164,7 +179,7 @@ class Engine:
         if reload:
             self.reload_if_changed()
         if budget_s is not None and since_ms is None:
-            since_ms = days.local_midnight_ms(days.now_date())
+            since_ms = periods.local_midnight_ms(periods.now_date())
         stats, local = RefreshStats(), RefreshStats()
         try:
             for source in self.sources():
@@ -201,7 +216,7 @@ class Engine:
 
     def refresh_day(self, day: date | None = None, budget_s: float = 0.0) -> RefreshStats:
         """`refresh` so that the figures of `day` (default today) and after are exact."""
-        return self.refresh(days.local_midnight_ms(day or days.now_date()), budget_s)
+        return self.refresh(periods.local_midnight_ms(day or periods.now_date()), budget_s)
 
     @property
     def progress(self) -> tuple[int, int] | None:
@@ -227,28 +242,30 @@ class Engine:
             return own
 
     def task_places(self) -> dict[str, list]:
-        """Where each editor app's tasks are looked for (sources/task_places.py), for `doctor`: app → places
+        """Where each editor app's tasks are looked for (sources/editor_tasks/places.py), for `doctor`: app → places
         (empty when the app is turned off in the settings)."""
         import sys
 
-        from .sources import task_places as tp
+        from .sources.editor_tasks import places
 
         s, out = self.settings, {}
-        for app in tp.APPS:
+        for app in places.APPS:
             on = getattr(s, app.enabled_key, True)
             dirs = getattr(s, app.dirs_key, [])
             out[app.name] = (
-                tp.places(app, dirs, self.env, paths.home(self.env), sys.platform, self.levels.data.path) if on else []
+                places.places(app, dirs, self.env, paths.home(self.env), sys.platform, self.levels.data.path)
+                if on
+                else []
             )
         return out
 
     def task_places_json(self) -> list[dict]:
         """`doctor`'s view of the editor apps: each app on or off, every place looked at, where it came from."""
-        from .sources import task_places as tp
+        from .sources.editor_tasks.places import BY_NAME
 
         out = []
         for name, places in self.task_places().items():
-            app = tp.BY_NAME[name]
+            app = BY_NAME[name]
             rows = []
             for p in places:
                 exists = p.exists
@@ -261,8 +278,8 @@ class Engine:
     def task_sources(self) -> list[Source]:
         """One source per editor app that is on (Cline's pre-4.0 tasks, Roo Code, Kilo Code), kept between
         refreshes while its places stay the same."""
-        from .sources import task_places as tp
-        from .sources.tasks import TaskSource
+        from .sources.editor_tasks.places import BY_NAME
+        from .sources.editor_tasks.source import TaskSource
 
         memo: dict = self.__dict__.setdefault("_task_sources", {})
         out: list[Source] = []
@@ -271,17 +288,19 @@ class Engine:
                 continue
             key = (name, tuple(places))
             if key not in memo:
-                memo[key] = TaskSource(tp.BY_NAME[name], places)
+                memo[key] = TaskSource(BY_NAME[name], places)
             out.append(memo[key])
         return out
 
     def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
         """(label, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the
-        menu's "CLI $1.20 · VS Code $3.40" line (`task_places.menu_line` writes it from this)."""
-        from .sources.task_places import source_label
+        menu's "CLI $1.20 · VS Code $3.40" line (`editor_tasks.places.menu_line` writes it from this)."""
+        from .sources.editor_tasks.places import source_label
 
-        first = since or days.now_date()
-        got = history.report(self.ledger, self.book, days.Period(first, until or first), "source", self.machine_name())
+        first = since or periods.now_date()
+        got = history.report(
+            self.ledger, self.book, periods.Period(first, until or first), "source", self.machine_name()
+        )
         pairs = [(source_label(r.key), r.cost_usd) for r in got.rows]
         return sorted(pairs, key=lambda pair: -(pair[1] or 0.0))
 
@@ -294,35 +313,35 @@ class Engine:
 
     # ---- figures --------------------------------------------------------------------------------
 
-    def day(self, day: date | None = None) -> report.DayReport:
-        return report.day_report(self.ledger, self.book, day or days.now_date())
+    def day(self, day: date | None = None) -> DayReport:
+        return day_report(self.ledger, self.book, day or periods.now_date())
 
     def hourly(self, day: date | None = None) -> list[float]:
-        return report.hourly_costs(self.ledger, self.book, day or days.now_date())
+        return hourly_costs(self.ledger, self.book, day or periods.now_date())
 
-    def sessions(self, since: date | None, until: date | None) -> list[report.SessionSummary]:
-        return report.sessions(self.ledger, self.book, since, until)
+    def sessions(self, since: date | None, until: date | None) -> list[SessionSummary]:
+        return sessions(self.ledger, self.book, since, until)  # figures.day.sessions
 
-    def session(self, sid: str) -> report.SessionDetail | None:
+    def session(self, sid: str) -> SessionDetail | None:
         """One session by its id as listed, or by its folder's own name (a name that is not UTF-8, as a
         shell's tab completion gives it, is stored as its escaped text: `storable_id`)."""
-        return report.session_detail(self.ledger, self.book, storable_id(sid))
+        return session_detail(self.ledger, self.book, storable_id(sid))
 
-    def period(self, month: bool = False) -> report.Totals:
+    def period(self, month: bool = False) -> Totals:
         """This week (Monday on) or this month, to the end of today."""
-        today = days.now_date()
-        return self.totals(gl.period_start(today, month), today)
+        today = periods.now_date()
+        return self.totals(period_start(today, month), today)
 
-    def totals(self, since: date, until: date) -> report.Totals:
+    def totals(self, since: date, until: date) -> Totals:
         """[since, until]'s totals, with what a plan covered (`history`'s groups do not carry it yet)."""
-        start, end = days.local_midnight_ms(since), days.day_bounds(until)[1]
-        return report.totals_between(self.ledger, self.book, start, end)
+        start, end = periods.local_midnight_ms(since), periods.day_bounds(until)[1]
+        return totals_between(self.ledger, self.book, start, end)
 
     def day_figures(self, day: date | None = None, hourly: bool = False) -> DayFigures:
         """One day (default today) as the window's day view and the menu show it; `hourly`: with the cost
         per hour (the window's chart)."""
-        d = day or days.now_date()
-        return gl.day_figures(self.ledger, self.book, d, self.machines(d, d), hourly)
+        d = day or periods.now_date()
+        return day_figures(self.ledger, self.book, d, self.machines(d, d), hourly)
 
     def glance(self, health: Health, since: Glance | None = None) -> Glance:
         """What the tray's menu shows, from the ledger as it is (`figures.glance.Glance`). `health`: as just
@@ -330,11 +349,11 @@ class Engine:
         the glance built before, when only the clock moved since (no refresh changed the ledger, no setting
         changed): what the clock cannot change is kept from it, so such a rebuild reads only today's sessions
         and the last hour (at midnight everything is read again)."""
-        now, today = days.utc_now_ms(), days.now_date()
+        now, today = periods.utc_now_ms(), periods.now_date()
         hour = self.last_hour(now)
-        first = gl.first_call_ms(self.ledger, now - gl.HOUR_MS, now + 1) if hour.calls else None
+        first = first_call_ms(self.ledger, now - HOUR_MS, now + 1) if hour.calls else None
         if since is not None and since.day.day == today:  # only the clock moved: running sessions may be stale
-            base = replace(since, day=gl.with_sessions(since.day, self.ledger, self.book))
+            base = replace(since, day=with_sessions(since.day, self.ledger, self.book))
         else:
             base = self._until_midnight(today)
         return replace(
@@ -344,7 +363,7 @@ class Engine:
             progress=self.progress,
             sync_problem=self.sync_problem(health.problems),
             built_ms=now,
-            stale_at_ms=gl.changes_at(now, today, first, base.day.sessions, health.settling),
+            stale_at_ms=changes_at(now, today, first, base.day.sessions, health.settling),
         )
 
     def _until_midnight(self, today: date) -> Glance:
@@ -354,7 +373,7 @@ class Engine:
             day=day,
             week=self.period(),
             month=self.period(month=True),
-            last_hour=report.Totals(),
+            last_hour=Totals(),
             hour_first_ms=None,
             yesterday=None if day.report.calls else self.day(today - timedelta(days=1)),
             by_source=tuple(self.spend_by_source(today, today)),
@@ -381,8 +400,8 @@ class Engine:
     def machines(self, since: date | None = None, until: date | None = None, all_time: bool = False) -> MachinesReport:
         """Spend by machine over [since, until] (default: today; `all_time`: every call). The menu line
         is `engine.machines().menu_line()` (None while no other machine is held)."""
-        first = since or days.now_date()
-        start, end = days.local_midnight_ms(first), days.day_bounds(until or first)[1]
+        first = since or periods.now_date()
+        start, end = periods.local_midnight_ms(first), periods.day_bounds(until or first)[1]
         if all_time:
             start, end = ALL_TIME
         name = self.machine_name()
@@ -408,11 +427,11 @@ class Engine:
 
         return survey(self.sharing, s.sync_dir, s.machine_name, s.sync_titles)
 
-    def last_hour(self, now_ms: int | None = None) -> report.Totals:
-        now = days.utc_now_ms() if now_ms is None else now_ms
-        return report.totals_between(self.ledger, self.book, now - gl.HOUR_MS, now + 1)
+    def last_hour(self, now_ms: int | None = None) -> Totals:
+        now = periods.utc_now_ms() if now_ms is None else now_ms
+        return totals_between(self.ledger, self.book, now - HOUR_MS, now + 1)
 
-    def export_rows(self, period: days.Period) -> Iterator[export.ExportRow]:
+    def export_rows(self, period: periods.Period) -> Iterator[export.ExportRow]:
         """The period's calls as `trayburn export` writes them, oldest first (streamed: `export.to_file`)."""
         return export.rows(self.ledger, self.book, period)
 
@@ -548,9 +567,9 @@ class Engine:
         tasks = self._editor_tasks()
         if not tasks:
             return f"OK: {held}"
-        from .sources import task_places as tp
+        from .sources.editor_tasks import places
 
-        labels = {f"tasks:{app.name}": app.label for app in tp.APPS}
+        labels = {f"tasks:{app.name}": app.label for app in places.APPS}
         apps = ", ".join(f"{n} of {labels.get(feed, feed)}" for feed, n in sorted(tasks.items()))
         cli = self.ledger.live_by_feed().get(ClineCliSource.feed, 0)
         if sess.exists:

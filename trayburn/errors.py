@@ -1,7 +1,8 @@
-"""One error base for the whole of trayburn, each kind with its exit code (documented in the README).
+"""One error base for the whole of trayburn, each kind with its exit code (documented in the README). Never
+printed here: the core raises these, and `cli.main` turns any of them into one line on stderr (or, with --json,
+one JSON object on stderr) and its exit code.
 
-The core raises these; `cli.main` turns any of them into one line on stderr (or, with --json, one JSON
-object on stderr) and its exit code. Codes follow BSD's sysexits where one fits.
+Codes follow BSD's sysexits where one fits.
 """
 
 from __future__ import annotations

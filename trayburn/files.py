@@ -1,19 +1,15 @@
-"""Generic file access: private folders and files, atomic writes, bounded reads that never follow a link
-unasked, a file's checkpoint (what says it changed), and blake2b.
+"""Generic file access: trayburn's own files kept private, bounded reads, a file's checkpoint (what says it
+changed), and blake2b. Never knows a layout: where an app keeps its files and what they hold is the caller's.
+
+trayburn's own files: folders 0700 and files 0600 whatever the umask, never written through a symbolic link,
+read without blocking and within a bound, and the one atomic writer. Everything trayburn writes goes through
+here (the settings file, the log, the tray's lock and notification state, the autostart entry, the demo's copy
+of the sessions). A folder of trayburn's is made private; one that belongs to someone else and that other users
+can write is refused, since anyone could plant a file or a link in it.
 
 blake2b, the one hash trayburn's hot paths use, without OpenSSL: `import hashlib` loads libcrypto (3.6 MB of
 memory and 3 ms of every start) for hashes trayburn never needs there. CPython's own `_blake2` is what
 `hashlib.blake2b` is anyway.
-
-trayburn's own files: folders 0700 and files 0600 whatever the umask, never written through a
-symbolic link, read without blocking or without bound, and the one atomic writer.
-
-Everything trayburn writes goes through here (the settings file, the log, the tray's lock and
-notification state, the autostart entry, the demo's copy of the sessions). A folder of trayburn's
-is made private; one that belongs to someone else and that other users can write is refused, since
-anyone could plant a file or a link in it.
-
-Finding Cline's session files and reading them safely. Stats only; parsing lives in parse.py.
 """
 
 from __future__ import annotations

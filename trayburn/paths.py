@@ -1,4 +1,4 @@
-"""Where things are: the Cline CLI's three folders, and trayburn's own files.
+"""Where things are: the Cline CLI's three folders, and trayburn's own files. Never opens a file.
 
 The Cline CLI resolves each level on its own (root, then data, then sessions); trayburn does the
 same, and a value in the settings file overrides that level's environment variable.

@@ -1,7 +1,7 @@
-"""Text for a terminal: what it would obey rather than show taken out, one line for a cell, widths in the
-columns a terminal gives each character, and the tables and plurals every command prints.
-
-Text for terminals: one renderer for every command's result (JSON is the result itself).
+"""Text for a terminal: each command's result as the lines and tables `trayburn` prints (its JSON is the
+result itself, written by `as_json`), with what a terminal would obey taken out and widths in the columns a
+terminal gives each character. Never prints (cli.py does); the words it shares with the tray and the window
+are in words.py, which it imports and they use without it.
 """
 
 from __future__ import annotations
@@ -17,27 +17,12 @@ from .figures.money import Money, usd
 from .files import clean
 from .pricing.show import SeenModel, how_to_price
 from .sources.base import MAX_COST
+from .words import UNPRICED_MARK, USD, columns, plan_text, plural, shorten, tokens
 
 
 def one_line(text: str) -> str:
     """`clean`, and on one line (for a table cell)."""
     return clean(text).replace("\n", " ").replace("\t", " ")
-
-
-def columns(text: str) -> int:
-    """The terminal columns `text` takes: East Asian wide and full-width characters (CJK, most emoji) two,
-    combining marks and zero-width characters none, the rest one."""
-    if text.isascii():
-        return len(text)
-    return sum(_char_columns(ch) for ch in text)
-
-
-def _char_columns(ch: str) -> int:
-    import unicodedata  # (only for text that is not ASCII)
-
-    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 
 
 def table(headers: list[str], rows: list[list[str]], right: Collection[int] = frozenset()) -> str:
@@ -55,23 +40,6 @@ def table(headers: list[str], rows: list[list[str]], right: Collection[int] = fr
 def _pad(cell: str, width: int, right: bool) -> str:
     fill = " " * (width - columns(cell))
     return fill + cell if right else cell + fill
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def shorten(text: str, width: int) -> str:
-    """At most `width` terminal columns, "…" ending what was cut."""
-    if columns(text) <= width:
-        return text
-    kept, used = [], 0
-    for ch in text:
-        used += _char_columns(ch)
-        if used > width - 1:
-            break
-        kept.append(ch)
-    return "".join(kept) + "…"
 
 
 if TYPE_CHECKING:
@@ -204,16 +172,6 @@ def as_json(data: Any, indent: int | None = 2) -> str:
     return out
 
 
-USD = Money()  # the default: dollars, written by usd() below
-
-
-def tokens(n: int) -> str:
-    for unit, size in (("M", 1e6), ("k", 1e3)):
-        if n >= size:
-            return f"{n / size:.1f}{unit}"
-    return str(n)
-
-
 def day(r: DayReport, money: Money = USD) -> str:
     cost = cost_cell(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls, compact=True, money=money)
     head = f"{r.date} ({r.timezone}): {cost} over {plural(r.calls, 'call')} in {plural(r.sessions, 'session')}"
@@ -247,21 +205,6 @@ def _noted(text: str, money: Money) -> str:
     return text + (f"\n({money.note})" if money.note else "")
 
 
-def progress_text(progress: tuple[int, int] | None) -> str | None:
-    """While the history is still being read (today's figures first, exact): how far it is."""
-    if progress is None:
-        return None
-    done, total = progress
-    return f"Reading history: {done:,} of {total:,} sessions"
-
-
-def plan_text(plan_calls: int, plan_value: float, money: Money = USD) -> str | None:
-    """ "4 calls covered by plan, API value $1.23": beside the spend, never in it (CLI, menu, window)."""
-    if plan_calls <= 0:
-        return None
-    return f"{plural(plan_calls, 'call')} covered by plan, API value {money.text(plan_value)}"
-
-
 def _plan_and_cap(plan_calls: int, plan_value: float, capped: int, money: Money = USD) -> list[str]:
     lines = []
     what = plan_text(plan_calls, plan_value, money)
@@ -274,9 +217,6 @@ def _plan_and_cap(plan_calls: int, plan_value: float, capped: int, money: Money 
 
 def _model_cost(m: ModelCost, money: Money) -> str:
     return cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money=money)
-
-
-UNPRICED_MARK = "?"
 
 
 def cost_cell(

@@ -1,4 +1,9 @@
-"""The settings file (TOML): tolerant load, validation, atomic save.
+"""The settings: each declared once, as a `Settings` field, and the TOML file that holds them.
+
+A setting's declaration (`setting(kind, default, help, where=..., choices=...)`) is all there is of it: checking
+a value from the file, parsing one typed after `trayburn config set`, README's table (`readme_table`) and the
+menu's choices (`menu_choices`) are loops over `SETTINGS`. The editor apps' settings come from their entries in
+`sources/editor_tasks/places.py`.
 
 A broken file is reported with its line and never overwritten; a bad value falls back to its
 default with a warning; unknown keys are kept on save and reported.
@@ -6,74 +11,211 @@ default with a warning; unknown keys are kept on save and reported.
 
 from __future__ import annotations
 
-import math
+import copy
 import os
 import re
 import stat
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import tomli_w
 
 from .files import Refused, atomic_write, read_file
+from .setting_kinds import Aliases, Choice, Currency, Flag, Folders, Kind, Number, Prices, Table, Text, Whole
+from .sources.editor_tasks.places import APPS
 
-THEMES = ("auto", "light", "dark")
-PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
-REFRESH_CHOICES = (15, 30, 60, 300)
-TASK_APPS = ("cline_tasks", "roo_code", "kilo_code")  # on/off per editor app (sources/task_places.py)
-TASK_DIRS = ("cline_tasks_dirs", "roo_code_dirs", "kilo_code_dirs")  # folders holding tasks/, replacing the found ones
 MAX_BYTES = 1_000_000  # a settings file is a few hundred bytes; anything near this is not one
+FILE, MENU, CLI = "file", "menu", "CLI"  # where a setting can be set: the file, the tray's menu, `trayburn config`
+EVERYWHERE = (FILE, MENU, CLI)
+T = TypeVar("T")
 
 
 class SettingsError(Exception):
     """The settings file cannot be read or a value cannot be set; the message says where and why."""
 
 
+# ---- the declaration ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting as declared: its checking, its parsing, README's row and the menu's choices all come from it."""
+
+    kind: Kind
+    default: Any
+    help: str  # README's "meaning"
+    shown: str | None = None  # the default as README says it, where the value alone does not say it
+    where: tuple[str, ...] = (FILE, CLI)
+    choices: tuple[Any, ...] = ()  # what the menu offers (a Choice's values when empty)
+
+    def fresh(self) -> Any:
+        """The default, a copy of its own (a list or a table is never shared)."""
+        return copy.deepcopy(self.default)
+
+    @property
+    def menu_choices(self) -> tuple[Any, ...]:
+        return self.choices or (self.kind.values if isinstance(self.kind, Choice) else ())
+
+
+def setting(
+    kind: Kind[T],
+    default: T,
+    help: str,
+    *,
+    shown: str | None = None,
+    where: tuple[str, ...] = (FILE, CLI),
+    choices: tuple[T, ...] = (),
+) -> T:
+    """Declare a setting: a `Settings` field carrying its `Setting` (its name is the field's)."""
+    spec = Setting(kind, default, help, shown, where, choices)
+    meta = {"setting": spec}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=spec.fresh, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+FOLDER = Text("a folder path (a string)")
+FLAG = Flag()
+
+
+def _editor_app_settings(cls: type[T]) -> type[T]:
+    """Each editor app's two settings, from its one entry in `editor_tasks.places.APPS`: `<key>` reads it or
+    not, `<key>_dirs` replaces the folders found for it. Fields like the others, placed before the two that
+    are not settings (`extra`, `invalid`)."""
+    annotations = cls.__dict__["__annotations__"]
+    kept = {name: annotations.pop(name) for name in ("extra", "invalid")}
+    for app in APPS:
+        annotations[app.enabled_key] = "bool"
+        setattr(cls, app.enabled_key, setting(FLAG, True, "read that editor app's task folders"))
+    for app in APPS:
+        annotations[app.dirs_key] = "list[str]"
+        why = "that app's folders holding `tasks/`, replacing the found ones"
+        setattr(cls, app.dirs_key, setting(Folders(), [], why, shown="unset (found)"))
+    annotations.update(kept)
+    return cls
+
+
 @dataclass
+@_editor_app_settings
 class Settings:
-    cline_dir: str | None = None
-    data_dir: str | None = None
-    sessions_dir: str | None = None
-    refresh_seconds: int = 30
-    daily_budget: float | None = None
-    monthly_budget: float | None = None
-    theme: str = "auto"  # the panel's shade: auto / light / dark
-    max_file_mb: int = 256
-    aliases: dict[str, str] = field(default_factory=dict)
-    prices: dict[str, dict[str, float]] = field(default_factory=dict)
-    currency: str = "USD"  # display currency (ISO 4217); amounts are converted with usd_rate
-    usd_rate: float | None = None  # units of `currency` per US dollar, set by the person (never fetched)
-    sync_dir: str | None = None  # a folder the person syncs between machines
-    machine_name: str | None = None  # this machine's name in shared figures (default: the host name)
-    sync_titles: bool = False  # whether titles and folder paths leave this machine through sync_dir
-    # Editor task folders (sources/task_places.py): whether each app is read, and folders replacing the found ones
-    cline_tasks: bool = True  # the Cline extension's pre-4.0 task folders (and the old CLI's ~/.cline/data/tasks)
-    roo_code: bool = True
-    kilo_code: bool = True
-    cline_tasks_dirs: list[str] = field(default_factory=list)
-    roo_code_dirs: list[str] = field(default_factory=list)
-    kilo_code_dirs: list[str] = field(default_factory=list)
+    """Every setting, each declared once by its field (`setting(kind, default, help, ...)`). A new setting is one
+    more field here; README's table is `readme_table()` (tests/test_docs.py compares them)."""
+
+    cline_dir: str | None = setting(
+        FOLDER, None, "the Cline folder", shown="unset (`CLINE_DIR`, `~/.cline`)", where=EVERYWHERE
+    )
+    data_dir: str | None = setting(
+        FOLDER, None, "the data folder", shown="unset (`CLINE_DATA_DIR`, `<cline_dir>/data`)", where=EVERYWHERE
+    )
+    sessions_dir: str | None = setting(
+        FOLDER,
+        None,
+        "the sessions folder",
+        shown="unset (`CLINE_SESSION_DATA_DIR`, `<data_dir>/sessions`)",
+        where=EVERYWHERE,
+    )
+    refresh_seconds: int = setting(
+        Whole("seconds", 5, 3600),
+        30,
+        "how often the tray and the window look for changes (5–3600)",
+        where=EVERYWHERE,
+        choices=(15, 30, 60, 300),
+    )
+    daily_budget: float | None = setting(
+        Number("a number of US dollars, 0 or more (0 turns the budget off)", zero_is_off=True),
+        None,
+        "USD; crossing 80 % and 100 % notifies once a day and colours the icon",
+        where=EVERYWHERE,
+    )
+    monthly_budget: float | None = setting(
+        Number("a number of US dollars, 0 or more (0 turns the budget off)", zero_is_off=True),
+        None,
+        "USD; the window's month view shows spend against it and a month-end projection",
+    )
+    theme: str = setting(
+        Choice("auto", "light", "dark"),
+        "auto",
+        "icon for a `light` or `dark` panel; `auto` asks the desktop",
+        where=EVERYWHERE,
+    )  # the panel's shade
+    max_file_mb: int = setting(Whole("megabytes", 1), 256, "larger session files are skipped and listed by `doctor`")
+    aliases: dict[str, str] = setting(
+        Aliases(), {}, '`"my-proxy/glm" = "glm-5.2"`: count a model under another name', shown="none"
+    )
+    prices: dict[str, dict[str, float]] = setting(
+        Prices(), {}, "`input`, `output`, `cache_read`, `cache_write` in USD per million tokens", shown="none"
+    )
+    currency: str = setting(
+        Currency(), "USD", 'show amounts in this currency (ISO code, e.g. `"EUR"`), converted with `usd_rate`'
+    )
+    usd_rate: float | None = setting(
+        Number("a positive number (units of your currency per US dollar)", positive=True),
+        None,
+        "units of `currency` per US dollar, set by you: trayburn never fetches rates",
+    )
+    sync_dir: str | None = setting(
+        Text(),
+        None,
+        "a folder you already sync between machines; each machine writes its own file there",
+        where=EVERYWHERE,
+    )
+    machine_name: str | None = setting(Text(), None, "this machine's name in shared figures", shown="the host name")
+    sync_titles: bool = setting(
+        FLAG, False, "whether session titles and folder paths leave this machine through `sync_dir`"
+    )
+    # (then each editor app's two settings: `_editor_app_settings`)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they were
     invalid: dict[str, Any] = field(default_factory=dict)  # known keys with bad values: defaults used, kept on save
 
     def to_toml_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in _KEPT or value is None or value == {} or value == [] or value == f.default:
+        for key, spec in SETTINGS.items():
+            value = getattr(self, key)
+            if value is None or value == {} or value == [] or value == spec.default:
                 continue
-            out[f.name] = value
+            out[key] = value
         for key, value in self.invalid.items():
             out.setdefault(key, value)
         out.update(self.extra)
         return out
 
 
-_KEPT = ("extra", "invalid")
+SETTINGS: dict[str, Setting] = {f.name: f.metadata["setting"] for f in fields(Settings) if "setting" in f.metadata}
+KEYS = tuple(SETTINGS)
 DEFAULTS = Settings()
-KEYS = tuple(f.name for f in fields(Settings) if f.name not in _KEPT)
+
+
+def menu_choices(key: str) -> tuple[Any, ...]:
+    """What the tray's menu offers for `key` (refresh intervals, themes)."""
+    return SETTINGS[key].menu_choices
+
+
+def readme_table() -> str:
+    """README's settings table, from the declaration: a row per setting (consecutive ones saying the same share
+    one, as the editor apps' do). Every setting lives in the file; the last column says where else it is set."""
+    rows: list[tuple[list[str], str, str, str]] = []
+    for key, spec in SETTINGS.items():
+        cells = (_shown(spec), spec.help, ", ".join(WHERE_SAID[w] for w in spec.where if w != FILE))
+        if rows and rows[-1][1:] == cells:
+            rows[-1][0].append(spec.kind.readme_key(key))
+        else:
+            rows.append(([spec.kind.readme_key(key)], *cells))
+    lines = ["| key | default | meaning | also set from |", "|---|---|---|---|"]
+    lines += [f"| {', '.join(keys)} | {default} | {meaning} | {where} |" for keys, default, meaning, where in rows]
+    return "\n".join(lines) + "\n"
+
+
+WHERE_SAID = {FILE: "the file", MENU: "the menu", CLI: "`config set`"}
+
+
+def _shown(spec: Setting) -> str:
+    if spec.shown is not None:
+        return spec.shown
+    if spec.default is None:
+        return "unset"
+    return f"`{tomli_w.dumps({'x': spec.default}).partition(' = ')[2].strip()}`"
 
 
 @dataclass(frozen=True)
@@ -102,75 +244,6 @@ class Loaded:
 _TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
 
-def _check(key: str, value: Any) -> Any:
-    """Validate one value; raise ValueError with a plain message."""
-    if key in ("cline_dir", "data_dir", "sessions_dir"):
-        if not isinstance(value, str):
-            raise ValueError("must be a folder path (a string)")
-        return value.strip() or None
-    if key == "refresh_seconds":
-        if isinstance(value, bool) or not isinstance(value, int) or not 5 <= value <= 3600:
-            raise ValueError("must be a whole number of seconds between 5 and 3600")
-        return value
-    if key == "max_file_mb":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError("must be a whole number of megabytes, at least 1")
-        return value
-    if key in ("daily_budget", "monthly_budget"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise ValueError("must be a number of US dollars, 0 or more (0 turns the budget off)")
-        return float(value) or None
-    if key == "usd_rate":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-            raise ValueError("must be a positive number (units of your currency per US dollar)")
-        return float(value)
-    if key == "currency":
-        if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{3}", value.strip()):
-            raise ValueError("must be a three-letter currency code such as USD, EUR or GBP")
-        return value.strip().upper()
-    if key in ("sync_dir", "machine_name"):
-        if not isinstance(value, str):
-            raise ValueError("must be a string")
-        return value.strip() or None
-    if key in TASK_DIRS:
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ValueError("must be a list of folder paths (strings)")
-        return [v.strip() for v in value if v.strip()]
-    if key in ("sync_titles", *TASK_APPS):
-        if not isinstance(value, bool):
-            raise ValueError("must be true or false")
-        return value
-    if key == "theme":
-        if value not in THEMES:
-            raise ValueError(f"must be one of {', '.join(THEMES)}")
-        return value
-    if key == "aliases":
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise ValueError('must be a table of model = "canonical model" strings')
-        return dict(value)
-    if key == "prices":
-        return _check_prices(value)
-    raise ValueError("is not a trayburn setting")
-
-
-def _check_prices(value: Any) -> dict[str, dict[str, float]]:
-    if not isinstance(value, dict):
-        raise ValueError('must be a table of [prices."model"] tables')
-    out = {}
-    for model, row in value.items():
-        if not isinstance(row, dict):
-            raise ValueError(f'prices."{model}" must be a table with {", ".join(PRICE_FIELDS)}')
-        for k, v in row.items():
-            if k not in PRICE_FIELDS:
-                raise ValueError(f'prices."{model}".{k} is unknown (use {", ".join(PRICE_FIELDS)})')
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
-                raise ValueError(f'prices."{model}".{k} must be USD per million tokens, 0 or more')
-        out[model] = {k: float(v) for k, v in row.items()}
-    return out
-
-
 def from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
     settings, warnings = Settings(), []
     for key, value in data.items():
@@ -179,7 +252,7 @@ def from_dict(data: dict[str, Any]) -> tuple[Settings, list[str]]:
             warnings.append(f"unknown setting '{key}' (kept, not used)")
             continue
         try:
-            setattr(settings, key, _check(key, value))
+            setattr(settings, key, SETTINGS[key].kind.check(value))
         except ValueError as exc:
             settings.invalid[key] = value
             warnings.append(f"'{key}' {exc}; using the default")
@@ -261,38 +334,20 @@ def _editable(path: Path) -> Settings:
     return loaded.settings
 
 
-def parse_value(key: str, text: str) -> Any:
-    """A value typed on the command line, for KEY."""
-    if key in ("refresh_seconds", "max_file_mb"):
-        try:
-            return int(text)
-        except ValueError:
-            raise SettingsError(f"{key} must be a whole number, not '{text}'") from None
-    if key in ("daily_budget", "monthly_budget", "usd_rate") or key.startswith("prices."):
-        try:
-            return float(text.lstrip("$"))
-        except ValueError:
-            raise SettingsError(f"{key} must be a number, not '{text}'") from None
-    if key in TASK_DIRS:
-        return [p for p in text.split(os.pathsep) if p.strip()]
-    if key in ("sync_titles", *TASK_APPS):
-        if text.strip().lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
-            raise SettingsError(f"{key} must be true or false, not '{text}'")
-        return text.strip().lower() in ("true", "yes", "on", "1")
-    return text
-
-
 def update(path: Path, key: str, text: str | None) -> Settings:
     """Set (text given) or unset (text None) one key, dotted for tables: aliases.M, prices.M.input."""
     settings = _editable(path)
     head, _, rest = key.partition(".")
-    if head not in KEYS or (rest and head not in ("aliases", "prices")):
+    spec = SETTINGS.get(head)
+    if spec is None or (rest and not spec.kind.table):
         raise SettingsError(f"unknown setting '{key}'. Known: {', '.join(KEYS)}")
+    if CLI not in spec.where:
+        raise SettingsError(f"'{head}' is set in the settings file only ({path})")
     if rest and head in settings.invalid:
         raise SettingsError(f"'{head}' in {path} is not valid; fix it by hand (trayburn will not overwrite it)")
     settings.invalid.pop(head, None)
-    _apply(settings, key, head, rest, text)
-    edited = None if head in ("aliases", "prices") else _edit_line(path, settings, head)
+    _apply(settings, spec, key, head, rest, text)
+    edited = None if spec.kind.table else _edit_line(path, settings, head)
     if edited is None:
         save(path, settings)
     else:
@@ -333,34 +388,24 @@ def _edit_line(path: Path, settings: Settings, key: str) -> str | None:
     return text if again.to_toml_dict() == settings.to_toml_dict() else None
 
 
-def _apply(settings: Settings, key: str, head: str, rest: str, text: str | None) -> None:
-    if head == "aliases" and rest:
-        _update_table(settings.aliases, rest, text)
-    elif head == "prices" and rest:
-        model, _, part = rest.rpartition(".")
-        if part not in PRICE_FIELDS or not model:
-            raise SettingsError(f"use prices.MODEL.{{{','.join(PRICE_FIELDS)}}}, not '{key}'")
-        row = settings.prices.setdefault(model, {})
-        _update_table(row, part, None if text is None else parse_value(key, text))
-        if not row:
-            del settings.prices[model]
-        _checked(settings, "prices", settings.prices)
-    elif text is None:
-        setattr(settings, head, getattr(DEFAULTS, head) if head not in ("aliases", "prices") else {})
-    else:
-        _checked(settings, head, parse_value(head, text))
+def _apply(settings: Settings, spec: Setting, key: str, head: str, rest: str, text: str | None) -> None:
+    if text is None and not rest:
+        setattr(settings, head, spec.fresh())
+        return
+    try:
+        if rest:
+            assert isinstance(spec.kind, Table)
+            value = spec.kind.with_entry(getattr(settings, head), key, rest, text)
+        else:
+            value = spec.kind.parse(head, text or "")
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    _checked(settings, head, value)
 
 
 def _checked(settings: Settings, key: str, value: Any) -> None:
     try:
-        setattr(settings, key, _check(key, value))
+        setattr(settings, key, SETTINGS[key].kind.check(value))
     except ValueError as exc:
         text = str(exc)
         raise SettingsError(text if text.startswith(key) else f"{key} {text}") from None
-
-
-def _update_table(table: dict, key: str, value: Any) -> None:
-    if value is None:
-        table.pop(key, None)
-    else:
-        table[key] = value

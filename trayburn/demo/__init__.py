@@ -1,5 +1,7 @@
-"""`trayburn demo`: the tray (or its figures) on sessions recorded from the real Cline CLI,
-replayed as if they happened today, in a throwaway folder and ledger of their own."""
+"""`trayburn demo`: the tray (or its figures) on sessions recorded from the real Cline CLI, replayed as if
+they happened today, in a throwaway folder and ledger of their own. Never touches the person's own Cline
+folders, settings or ledger.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +14,8 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .. import files as fsutil
-from .. import paths
-from .. import settings as st
-from ..figures import periods as days
+from .. import files, paths, settings
+from ..figures import periods
 
 SOURCE = Path(__file__).parent / "sessions"
 MARKER = "trayburn-demo"  # written beside the replayed Cline folder's data: the window says it shows a demo
@@ -33,7 +33,7 @@ def latest_ms(sessions: Path) -> int:
 
 def shift_for_today(latest: int, earliest: int, now_ms: int) -> int:
     """How far to move the recording so its last call is a minute ago, all of it today."""
-    midnight = days.local_midnight_ms(date.fromtimestamp(now_ms / 1000))
+    midnight = periods.local_midnight_ms(date.fromtimestamp(now_ms / 1000))
     end = max(now_ms - 60_000, midnight + (latest - earliest) + 60_000)
     return end - latest
 
@@ -77,7 +77,9 @@ def prepare(root: Path, now_ms: int | None = None) -> Path:
     (cline / MARKER).write_text(
         "sessions replayed by `trayburn demo`; deleted with this folder\n"
     )  # all three levels, so CLINE_DATA_DIR / CLINE_SESSION_DATA_DIR cannot leak in
-    st.save(config, st.Settings(cline_dir=str(cline), data_dir=str(cline / "data"), sessions_dir=str(target)))
+    settings.save(
+        config, settings.Settings(cline_dir=str(cline), data_dir=str(cline / "data"), sessions_dir=str(target))
+    )
     return config
 
 
@@ -87,7 +89,7 @@ def is_demo(sessions: Path) -> bool:
 
 
 def _demo_home() -> Path:
-    return fsutil.private_dir(paths.demo_dir())
+    return files.private_dir(paths.demo_dir())
 
 
 @contextmanager
@@ -95,7 +97,7 @@ def prepared(args) -> Iterator[None]:
     """`args.config` and `args.state_dir` pointed at a fresh copy of the demo, shifted to end today: in a
     temporary folder removed afterwards, or in `--state-dir` when given. `cli.cmd_demo` runs the rest."""
     if args.state_dir:
-        _point(args, fsutil.private_dir(args.state_dir))
+        _point(args, files.private_dir(args.state_dir))
         yield
         return
     with tempfile.TemporaryDirectory(prefix="demo-", dir=_demo_home()) as tmp:

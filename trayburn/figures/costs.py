@@ -1,5 +1,6 @@
 """What counted calls cost: reported costs as they are, the others estimated when read (so better price
 data re-prices old calls), and plan-covered calls valued at list price beside the spend, never in it.
+Never speaks SQL (the ledger's `cost_groups` does) and never shows a call without a price as $0.
 
 The one place the estimation rules live:
 - calls are priced in the groups `Ledger.cost_groups` returns: one route, one tier band, so a group's
@@ -18,7 +19,7 @@ from typing import Protocol
 
 from ..ledger import Bucket, CostGroup, Ledger, Route, Usage
 from ..pricing import Price, PriceBook
-from ..pricing import price as routes
+from ..pricing.price import is_plan, route_of
 from ..sources.base import MAX_COST
 
 
@@ -82,14 +83,14 @@ class Totals:
                 usd, capped = _group_cost(price, g, Usage(*s[6:]))
                 self.estimated_usd += usd
                 self.capped_calls += capped
-        if g.zero.calls and routes.is_plan(route_of(g.route)):
+        if g.zero.calls and is_plan(route_name(g.route)):
             self.plan_calls += g.zero.calls
             if price is not None:
                 self.plan_api_value_usd += _group_cost(price, g, g.zero)[0]
 
 
-def route_of(r: Route) -> str:
-    return routes.route_of(r.provider, r.session_provider)
+def route_name(r: Route) -> str:
+    return route_of(r.provider, r.session_provider)
 
 
 def capped(usd: float) -> tuple[float, bool]:
@@ -172,7 +173,7 @@ class Pricer:
             tuple(sorted({s for _, p in priced for s in p.tier_starts()})),
             tuple(r for r, p in priced if p.periodic),
             int(MAX_COST * 1e6 / top) if top > 0 else None,
-            any(routes.is_plan(route_of(r)) for r, _ in priced),
+            any(is_plan(route_name(r)) for r, _ in priced),
         )
 
     def groups(
@@ -199,7 +200,7 @@ class Pricer:
     def call(self, c: OneCall, session_provider: str | None) -> CallCost:
         """One call: its reported cost, else its estimate at its time; a plan call's list price."""
         route = Route(c.model, c.provider, session_provider)
-        plan = c.cost == 0 and routes.is_plan(route_of(route))
+        plan = c.cost == 0 and is_plan(route_name(route))
         if c.cost is not None and not plan:
             return CallCost(c.cost, False, False, None)
         price = self.price(route)

@@ -1,12 +1,12 @@
-"""The figures, as plain data: a day, a period, the sessions, one session in full.
+"""A day's figures, the sessions list and one session in full, as plain data (`DayReport`, `SessionSummary`,
+`SessionDetail`), with the one rule for a session's project. Never reads the apps' files and never speaks SQL:
+it reads the ledger's named rows.
 
-Reads only the ledger (never Cline's files). Costs come from `costs.Pricer`: estimated when read,
-so better price data re-prices old calls; grouped by model key, named by `PriceBook.name_of`.
-
-The sessions of a period (or of all time) with their figures, from two queries whatever their
-number: the sessions, then the period's calls in `costs.Pricer.groups` by (session, file, agent),
-priced exactly as their calls one by one would be. `sessions_report` (the CLI's and the
-window's sessions list) and `session_detail` (one session in full, its calls) are here.
+Costs come from `costs.Pricer`: estimated when read, so better price data re-prices old calls; grouped by
+model key, named by `PriceBook.name_of`. The sessions of a period (or of all time) come with their figures
+from two queries whatever their number: the sessions, then the period's calls in `costs.Pricer.groups` by
+(session, file, agent), priced exactly as their calls one by one would be. `sessions_report` (the CLI's and
+the window's sessions list) and `session_detail` (one session in full, its calls) are here.
 """
 
 from __future__ import annotations
@@ -21,12 +21,7 @@ from pathlib import Path
 from ..ledger import ALL_TIME, CostGroup, Ledger, Route, SessionRow
 from ..pricing import PriceBook
 from .costs import Pricer, Tokens, Totals, priced_cost
-from .periods import day_bounds as day_bounds
-from .periods import iso_local as iso_local
-from .periods import local_midnight_ms as local_midnight_ms
-from .periods import now_date as now_date
-from .periods import timezone_name as timezone_name
-from .periods import utc_now_ms as utc_now_ms
+from .periods import day_bounds, iso_local, local_midnight_ms, timezone_name
 
 __all__ = ["Tokens", "Totals", "priced_cost"]  # re-exported: the figures' callers import them from here
 

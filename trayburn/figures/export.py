@@ -1,4 +1,5 @@
 """`trayburn export`: a period's counted calls, one row each, as CSV or as a JSON array, streamed.
+Never holds the whole export in memory and never speaks SQL (the ledger's `export_calls` does).
 
 Rows are read from the ledger a few thousand at a time and written as they come, so 100,000 calls
 take no more memory than 100. CSV is UTF-8 with a header and RFC 4180 quoting (csv.writer, "\\r\\n"
@@ -24,8 +25,7 @@ from typing import NamedTuple, TextIO
 
 from ..errors import CantWrite, TrayburnError
 from ..files import CONTROLS, clean
-from ..ledger import Ledger
-from ..ledger import queries as hq
+from ..ledger import Ledger, queries
 from ..pricing import PriceBook
 from .costs import Pricer
 from .day import _USER_INPUT
@@ -70,11 +70,11 @@ def rows(ledger: Ledger, book: PriceBook, period: Period) -> Iterator[ExportRow]
         yield _row(c, about, pricer)
 
 
-def _about(c: hq.ExportCall) -> tuple[str, str, str]:
+def _about(c: queries.ExportCall) -> tuple[str, str, str]:
     return title(c.title, c.prompt), project_name(c.workspace_root or c.cwd), c.source or "unknown"
 
 
-def _row(c: hq.ExportCall, about: tuple[str, str, str], pricer: Pricer) -> ExportRow:
+def _row(c: queries.ExportCall, about: tuple[str, str, str], pricer: Pricer) -> ExportRow:
     cost = pricer.call(c, c.session_provider)
     return ExportRow(
         time=datetime.fromtimestamp(c.ts_ms / 1000).astimezone().isoformat(timespec="milliseconds"),

@@ -20,9 +20,9 @@ from datetime import date, timedelta
 from ..ledger import Ledger
 from ..pricing import PriceBook
 from ..sources.base import RETRY_RECENT_NS
-from . import day as report
 from .costs import Totals
-from .day import STALE_AFTER_MS, DayReport, SessionSummary
+from .day import STALE_AFTER_MS, DayReport, SessionSummary, day_report, hourly_costs
+from .day import sessions as day_sessions
 from .history import MachinesReport
 from .money import Money
 from .periods import local_midnight_ms
@@ -64,14 +64,14 @@ class Glance:
 
 def day_figures(ledger: Ledger, book: PriceBook, day: date, machines: MachinesReport, hourly: bool) -> DayFigures:
     """`machines`: the day's spend by machine (the engine names this machine); `hourly`: with the cost per hour."""
-    hours = tuple(report.hourly_costs(ledger, book, day)) if hourly else ()
-    sessions = tuple(report.sessions(ledger, book, day, day))
-    return DayFigures(day, report.day_report(ledger, book, day), sessions, machines, hours)
+    hours = tuple(hourly_costs(ledger, book, day)) if hourly else ()
+    sessions = tuple(day_sessions(ledger, book, day, day))
+    return DayFigures(day, day_report(ledger, book, day), sessions, machines, hours)
 
 
 def with_sessions(figures: DayFigures, ledger: Ledger, book: PriceBook) -> DayFigures:
     """The same day with its sessions read again (their states move with the clock; nothing else did)."""
-    sessions = tuple(report.sessions(ledger, book, figures.day, figures.day))
+    sessions = tuple(day_sessions(ledger, book, figures.day, figures.day))
     return DayFigures(figures.day, figures.report, sessions, figures.machines, figures.hourly)
 
 

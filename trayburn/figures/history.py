@@ -1,4 +1,5 @@
-"""History: any period's figures by day, week, month, project, model, session, source or machine, as plain data.
+"""Any period's figures by day, week, month, project, model, session, source or machine, as plain data
+(`trayburn report`, the window's periods, the menu's machines). Never speaks SQL and never reads a file.
 
 A few queries per report, whatever the number of sessions: the period's calls in `costs.Pricer.groups`
 by (time bucket, session), priced exactly as their calls one by one would be (`Totals.add`), and what
@@ -7,7 +8,6 @@ added to its row; the total is the rows added up, so the rows and the total agre
 
 `machines_between`: the figures split by machine (sharing through `sync_dir`): the menu's "Today $4.20 on 3
 machines (this one $1.10)", `today --json`'s `machines`, the window's and `report --by machine`'s split.
-No SQL, no I/O.
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
-from ..ledger import Bucket, CostGroup, Ledger, Route
-from ..ledger import queries as hq
+from ..ledger import Bucket, CostGroup, Ledger, Route, queries
 from ..pricing import PriceBook
 from .costs import Pricer, Totals, priced_cost
-from .day import NO_PROJECT, _r, display_title, project_name, timezone_name
+from .day import NO_PROJECT, _r, display_title, project_name
 from .money import Money
-from .periods import Period, cut, part_key
+from .periods import Period, cut, part_key, timezone_name
 
 __all__ = ["NO_PROJECT", "project_name"]  # the one project rule lives in day.py
 
@@ -138,7 +137,7 @@ def _fetch(pricer: Pricer, period: Period, parts: list[Period]) -> Priced:
 
 def _grouped(
     found: Priced,
-    keys: dict[str, hq.SessionKeys],
+    keys: dict[str, queries.SessionKeys],
     parts: list[Period],
     period: Period,
     by: str,
@@ -177,7 +176,7 @@ def _namer(
     by: str,
     pricer: Pricer,
     parts: list[Period],
-    keys: dict[str, hq.SessionKeys],
+    keys: dict[str, queries.SessionKeys],
     machines: dict[str, str],
     this_machine: str,
 ) -> Callable[[int, str, Route], tuple[str, str]]:

@@ -1,10 +1,9 @@
-"""Days and instants: local midnights (TZ and DST respected), ISO text, the time zone's name.
-
-Periods of local days: what `--since`/`--until` mean, how a period steps back and forth, and how
-it is cut into days, weeks (Monday to Sunday) or months.
+"""Local days and periods of them: local midnights (TZ and DST respected), ISO text, the time zone's name,
+what `--since`/`--until` mean, how a period steps back and forth, and how it is cut into days, weeks (Monday to
+Sunday) or months. Never speaks SQL and never prices anything.
 
 A period is a first and a last day, both included. Its bounds in epoch ms are local midnights
-(`days.day_bounds`), so a day is a local day, 23 or 25 hours long across a DST change.
+(`day_bounds`), so a day is a local day, 23 or 25 hours long across a DST change.
 """
 
 from __future__ import annotations

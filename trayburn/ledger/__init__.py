@@ -1,4 +1,5 @@
-"""The ledger: every call seen in the sources' files, each counted once (see `store.Ledger`).
+"""The ledger: every call seen in the sources' files, each counted once (see `store.Ledger`). Never knows a
+source's layout: the ledger imports only `sources/base.py` of sources/.
 
 schema.py    tables, versions, migrations, opening and recovery; what SQLite's errors mean (the typed errors)
 store.py     the Ledger: refresh orchestration over Sources (stat → change? → write transactions, today's first)

@@ -1,14 +1,12 @@
-"""The ledger's reads: typed query methods returning named rows. Only the ledger speaks SQL;
-`report.py` builds figures from these rows.
+"""Every read of the ledger, as typed query methods returning named rows, mixed into `Ledger`: the figures
+(`Queries`), history and export (`PeriodQueries`) and the machines' share (`MachineQueries`). Only the ledger
+speaks SQL; these never write and never price a call (figures/costs.py does).
 
-The ledger's reads for history (mixed into `Ledger` like `Queries`): the sessions' keys a report
-groups by, the calls one by one for an export, the sessions of a period for the sessions list.
-
-Their figures come from `Queries.cost_groups` (by time bucket, session, file, agent), priced in
-`costs.py`: a report or the sessions list is a few grouped queries whatever the number of sessions.
-
-The ledger's reads for sharing between machines (`trayburn/sync`), mixed into `Ledger` like `Queries`:
-this machine's sessions and calls as they leave for its machine file, the other machines' files held.
+The figures come from `Queries.cost_groups` (by time bucket, session, file, agent), priced in `costs.py`: a
+report or the sessions list is a few grouped queries whatever the number of sessions. History: the sessions'
+keys a report groups by, the calls one by one for an export, the sessions of a period for the sessions list.
+Sharing (`trayburn/sync`): this machine's sessions and calls as they leave for its machine file, the other
+machines' files held.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """What a damaged ledger keeps: its pages (pages.py) merged with the newest sound backup (backups.py) into a
-rebuilt ledger; and what it held that nothing gave back (`rebuilt`, for `doctor`).
+rebuilt ledger; and what it held that nothing gave back (`rebuilt`, for `doctor`). Never decides on its own that
+a ledger is damaged (schema.py does).
 
 Copying a ledger's rows into another: what a damaged ledger still yields into its rebuilt successor, or a
 ledger deleted or replaced under a running trayburn into the file now at its place.

@@ -1,11 +1,11 @@
-"""What SQLite's error codes mean for the ledger, and the typed errors trayburn raises for them.
+"""The ledger's tables, their versions and migrations, opening a ledger file (with recovery), and what
+SQLite's error codes mean for the ledger (the typed errors trayburn raises for them). Never moves a ledger
+aside for anything but corruption.
 
 The ledger is sacred: only SQLite saying the file is corrupt (SQLITE_CORRUPT, SQLITE_NOTADB) or a
 failed integrity check lets trayburn move it aside. A full disk, an I/O error, a file that cannot be
 opened or written (FULL, IOERR, CANTOPEN, READONLY, PERM) leave it exactly as it is: the error says
 what is wrong, and what can still be read is served, marked stale.
-
-The ledger's tables, their versions and migrations, and opening a ledger file (with recovery).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from .. import files as fsutil
+from .. import files
 from ..errors import CantWrite, Exit, TrayburnError
 from . import salvage
 from .salvage import Salvaged
@@ -295,8 +295,8 @@ def open_ledger(path: Path, busy_timeout_s: float, check: bool = False) -> Opene
     schema, a planted link). `check`: run `PRAGMA integrity_check` first (a ledger a query found damaged,
     `doctor`); an ordinary open never does: SQLite's own errors on a damaged page lead to the same rebuild."""
     try:
-        fsutil.private_dir(path.parent)
-    except fsutil.Refused as exc:
+        files.private_dir(path.parent)
+    except files.Refused as exc:
         raise LedgerError(str(exc)) from None
     except OSError as exc:
         if verdict(exc) == "full":
@@ -311,7 +311,7 @@ def open_ledger(path: Path, busy_timeout_s: float, check: bool = False) -> Opene
         return Opened(db, None, None)  # (no backup here: Ledger.backup_if_due makes the day's after the figures)
     except _Rebuild as exc:
         return _rebuild(path, busy_timeout_s, str(exc))
-    except fsutil.Refused as exc:
+    except files.Refused as exc:
         raise LedgerError(str(exc)) from None
     except (sqlite3.Error, OSError) as exc:
         kind = verdict(exc)
@@ -335,10 +335,10 @@ def _create_private(path: Path) -> None:
     for suffix in ("-wal", "-shm", "-journal"):
         side = Path(str(path) + suffix)
         if side.is_symlink():
-            raise fsutil.Refused(
+            raise files.Refused(
                 "link", side, f"{side} is a symbolic link; trayburn will not open its ledger through it"
             )
-    os.close(fsutil.open_private(path, os.O_RDWR | os.O_CREAT))
+    os.close(files.open_private(path, os.O_RDWR | os.O_CREAT))
 
 
 def connect(target: str | Path, busy_timeout_s: float, uri: bool = False) -> sqlite3.Connection:

@@ -1,4 +1,5 @@
-"""The ledger: SQLite holding every call seen in the sources' files, each counted once.
+"""The ledger: SQLite holding every call seen in the sources' files, each counted once. Never knows a source's
+layout: it is given `Source`s, which keep their own listings and watches.
 
 `refresh()` stats every file and re-reads only those whose checkpoint (size, mtime_ns, inode, ctime_ns)
 changed. Calls are upserted, never deleted: a call that vanishes from a rewritten file, or a

@@ -1,20 +1,19 @@
-"""Writing into the ledger: the `Writer` a source writes through inside one refresh's write transaction
-(session ids made printable on the way in: `StorableIds`), what the refresh did in figures (`RefreshStats`),
-and the connection that keeps names byte-exact (`LedgerConnection`, read back through `text`).
+"""Writing into the ledger: the `Writer` a source writes through inside one refresh's write transaction (session
+ids made printable on the way in: `StorableIds`), what the refresh did in figures (`RefreshStats`), and the
+connection that keeps names byte-exact (`LedgerConnection`, read back through `text`). Never knows a layout: the
+ledger imports only `sources/base.py` of sources/.
 
-Each call is counted by exactly one of the rows holding its key: the row of the session that started
-first. A row inserted with a key no other row has is its own owner, so it is counted as it is inserted;
-ownership is settled at the end only for keys that have copies (forks, copied folders, another machine's
-export), for the calls of sessions whose start moved and for rollups that came or went.
+Each call is counted by exactly one of the rows holding its key: the row of the session that started first. A
+row inserted with a key no other row has is its own owner, so it is counted as it is inserted; ownership is
+settled at the end only for keys that have copies (forks, copied folders, another machine's export), for the
+calls of sessions whose start moved and for rollups that came or went.
 
-Names from the file system kept byte-exact in the ledger, whatever bytes they hold.
-
-A folder or file name that is not valid UTF-8 (`b"sess\\xff"`) reaches Python as a str with
-surrogate escapes, which SQLite cannot take as text. Such a value is bound as its file-system bytes
-(a BLOB, which SQLite keeps in a TEXT column as it is) and read back through `text()` (os.fsdecode)
-where a path is read, so the path a scan gives and the path the ledger holds are the same str. Session ids
-from such folder names are escaped text instead (`sources.base.storable_id`, as for ids inside files), so they
-print and can be typed back.
+Names from the file system are kept byte-exact, whatever bytes they hold. A folder or file name that is not
+valid UTF-8 (`b"sess\\xff"`) reaches Python as a str with surrogate escapes, which SQLite cannot take as text.
+Such a value is bound as its file-system bytes (a BLOB, which SQLite keeps in a TEXT column as it is) and read
+back through `text()` (os.fsdecode) where a path is read, so the path a scan gives and the path the ledger holds
+are the same str. Session ids from such folder names are escaped text instead (`sources.base.storable_id`, as
+for ids inside files), so they print and can be typed back.
 """
 
 from __future__ import annotations
@@ -245,7 +244,7 @@ class Refresh:
 
     def held(self, sid: str) -> list[tuple[str, int | None, int, int, int, int, float | None]]:
         """The calls the ledger holds of a session: (key, ts, input, output, cache read, cache write, cost) (a
-        task source compares a restore's sum with them: sources/tasks.py)."""
+        task source compares a restore's sum with them: sources/editor_tasks/source.py)."""
         return self.db.execute(
             "SELECT key, ts_ms, input, output, cache_read, cache_write, cost FROM calls WHERE session_id=? AND seq>=0",
             (sid,),

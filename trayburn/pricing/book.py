@@ -1,26 +1,26 @@
-"""The resolved-prices cache: one small JSON file in trayburn's state folder.
-
-    {"format": 1,
-     "stamp": {"data": "<size>:<mtime_ns> of genai-prices' data module", "settings": {prices, aliases},
-               "trayburn": "<its version>"},
-     "models": {"<route>\\t<model id, lower case>": {"key": "glm-4-6", "price": {Price.to_json()} | null}},
-     "names": {"glm-4-6": "GLM-4.6" | null}}
-
-A different stamp (genai-prices or trayburn upgraded, the settings' prices or aliases edited) means the whole file
-is ignored and rebuilt. Written atomically (a temp file in the same folder, then replace; mode 0600);
-entries another process wrote meanwhile are kept. Reading it never imports genai-prices.
-
-The only module that imports genai-prices (its bundled data snapshot; never its network updater).
-
-It is imported when a (model, route) pair is not in the cache yet: `resolve()` finds the price a call
-on that route pays and turns it into a plain `Price`; `name()` finds the vendor's spelling of a model.
-
-The price book: a model id as Cline writes it (and its route) → canonical key, display name, price.
+"""The price book: a model id as Cline writes it (and its route) → canonical key, display name and price, with
+the resolved prices kept in a JSON cache, and the only import of genai-prices. Never speaks SQL, never imports
+genai-prices on a warm run, never uses its network updater (only its bundled data snapshot).
 
 Settings win: an alias renames a model before anything else, and a `[prices."model"]` table replaces
 the shipped rates it names (the others stay). Half a price for a model genai-prices does not know is
 no price: never charge a missing rate as $0. Everything genai-prices says is kept in the cache, so
 a warm process prices known models without importing it.
+
+genai-prices is imported when a (model, route) pair is not in the cache yet: `resolve()` finds the price a
+call on that route pays and turns it into a plain `Price`; `name()` finds the vendor's spelling of a model.
+
+The cache: one small JSON file in trayburn's state folder.
+
+    {"format": 1,
+     "stamp": {"data": "<size>:<mtime_ns> of genai-prices' data module", "settings": {prices, aliases},
+               "trayburn": "<its version>"},
+     "models": {"<route>\t<model id, lower case>": {"key": "glm-4-6", "price": {Price.to_json()} | null}},
+     "names": {"glm-4-6": "GLM-4.6" | null}}
+
+A different stamp (genai-prices or trayburn upgraded, the settings' prices or aliases edited) means the whole file
+is ignored and rebuilt. Written atomically (a temp file in the same folder, then replace; mode 0600);
+entries another process wrote meanwhile are kept. Reading it never imports genai-prices.
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from . import price as routes
-from .price import Period, Price, Rate, Rates, model_key, same_model, spelled
+from .price import Period, Price, Rate, Rates, lookups, model_key, route_of, same_model, spelled
 
 log = logging.getLogger(__name__)
 FORMAT = 2
@@ -140,7 +139,7 @@ def version() -> str:
 
 def resolve(ref: str, route: str) -> tuple[Price, str] | None:
     """The price of `ref` on `route`, with the genai-prices model id it matched; None when unknown."""
-    for provider_id, candidate in routes.lookups(ref, route):
+    for provider_id, candidate in lookups(ref, route):
         found = _find(provider_id, candidate)
         if found is None:
             continue
@@ -153,7 +152,7 @@ def resolve(ref: str, route: str) -> tuple[Price, str] | None:
 
 def name(key: str) -> str | None:
     """The vendor's spelling of the model `key` ("GLM-4.6", "Claude Sonnet 4.5"), trying the vendor first."""
-    for provider_id, candidate in routes.lookups(key):
+    for provider_id, candidate in lookups(key):
         found = _find(provider_id, candidate)
         spelled = found and same_model(key, str(found[1].id)) and found[1].name
         if spelled and spelled[0].isupper():
@@ -252,10 +251,10 @@ class PriceBook:
         ref = self._ref(raw)
         if not ref:
             return Entry("unknown", None)
-        slot = f"{routes.route_of(provider, session_provider)}\t{ref.lower()}"
+        slot = f"{route_of(provider, session_provider)}\t{ref.lower()}"
         found = self._cache.models.get(slot)
         if found is None:
-            found = self._resolve(slot, ref, routes.route_of(provider, session_provider))
+            found = self._resolve(slot, ref, route_of(provider, session_provider))
         return found
 
     def _resolve(self, slot: str, ref: str, route: str) -> Entry:

@@ -1,11 +1,12 @@
-"""Model keys: `z-ai/glm-4.6`, `GLM-4.6` and `glm-4.6` are the model `glm-4-6`.
+"""Model keys, Cline's routes → genai-prices providers (the one place that knows them), and a resolved price as
+plain data with the cost of one call. Never imports genai-prices (book.py does) and never reads a file.
 
-Cline's route names → genai-prices providers: the one place that knows them.
+Model keys: `z-ai/glm-4.6`, `GLM-4.6` and `glm-4.6` are the model `glm-4-6`.
 
-A call carries a model id as Cline writes it (`z-ai/glm-4.6`, `cline-pass/glm-5.2`, `GLM-4.6`,
-`claude-sonnet-4-5`), its `modelInfo.provider` (the route: `openrouter`, `cline-pass`, `anthropic`,
-`openai-compatible`, …) and its session's `provider`. `lookups()` turns them into the ordered list of
-(genai-prices provider id, model ref) pairs to try; the first that genai-prices knows gives the price.
+A call carries a model id as Cline writes it (`z-ai/glm-4.6`, `cline-pass/glm-5.2`, `GLM-4.6`, `claude-sonnet-4-5`),
+its `modelInfo.provider` (the route: `openrouter`, `cline-pass`, `anthropic`, `openai-compatible`, …) and its
+session's `provider`. `lookups()` turns them into the ordered list of (genai-prices provider id,
+model ref) pairs to try; the first that genai-prices knows gives the price.
 
 The order, for a call on route R of a model by vendor V:
 1. R is OpenRouter: OpenRouter's own price for the full `vendor/model` id (what OpenRouter bills);
@@ -16,10 +17,10 @@ The order, for a call on route R of a model by vendor V:
 Cline's own routes (`cline`, `cline-pass`) resell vendors' models, so they have no list of their own:
 their calls are priced at the vendor's list price (steps 3-5).
 
-A resolved price: USD per million tokens by kind, with long-context tiers and dated or daily periods.
+A resolved price: USD per million tokens by kind, with long-context tiers and dated or daily periods, plain data
+that round-trips through JSON (the cache file), so pricing a call never needs genai-prices.
 
-Plain data that round-trips through JSON (the cache file), so pricing a call never needs
-genai-prices. `Price.cost()` applies the rules genai-prices applies for a call's usage:
+`Price.cost()` applies the rules genai-prices applies for a call's usage:
 - a tier's price replaces the base price for *all* of a call's tokens of that kind once the call's
   input (cache reads and writes included) exceeds the tier's start;
 - a kind without its own price (often cache writes) is charged as uncached input;

@@ -1,7 +1,7 @@
-"""`trayburn prices` with no model, and `doctor`'s unpriced models: every model the ledger has seen,
-one row per canonical key, with its calls, tokens and whether a price applies on each route it took.
-
-`trayburn prices MODEL…`: which price applies to a model id on a route, and where it came from.
+"""What `trayburn prices` and `doctor` say about prices: every model the ledger has seen, one row per canonical
+key, with its calls, tokens and whether a price applies on each route it took; and, for `trayburn prices
+MODEL…`, which price applies to a model id on a route and where it came from. Never speaks SQL (the ledger's
+rows are given) and never prints (the CLI does).
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import price as routes
 from .book import PriceBook
-from .price import KINDS, Period, Rate
+from .price import KINDS, Period, Rate, route_of
 
 if TYPE_CHECKING:
     from ..ledger import ModelSeen
@@ -57,7 +56,7 @@ def seen(book: PriceBook, rows: Iterable[ModelSeen]) -> list[SeenModel]:
         key = book.key(m.model, m.provider, m.session_provider)
         row = models.setdefault(key, SeenModel(book.name_of(key), key))
         price = book.prices(m.model, m.provider, m.session_provider)
-        route = routes.route_of(m.provider, m.session_provider)
+        route = route_of(m.provider, m.session_provider)
         _add(row.ids, m.model or "")
         _add(row.routes, route)
         row.calls += r.calls
@@ -96,7 +95,7 @@ def describe(book: PriceBook, raw: str, provider: str | None = None) -> dict[str
     key = book.key(raw, provider)
     out: dict[str, Any] = {
         "model": raw,
-        "route": routes.route_of(provider) or None,
+        "route": route_of(provider) or None,
         "key": key,
         "name": book.display(raw, provider),
         "priced": price is not None,

@@ -1,4 +1,5 @@
-"""The seam between where calls come from and the ledger that counts them.
+"""The seam between where calls come from and the ledger that counts them: `Source`, the records a source hands
+over (`SessionRecord`, `Call`) and their bounds. No SQL and no I/O here.
 
 A `Source` finds its files (stat only), says whether any changed since the ledger last read them, and,
 inside the ledger's write transaction, reads the changed ones and hands sessions and calls to a `Writer`.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Container, Mapping, Sized
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from ..files import Checkpoint, FileStat
 
@@ -31,8 +32,10 @@ __all__ = [
     "RETRY_RECENT_NS",
     "id_ms",
     "qualified_id",
+    "reported_cost",
     "storable_id",
     "should_read",
+    "token_count",
 ]
 
 T = TypeVar("T", bound=Sized)
@@ -43,6 +46,27 @@ RETRY_RECENT_NS = 60 * 10**9  # a broken file changed in the last minute is retr
 
 MAX_TOKENS = 2**53  # above this a token count is garbage (and would not fit SQLite's INTEGER)
 MAX_COST = 10_000.0  # USD: above this a reported cost for one call is garbage (1e308 twice is Infinity)
+
+
+def token_count(value: Any) -> int:
+    """A token count as a file states it, for every source: a non-negative number up to MAX_TOKENS, else 0 (a
+    string, a bool, NaN, a garbage size)."""
+    if type(value) is int and 0 <= value <= MAX_TOKENS:  # the common case, decided first
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKENS:
+        return 0
+    return int(value)
+
+
+def reported_cost(value: Any) -> float | None:
+    """A cost as a file states it, for every source: a finite number from 0 to MAX_COST; None otherwise (then
+    estimated)."""
+    if type(value) is float and 0 <= value <= MAX_COST:  # the common case, decided first
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_COST:
+        return None  # NaN fails the comparison too
+    return float(value)
+
 
 # Times local time can show on every platform, whatever the zone (Windows' localtime stops in 3000):
 MIN_MS = 86_400_000  # 1970-01-02T00:00:00Z

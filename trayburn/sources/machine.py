@@ -1,4 +1,5 @@
 """Another machine's file in `sync_dir/trayburn/machines/<id>.json.gz`: its format, and the file as a source.
+Never writes a machine file (sync/share.py does).
 
 Read by checkpoint like a session file (unchanged: not read); its sessions are stored as `<id>/<session>`
 and its calls under their own keys, so a call this machine (or a third) also holds counts once. A file

@@ -1,4 +1,6 @@
-"""Several machines, one bill, through a folder the person already syncs (no network of our own).
+"""Several machines, one bill, through a folder the person already syncs (no network of our own). This module
+holds only this computer's name (`host_name`, `machine_name`), all a process that does not share loads: it never
+imports share.py.
 
 share.py       this machine's part: its stable id (kept in the state folder), name and host fingerprint; writing
                its own file after a refresh that counted something not yet shared; what `doctor` says about

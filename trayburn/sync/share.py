@@ -1,20 +1,17 @@
 """This machine's part in sharing: who it is, writing its own file, and what `doctor` says about every
-machine's file.
+machine's file. Never writes outside `sync_dir/trayburn/` and the state folder, and never fails a refresh: a
+missing, unwritable or full `sync_dir` is a problem named in `doctor`.
 
-Writing this machine's own file, `sync_dir/trayburn/machines/<id>.json.gz`, and listing the others.
+Who it is: an id made once and kept in the state folder, a name (the `machine_name` setting, else the host
+name), and a host fingerprint that tells a cloned home folder (same id, another computer) from this one.
 
-A refresh that counted something not yet shared writes it: at once the first time (or when the file is
-missing, or `sync_titles` changed), then at most once a minute while calls keep coming. What was last
-shared is kept in the state folder (`paths.sync_state_file`), so the tray and the CLI share one rhythm.
-Nothing is written outside `sync_dir/trayburn/` and the state folder; a missing, unwritable or full
-`sync_dir` is a problem named in `doctor`, never a failed refresh.
+Its own file, `sync_dir/trayburn/machines/<id>.json.gz`: a refresh that counted something not yet shared
+writes it, at once the first time (or when the file is missing, or `sync_titles` changed), then at most once a
+minute while calls keep coming. What was last shared is kept in the state folder (`paths.sync_state_file`), so
+the tray and the CLI share one rhythm.
 
-This machine's identity in shared figures: an id made once and kept in the state folder, a name
-(the `machine_name` setting, else the host name), and a host fingerprint that tells a cloned home
-folder (same id, another computer) from this one.
-
-What `doctor` says about sharing: this machine's id and file, and each other machine's file (its age,
-its format version, what is wrong), those whose files went included.
+What `doctor` says: this machine's id and file, and each other machine's file (its age, its format version,
+what is wrong), those whose files went included.
 """
 
 from __future__ import annotations
@@ -36,8 +33,21 @@ from .. import __version__, paths
 from ..figures.day import display_title, project_name
 from ..files import Refused, atomic_write, open_private, private_dir, read_file
 from ..ledger import Ledger
-from ..sources import machine as ff
-from ..sources.machine import MachineSource
+from ..sources.machine import (
+    EXT,
+    MAX_CALLS,
+    MAX_FILE_BYTES,
+    MAX_JSON_BYTES,
+    OLD_READER_BYTES,
+    VERSION,
+    FormatError,
+    Header,
+    MachineDoc,
+    MachineSource,
+    decode,
+    encode_sized,
+    read_header,
+)
 from . import host_name, machine_name
 
 log = logging.getLogger(__name__)
@@ -136,7 +146,7 @@ class Sharing:
         state = ShareState.load(state_path)
         before = asdict(state)
         state.pending = state.pending or counted
-        target = paths.machines_dir(Path(sync_dir).expanduser()) / f"{self.machine(name).id}{ff.EXT}"
+        target = paths.machines_dir(Path(sync_dir).expanduser()) / f"{self.machine(name).id}{EXT}"
         first = (
             state.shared_ms is None
             or state.path != str(target)
@@ -153,7 +163,7 @@ class Sharing:
             due, clash = True, None
         if clash:  # another computer writes under our id: this one takes a new id, and says so
             self._renew(state, name, clash)
-            target = paths.machines_dir(Path(sync_dir).expanduser()) / f"{self.machine(name).id}{ff.EXT}"
+            target = paths.machines_dir(Path(sync_dir).expanduser()) / f"{self.machine(name).id}{EXT}"
             due = True
         # after a failed write (a full or read-only sync_dir), the whole export is tried again once a minute,
         # not at every poll
@@ -217,9 +227,9 @@ class Sharing:
         if self._clash_memo is not None and self._clash_memo[0] == stamp:
             return self._clash_memo[1]
         try:
-            data = read_file(target, ff.MAX_FILE_BYTES, follow=False)
-            header = ff.read_header(data)
-        except (OSError, ff.FormatError):
+            data = read_file(target, MAX_FILE_BYTES, follow=False)
+            header = read_header(data)
+        except (OSError, FormatError):
             header = None  # a broken or foreign file under our name: ours to replace
         clash = None
         if header is not None and header.written_ms != state.shared_ms:  # not our last write, whatever its host
@@ -234,7 +244,7 @@ class Sharing:
         self._clash_memo = (stamp, clash)
         return clash
 
-    def _own_history(self, header: ff.Header, data: bytes, state: ShareState) -> bool:
+    def _own_history(self, header: Header, data: bytes, state: ShareState) -> bool:
         """Written by this computer (its host fingerprint): an older version of our file (the sync tool put one
         back: written before our last write), or a newer one while our state is an older copy (the state folder
         restored from a backup): then every session the file holds is one this machine holds too. A clone that
@@ -242,8 +252,8 @@ class Sharing:
         if state.shared_ms is not None and header.written_ms < state.shared_ms:
             return True
         try:
-            theirs = {row[0] for row in ff.decode(data).sessions}
-        except ff.FormatError:
+            theirs = {row[0] for row in decode(data).sessions}
+        except FormatError:
             return False
         return theirs <= {s.id for s in self.ledger.local_sessions()}
 
@@ -273,8 +283,8 @@ class Sharing:
                     index[c.session_id], c.agent,
                 )
             )  # fmt: skip
-        header = ff.Header(ff.VERSION, 1, machine.id, machine.name, machine.host, now_ms, __version__, titles)
-        data, self._unpacked = ff.encode_sized(ff.MachineDoc(header, sessions, calls))
+        header = Header(VERSION, 1, machine.id, machine.name, machine.host, now_ms, __version__, titles)
+        data, self._unpacked = encode_sized(MachineDoc(header, sessions, calls))
         return data, len(calls)
 
 
@@ -284,16 +294,16 @@ NEAR = 0.75  # a file this near a reader's bound (calls or bytes) is said in doc
 def size_note(calls: int, unpacked: int) -> str | None:
     """What `doctor` says of this machine's file's size: near the bound of every reader (a problem: past it, the
     others refuse the file whole), or past what trayburn 0.3 and older read (they refuse it; newer ones read it)."""
-    if calls >= NEAR * ff.MAX_CALLS or unpacked >= NEAR * ff.MAX_JSON_BYTES:
+    if calls >= NEAR * MAX_CALLS or unpacked >= NEAR * MAX_JSON_BYTES:
         return (
             f"this machine's shared file holds {calls:,} calls ({unpacked / 1e6:.0f} MB unpacked); other machines"
-            f" read at most {ff.MAX_CALLS:,} calls and {ff.MAX_JSON_BYTES // 10**6} MB: past that they refuse it whole"
+            f" read at most {MAX_CALLS:,} calls and {MAX_JSON_BYTES // 10**6} MB: past that they refuse it whole"
         )
-    if unpacked > ff.OLD_READER_BYTES:
+    if unpacked > OLD_READER_BYTES:
         return (
             f"this machine's shared file is {unpacked / 1e6:.0f} MB unpacked: trayburn 0.3 and older, which read"
             " at most"
-            f" {ff.OLD_READER_BYTES // 10**6} MB, refuse it (upgrade trayburn on the other machines)"
+            f" {OLD_READER_BYTES // 10**6} MB, refuse it (upgrade trayburn on the other machines)"
         )
     return None
 
@@ -364,7 +374,7 @@ def _listed(folder: Path) -> list[str]:
         names = os.listdir(folder)
     except OSError:
         return []
-    ids = (n.removesuffix(ff.EXT) for n in names if n.endswith(ff.EXT) and not n.startswith("."))
+    ids = (n.removesuffix(EXT) for n in names if n.endswith(EXT) and not n.startswith("."))
     return [i for i in ids if ID_PATTERN.fullmatch(i)]
 
 
@@ -470,7 +480,7 @@ def survey(sharing: Sharing, sync_dir: str | None, name: str | None, titles: boo
     held = {f.origin: f for f in sharing.ledger.machine_files()}
     for mid in sorted(set(_listed(folder)) | set(held) | {machine.id}):
         row = held.get(mid)
-        status = _status(folder / f"{mid}{ff.EXT}", mid, mid == machine.id)
+        status = _status(folder / f"{mid}{EXT}", mid, mid == machine.id)
         if status.this and not status.name:  # its file not written yet (or unreadable): it is still this one
             status.name = machine.name
         status.calls = counted.get(None if status.this else mid, 0)
@@ -497,8 +507,8 @@ def _status(path: Path, mid: str, this: bool) -> MachineStatus:
         status.problem = "is a symbolic link" if stat.S_ISLNK(st.st_mode) else "is not a regular file"
         return status
     try:
-        header = ff.read_header(read_file(path, ff.MAX_FILE_BYTES, follow=False))
-    except ff.FormatError as exc:
+        header = read_header(read_file(path, MAX_FILE_BYTES, follow=False))
+    except FormatError as exc:
         status.problem = str(exc)
         return status
     except OSError as exc:

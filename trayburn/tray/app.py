@@ -1,4 +1,5 @@
 """The tray app and its start: a pystray icon wired to the engine, and `main`, which starts it where it can be seen.
+Never speaks SQL and never reads the apps' files: the engine does.
 
 `main` (the `trayburn` command) checks the tray can be seen here, takes the one-tray lock, picks a backend and
 runs. Where the tray cannot run (no display, a dead one, no session bus) it says so in one line and exits with
@@ -29,14 +30,14 @@ from datetime import date
 from types import ModuleType
 from typing import Any
 
-from .. import files as fsutil
-from .. import paths, platform, watch
-from .. import settings as st
+from .. import files, paths, settings, shade, system, watch
+from ..autostart import autostart_for
 from ..engine import Engine
 from ..errors import Exit, TrayburnError
-from ..figures import day as report
+from ..figures import periods
+from ..figures.day import SessionSummary
 from ..figures.glance import Glance
-from ..platform import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock, autostart_for, open_path
+from ..system import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock, open_path
 from ..window import tk_missing
 from . import host
 from .dialogs import Children, DialogActions, Popen
@@ -63,7 +64,7 @@ HISTORY_PAUSE_S = 0.5  # between those slices, while history is left: the menu s
 
 def panel_of(setting: str) -> str:
     """The icon's panel: light, dark, or "any" where the desktop does not say."""
-    return platform.panel_shade(setting) or "any"
+    return shade.panel_shade(setting) or "any"
 
 
 class TrayApp(DialogActions):
@@ -177,9 +178,9 @@ class TrayApp(DialogActions):
 
     def _stale(self, figures: Glance) -> bool:
         """Whether the clock alone has changed what these figures show (the day turned, or `stale_at_ms`)."""
-        return report.now_date() != figures.day.day or self.wall() * 1000 >= figures.stale_at_ms
+        return periods.now_date() != figures.day.day or self.wall() * 1000 >= figures.stale_at_ms
 
-    def _follow(self, todays: Sequence[report.SessionSummary]) -> None:
+    def _follow(self, todays: Sequence[SessionSummary]) -> None:
         """Point the waker at the folders new sessions appear in (each source's `watch_folders`: the Cline CLI's
         sessions folder, the editor apps' `tasks/` folders, the machines folder) and at the folders of today's
         sessions and tasks, the latest first."""
@@ -329,8 +330,8 @@ class TrayApp(DialogActions):
             return
         path = paths.notified_file(self.engine.state_dir)
         today = date.today().isoformat()
-        try:  # private state: never through a link, never unbounded (fsutil)
-            seen = json.loads(fsutil.read_file(path, 65536, follow=False))
+        try:  # private state: never through a link, never unbounded (files.py)
+            seen = json.loads(files.read_file(path, 65536, follow=False))
         except (OSError, ValueError):
             seen = {}
         done = seen.get(today, []) if isinstance(seen, dict) else []
@@ -343,7 +344,7 @@ class TrayApp(DialogActions):
         if not self._tell(message):
             return  # not shown: not done (told when the notifier is up)
         try:
-            fsutil.atomic_write(path, json.dumps({today: done + [view.budget_level]}).encode())
+            files.atomic_write(path, json.dumps({today: done + [view.budget_level]}).encode())
         except OSError:
             log.exception("cannot record the budget notification in %s", path)
 
@@ -360,7 +361,7 @@ class TrayApp(DialogActions):
 
     def _child(self, *args: str) -> list[str]:
         e = self.engine
-        return platform.command(*args, "--config", str(e.config_path), "--state-dir", str(e.state_dir))
+        return system.command(*args, "--config", str(e.config_path), "--state-dir", str(e.state_dir))
 
     def _window(self, argv: list[str], request: str) -> None:
         """The summary window (a child), or, with no Tk here, one line saying which package it needs."""
@@ -381,7 +382,7 @@ class TrayApp(DialogActions):
         self._window(self._child("summary", sid), f"session {sid}")
 
     def do_demo(self, _: Any = None) -> None:
-        self.children.open_window("demo", platform.command("demo", "--window"))
+        self.children.open_window("demo", system.command("demo", "--window"))
 
     def do_refresh(self, _: Any = None) -> None:
         self._wake.set()
@@ -397,7 +398,7 @@ class TrayApp(DialogActions):
     def _set(self, key: str, value: str | None) -> None:
         """Write the settings file only; the poller's next tick reloads it (the engine is the
         poller's alone, so a menu click never waits for a refresh)."""
-        st.update(self.engine.config_path, key, value)
+        settings.update(self.engine.config_path, key, value)
         self._wake.set()
 
     def do_set_refresh(self, seconds: int) -> None:
@@ -508,7 +509,7 @@ EXIT_CANNOT_SHOW = int(Exit.CANNOT_SHOW)  # no graphical session or no session b
 
 
 def main(args: Any) -> int:
-    log_path = platform.setup()
+    log_path = system.setup()
     check = None if os.environ.get("PYSTRAY_BACKEND") == "dummy" else host.can_start()
     if check is not None and check.fatal:
         log.error("cannot start the tray: %s", check.message)

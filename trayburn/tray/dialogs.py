@@ -1,14 +1,15 @@
 """The child processes beside the tray: the dialogs and the summary windows, and the tray's actions that start them.
+Never blocks the tray.
 
 - The tray's side (`DialogActions`, mixed into `TrayApp`): pick a Cline folder (recognising which of Cline's three
   folders it is, whatever it was picked for: `level_for`), a folder to share through, a budget. Each runs in a
   thread of its own and a child process, so the menu never waits; a failure is told to the person, with their
   choice, never raised.
-- `Children` starts them so they always start: each child runs `trayburn` through `platform.command()` in an
+- `Children` starts them so they always start: each child runs `trayburn` through `system.command()` in an
   explicit working folder, so a `trayburn/` folder where the tray was started cannot shadow the package. A child
   that fails is logged with its exit code and the end of its stderr, and `on_failure` tells the person. The
   summary window is one per tray: while it runs, another "open" writes a line to its stdin (`raise`, or
-  `session ID`) and the window lifts itself (see `window/summary.py`).
+  `session ID`) and the window lifts itself (see `window.listen_for_requests`).
 - The dialogs themselves, run as `trayburn _dialog ...` in that child, so they never fight the tray's event loop
   (`USAGE`): GTK's own choosers where PyGObject is installed (through the desktop portal where there is one),
   Tk's elsewhere.
@@ -27,9 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from .. import paths
-from .. import platform as launch
-from .. import settings as st
+from .. import paths, settings, system
 from .view import tilde
 
 if TYPE_CHECKING:
@@ -66,7 +65,7 @@ class DialogActions:
 
     def _pick_folder(self, title: str, start: Path) -> str | None:
         start = start if start.is_dir() else paths.home(os.environ)
-        return self.children.ask(launch.command("_dialog", "folder", title, str(start)), "the folder dialog")
+        return self.children.ask(system.command("_dialog", "folder", title, str(start)), "the folder dialog")
 
     def _ask(self, level: str) -> None:
         current = {lv.name: lv for lv in self.engine.levels}[level]
@@ -85,7 +84,7 @@ class DialogActions:
 
     def _ask_budget(self) -> None:
         current = str(self.engine.settings.daily_budget or 0)
-        value = self.children.ask(launch.command("_dialog", "budget", current), "the budget dialog")
+        value = self.children.ask(system.command("_dialog", "budget", current), "the budget dialog")
         if value:
             self._set_safely("daily_budget", value)
 
@@ -94,7 +93,7 @@ class DialogActions:
         try:
             self._set(key, value)
             return True
-        except st.SettingsError as exc:
+        except settings.SettingsError as exc:
             self.tell(f"Not saved: {key} = {value}. {exc}")
         except Exception as exc:
             log.exception("could not set %s", key)
@@ -181,7 +180,7 @@ class Children:
             if proc is not None and proc.poll() is None and _send(proc, request):
                 log.info("raised the open %s window (pid %d)", key, proc.pid)
                 return
-            options = {**launch.child_options(), "stdin": subprocess.PIPE, "stderr": subprocess.PIPE}
+            options = {**system.child_options(), "stdin": subprocess.PIPE, "stderr": subprocess.PIPE}
             started = self._start(argv, options, what=f"the {key} window")
             if started is not None:
                 self._windows[key] = started
@@ -212,7 +211,7 @@ class Children:
         try:
             proc = self.popen(list(argv), stdout=subprocess.DEVNULL, **options)
         except OSError as exc:
-            log.error("could not start %s (%s): %s", what, launch.describe(argv), exc)
+            log.error("could not start %s (%s): %s", what, system.describe(argv), exc)
             self.on_failure(f"Could not open {what}: {exc}")
             return None
         if proc is not None:
@@ -225,7 +224,7 @@ class Children:
         with self._lock:
             closed_by_us = proc.pid in self._closed  # ended by Quit's close_all: no failure to report
         if code and not closed_by_us:
-            log.error("%s exited with %d (%s): %s", what, code, launch.describe(argv), err[-STDERR_TAIL:].strip())
+            log.error("%s exited with %d (%s): %s", what, code, system.describe(argv), err[-STDERR_TAIL:].strip())
             self.on_failure(f"Could not open {what} (exit {code}): {_last_line(err) or 'see the log'}")
         else:
             log.info("%s closed", what)
@@ -238,14 +237,14 @@ class Children:
                 capture_output=True,
                 text=True,
                 timeout=DIALOG_TIMEOUT_S,
-                **_no_stdin(launch.child_options()),
+                **_no_stdin(system.child_options()),
             )
         except (OSError, subprocess.SubprocessError) as exc:
-            log.error("could not open %s (%s): %s", what, launch.describe(argv), exc)
+            log.error("could not open %s (%s): %s", what, system.describe(argv), exc)
             self.on_failure(f"Could not open {what}: {exc}")
             return None
         if done.returncode != 0:
-            log.error("%s exited with %d (%s): %s", what, done.returncode, launch.describe(argv), done.stderr[-600:])
+            log.error("%s exited with %d (%s): %s", what, done.returncode, system.describe(argv), done.stderr[-600:])
             self.on_failure(f"Could not open {what}: {_last_line(done.stderr) or f'exit {done.returncode}'}")
             return None
         return str(done.stdout).strip()

@@ -8,7 +8,7 @@ entries into pystray's menu and `draw` the label into an icon.
   handler); `tooltip` and `freshness` are added by the app, which knows the time.
 - The lines under today's (the spend across machines and across apps, the models with no price, what is wrong
   with sharing) are None when there is nothing to say, so the menu shows only what applies. What a plan covered
-  is `render.plan_text`, shared with the CLI and the window.
+  is `words.plan_text`, shared with the CLI and the window.
 - `problem_line`: the one line at the top of the menu when something is wrong, chosen by the health's kind
   (`Health.kind`: ok, settings_broken, override_missing, not_installed, no_sessions_folder,
   sessions_not_a_folder, no_sessions, the ledger's faults); the words are the tray's own.
@@ -29,9 +29,9 @@ from ..figures.costs import Totals
 from ..figures.day import DayReport, SessionSummary
 from ..figures.glance import Glance
 from ..figures.money import Money
-from ..render import USD, plan_text, plural, progress_text, shorten
-from ..settings import REFRESH_CHOICES, Settings
-from ..sources.task_places import menu_line
+from ..settings import Settings, menu_choices
+from ..sources.editor_tasks.places import menu_line
+from ..words import USD, plan_text, plural, progress_text, shorten
 
 if TYPE_CHECKING:
     from ..engine import Health
@@ -252,9 +252,10 @@ def settings_menu(view: TrayView, autostart: bool | None) -> list[Entry]:
     roots = [entry for r in view.roots for entry in _root(r)]
     overridden = any(r.source.startswith("settings") for r in view.roots)
     refresh = [
-        Entry(_interval(s), "set_refresh", s, checked=view.refresh_seconds == s, radio=True) for s in REFRESH_CHOICES
+        Entry(_interval(s), "set_refresh", s, checked=view.refresh_seconds == s, radio=True)
+        for s in menu_choices("refresh_seconds")
     ]
-    themes = [Entry(t, "set_theme", t, checked=view.theme == t, radio=True) for t in ("auto", "light", "dark")]
+    themes = [Entry(t, "set_theme", t, checked=view.theme == t, radio=True) for t in menu_choices("theme")]
     budget = f"Daily budget: {amount(USD, view.budget)}…" if view.budget else "Daily budget: none…"  # set in USD
     out = roots + [
         Entry("Use environment and defaults", "reset_roots", enabled=overridden),

@@ -18,10 +18,10 @@ import sqlite3
 import sys
 from typing import TYPE_CHECKING
 
-from .. import platform as logs
+from .. import system
 from ..engine import Engine
 from ..errors import Exit, TrayburnError
-from ..figures import periods as pd
+from ..figures import periods
 
 if TYPE_CHECKING:
     import tkinter as tk
@@ -65,7 +65,7 @@ def open_engine(config: str | None, state_dir: str | None) -> tuple[Engine | Non
 
 def main(args) -> int:
     """`trayburn summary`: open the window and run until it is closed."""
-    logs.setup()
+    system.setup()
     missing = tk_missing()
     if missing:  # no python3-tk: one line, no traceback
         _say(missing)
@@ -124,7 +124,7 @@ def listen_for_requests(root: tk.Tk, window: SummaryWindow) -> None:
             elif verb == "day":
                 window.show_day(None)
             elif verb == "period" and arg in ("day", "week", "month"):
-                window.show_period(pd.of_kind(arg, window.today()))
+                window.show_period(periods.of_kind(arg, window.today()))
         root.deiconify()
         root.lift()
         root.focus_force()

@@ -1,4 +1,5 @@
 """The summary window: a day, a period or one session, kept up to date while it is open; its keys and Export….
+Never computes a figure: models.py shapes the engine's figures into rows.
 
 It shows what is in the ledger at once, then refreshes the ledger on a timer (the tray's interval)
 and updates the rows in place, keeping the selection and the scroll position. Nothing it shows is
@@ -29,16 +30,13 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from tkinter import filedialog, ttk
 
-from .. import platform as launch
-from .. import watch
+from .. import system, watch
 from ..demo import is_demo
 from ..engine import Engine
 from ..errors import TrayburnError
-from ..figures import day as report
-from ..figures import export
-from ..figures import periods as pd
-from ..platform import open_path
-from ..render import progress_text
+from ..figures import export, periods
+from ..system import open_path
+from ..words import progress_text
 from . import models, theme
 from .views import DayView, PeriodView, SessionView
 from .widgets import FitLabel, Notice, Table
@@ -64,7 +62,7 @@ class SummaryWindow:
         kind: str = "day",
         session_id: str | None = None,
         problem: str | None = None,
-        today: Callable[[], date] = report.now_date,
+        today: Callable[[], date] = periods.now_date,
         opener: Callable[[str], None] = open_path,
         env: Mapping[str, str] | None = None,
     ):
@@ -83,7 +81,7 @@ class SummaryWindow:
             self.day = models.parse_day(day) if day is not None else today()
         except models.BadDay as exc:
             self.problem = self.problem or str(exc)
-        self.period = pd.of_kind(kind if kind in ("day", "week", "month") else "day", self.day)
+        self.period = periods.of_kind(kind if kind in ("day", "week", "month") else "day", self.day)
         self.demo = engine is not None and is_demo(engine.levels.sessions.path)
         self._build()
         bind_keys(self)
@@ -206,7 +204,7 @@ class SummaryWindow:
         started = detail.summary.started_at
         if started and self._day_from_session:
             self.day, self._day_from_session = datetime.fromisoformat(started).date(), False
-            self.period = pd.day_of(self.day)
+            self.period = periods.day_of(self.day)
         back = f"{self.day.day} {self.day:%b}" if self.period.kind == "day" else self.period.label()
         self.session_view.show(detail, back, e.money())
         was_hidden = not self.session_view.winfo_manager()
@@ -231,9 +229,9 @@ class SummaryWindow:
     # ---- navigation -----------------------------------------------------------------------------
 
     def show_day(self, day: date | None) -> None:
-        self.show_period(pd.day_of(day or self.today()))
+        self.show_period(periods.day_of(day or self.today()))
 
-    def show_period(self, p: pd.Period) -> None:
+    def show_period(self, p: periods.Period) -> None:
         self.problem = None if self.engine else self.problem
         self.period, self.session_id = p, None
         if p.kind == "day":
@@ -253,19 +251,19 @@ class SummaryWindow:
         anchor = today if p.contains(today) else (self.day if p.contains(self.day) else p.since)
         if kind == "range":
             since = p.since if p.kind != "day" else anchor - timedelta(days=29)
-            self.show_period(pd.Period(since, p.until, "range"))
+            self.show_period(periods.Period(since, p.until, "range"))
             self.current_nav().entry.focus_set()
             self.current_nav().entry.select_range(0, "end")
         else:
-            self.show_period(pd.of_kind(kind, anchor))
+            self.show_period(periods.of_kind(kind, anchor))
 
     def show_now(self) -> None:
         today = self.today()
         kind = self.period.kind
         if kind == "range":
-            self.show_period(pd.Period(today - timedelta(days=29), today, "range"))
+            self.show_period(periods.Period(today - timedelta(days=29), today, "range"))
         else:
-            self.show_period(pd.of_kind(kind, today))
+            self.show_period(periods.of_kind(kind, today))
 
     def step(self, n: int) -> None:
         """The previous or next day, week, month or range; never one that starts after today."""
@@ -276,7 +274,7 @@ class SummaryWindow:
     def typed(self, text: str) -> None:
         try:
             self.show_period(models.parse_entry(text, self.period.kind, self.today()))
-        except pd.BadPeriod as exc:
+        except periods.BadPeriod as exc:
             self.current_view().say(str(exc))
 
     def current_view(self):
@@ -537,7 +535,7 @@ def documents_folder() -> str:
     return documents if os.path.isdir(documents) else os.path.expanduser("~")
 
 
-def ask_and_export(root: tk.Misc, p: pd.Period, say: Callable[[str], None], write: Callable[[str], str]) -> None:
+def ask_and_export(root: tk.Misc, p: periods.Period, say: Callable[[str], None], write: Callable[[str], str]) -> None:
     name = f"trayburn-{p.since}" + ("" if p.days == 1 else f"-to-{p.until}") + ".csv"
     title = "Export the calls of " + p.label()
     folder = documents_folder()
@@ -549,7 +547,7 @@ def ask_and_export(root: tk.Misc, p: pd.Period, say: Callable[[str], None], writ
             say(write(path))
 
     if sys.platform.startswith("linux") and not os.environ.get("TRAYBURN_TK_DIALOGS"):
-        argv = launch.command("_dialog", "save", title, folder, name)
+        argv = system.command("_dialog", "save", title, folder, name)
         try:
             child = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         except OSError as exc:
@@ -577,7 +575,7 @@ def _wait_for_dialog(root: tk.Misc, child: subprocess.Popen[str], then: Callable
     then(out.strip() if child.returncode == 0 else "")
 
 
-def write_period(e: Engine, p: pd.Period, path: str) -> str:
+def write_period(e: Engine, p: periods.Period, path: str) -> str:
     """Write the period's calls to `path` (JSON when it ends in .json, else CSV); what happened, in words."""
     fmt = "json" if path.lower().endswith(".json") else "csv"
     try:

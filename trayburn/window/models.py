@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from ..figures import periods as pd
+from ..figures import periods
 from ..figures.costs import Totals
 from ..figures.day import CallRow, DayReport, ModelCost, SessionDetail, SessionSummary, Subagent
 from ..figures.history import Group, HistoryReport, MachineCost, MachinesReport
 from ..figures.money import Money
-from ..render import UNPRICED_MARK, plural, tokens
+from ..words import UNPRICED_MARK, plural, tokens
 
 USD = Money()
 
@@ -360,7 +360,7 @@ class Bar:
 # ---- the period's name and what can be typed ------------------------------------------------------------
 
 
-def entry_text(p: pd.Period) -> str:
+def entry_text(p: periods.Period) -> str:
     """The period as it is shown (and can be typed back) in the date field."""
     if p.kind == "month":
         return f"{p.since:%Y-%m}"
@@ -369,31 +369,31 @@ def entry_text(p: pd.Period) -> str:
     return f"{p.since.isoformat()}..{p.until.isoformat()}"
 
 
-def parse_entry(text: str, kind: str, today: date) -> pd.Period:
+def parse_entry(text: str, kind: str, today: date) -> periods.Period:
     """What a person typed: a range ("2026-11-01..2026-11-15", "last-month to today"), a word (7d, week,
     last-month…), a month (2026-11), or a date (the day, week or month holding it, as shown now)."""
     m = _RANGE.match(text)
     if m:
-        first, last = pd.named(m.group(1), today), pd.named(m.group(2), today)
-        return pd.Period(first.since, last.until, "range")
+        first, last = periods.named(m.group(1), today), periods.named(m.group(2), today)
+        return periods.Period(first.since, last.until, "range")
     m = _MONTH.match(text)
     if m:
         try:
-            return pd.month_of(date(int(m.group(1)), int(m.group(2)), 1))
+            return periods.month_of(date(int(m.group(1)), int(m.group(2)), 1))
         except ValueError:
-            raise pd.BadPeriod(f"'{clean(text, 40)}' is not a month: type it as YYYY-MM, e.g. 2026-11") from None
+            raise periods.BadPeriod(f"'{clean(text, 40)}' is not a month: type it as YYYY-MM, e.g. 2026-11") from None
     try:
-        day = pd.parse_date(text)
-    except pd.BadPeriod:
-        named = pd.named(text, today)  # a word, or BadPeriod saying what to type
-        return named if named.kind != "range" or named.days > 1 else pd.day_of(named.since)
-    return pd.of_kind(kind if kind in ("day", "week", "month") else "day", day)
+        day = periods.parse_date(text)
+    except periods.BadPeriod:
+        named = periods.named(text, today)  # a word, or BadPeriod saying what to type
+        return named if named.kind != "range" or named.days > 1 else periods.day_of(named.since)
+    return periods.of_kind(kind if kind in ("day", "week", "month") else "day", day)
 
 
 # ---- cards and budget ---------------------------------------------------------------------------------
 
 
-def projection(p: pd.Period, spent_usd: float, today: date) -> float | None:
+def projection(p: periods.Period, spent_usd: float, today: date) -> float | None:
     """The month's spend at its end if it goes on as it went so far (a straight line through the days
     gone, today counted whole); None unless the period is a month that is under way."""
     if p.kind != "month" or not p.contains(today):
@@ -405,7 +405,7 @@ def projection(p: pd.Period, spent_usd: float, today: date) -> float | None:
 def period_cards(
     total: Group,
     sessions: Sequence[SessionSummary],
-    p: pd.Period,
+    p: periods.Period,
     today: date,
     money: Money = USD,
     daily_budget: float | None = None,
@@ -444,12 +444,12 @@ def period_cards(
     ]
 
 
-def month_budget(p: pd.Period, monthly_budget: float | None) -> float | None:
+def month_budget(p: periods.Period, monthly_budget: float | None) -> float | None:
     return monthly_budget if monthly_budget and p.kind == "month" else None
 
 
 def budget_progress(
-    p: pd.Period, spent_usd: float, daily_budget: float | None, monthly_budget: float | None
+    p: periods.Period, spent_usd: float, daily_budget: float | None, monthly_budget: float | None
 ) -> float | None:
     """The share of the budget spent, for a progress bar: a day against `daily_budget`, a month against
     `monthly_budget`; None when no budget applies."""

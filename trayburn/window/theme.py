@@ -1,7 +1,7 @@
 """Colours, fonts and sizes for the summary window: light or dark, scaled for the screen's DPI.
 
 The `theme` setting decides: "light", "dark", or "auto": the desktop's colour scheme as
-`trayburn.platform` finds it (the same answer the tray icon gets), light where nothing says.
+`trayburn.shade` finds it (the same answer the tray icon gets), light where nothing says.
 Fonts are set in points, which Tk scales by `tk scaling`; pixel sizes go through `Metrics.px`.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from tkinter import ttk
 
-from .. import platform as appearance
+from .. import shade
 
 
 @dataclass(frozen=True)
@@ -91,10 +91,8 @@ def budget_styles(p: Palette) -> dict[str, str]:
     }
 
 
-def resolve(
-    setting: str | None, env: Mapping[str, str] | None = None, *, run: appearance.Runner | None = None
-) -> Palette:
-    return DARK if appearance.window_shade(setting, env, run=run) == "dark" else LIGHT
+def resolve(setting: str | None, env: Mapping[str, str] | None = None, *, run: shade.Runner | None = None) -> Palette:
+    return DARK if shade.window_shade(setting, env, run=run) == "dark" else LIGHT
 
 
 @dataclass(frozen=True)

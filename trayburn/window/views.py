@@ -18,7 +18,7 @@ from datetime import date
 from functools import partial
 from tkinter import ttk
 
-from ..figures import periods as pd
+from ..figures import periods
 from ..figures.costs import Totals
 from ..figures.day import SessionDetail, SessionSummary
 from ..figures.glance import DayFigures
@@ -106,7 +106,7 @@ class DayView(ttk.Frame):
         report, sessions, day = figures.report, figures.sessions, figures.day
         machines = figures.machines.menu_line(partial(models.amount, money), label="All")
         self.today, self.day = today, day
-        self.nav.show(pd.day_of(day), today)
+        self.nav.show(periods.day_of(day), today)
         self.heading.set(models.day_heading(day))
         self.zone.set(f"Times in {models.clean(report.timezone, 40)}" + ("  ·  today" if day == today else ""))
         self.cards.show(models.day_cards(report, sessions, money, budget, today=day == today, machines=machines))
@@ -151,7 +151,7 @@ class PeriodView(ttk.Frame):
         m = metrics
         super().__init__(master, padding=(m.px(16), m.px(12), m.px(16), 0))
         self.m = m
-        self.period: pd.Period | None = None
+        self.period: periods.Period | None = None
         self.columnconfigure(0, weight=1)
         self.heading, self.zone, self.nav = header(self, m, nav)
         self.problem = ttk.Label(self, style="Error.TLabel")
@@ -214,7 +214,7 @@ class PeriodView(ttk.Frame):
 
     def show(
         self,
-        p: pd.Period,
+        p: periods.Period,
         views: Mapping[str, HistoryReport],
         sessions: Sequence[SessionSummary],
         today: date,
@@ -415,9 +415,9 @@ class PeriodNav(ttk.Frame):
         for seq in ("<Return>", "<KP_Enter>"):
             self.entry.bind(seq, self._typed)
         self.entry.bind("<Escape>", lambda e: self.reset())
-        self.period: pd.Period | None = None
+        self.period: periods.Period | None = None
 
-    def show(self, p: pd.Period, today) -> None:
+    def show(self, p: periods.Period, today) -> None:
         """Mark the period's kind, put it in the field (unless it is being typed), and allow "next" only
         towards today."""
         changed = p != self.period

@@ -1,4 +1,6 @@
-"""Finding Cline's session files and reading them safely. Stats only; parsing lives in parse.py."""
+"""Finding the Cline CLI's session folders and files and stat-ing them cheaply (`scan`, `relist`, `ScanCache`).
+Never parses a file (parse.py does) and never speaks SQL.
+"""
 
 from __future__ import annotations
 

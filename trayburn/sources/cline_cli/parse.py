@@ -1,14 +1,13 @@
-"""Cline's files, from bytes to facts. No I/O here: the caller owns files and checkpoints.
+"""The Cline CLI's files, from bytes to facts: a manifest to a `SessionRecord`, a messages file to its `Call`s.
+Never touches disk: the caller owns files and checkpoints.
 
 Follows the rules in cline-format.md: one call per assistant message with a non-zero metrics
 block; `inputTokens` include cache reads and writes; a reported cost (0 included) is used as is.
 
 Whatever a file holds, what comes out is storable and displayable: strings without lone surrogates,
 times local time can show on every platform, costs finite and at most MAX_COST per call, and a
-valid document parses however deeply its tool input nests.
-
-Valid JSON nested deeper than the decoders recurse (tool input 1,200 levels deep): made shallow enough to
-decode, without recursing. No I/O; used by parse.py's generic path.
+valid document parses however deeply its tool input nests: JSON nested deeper than the decoders recurse (tool
+input 1,200 levels deep) is made shallow enough to decode, without recursing, on the generic path.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from ...files import blake2b
-from ..base import MAX_COST, MAX_MS, MAX_TOKENS, MIN_MS, Call, SessionRecord, storable_id
+from ..base import MAX_COST, MAX_MS, MIN_MS, Call, SessionRecord, reported_cost, storable_id, token_count
 
 
 class ParseError(ValueError):
@@ -38,28 +37,10 @@ class Messages:
     calls: list[Call]
 
 
-def _tokens(value: Any) -> int:
-    """Token fields that are not non-negative finite numbers (of a sane size) count as 0."""
-    if type(value) is int and 0 <= value <= MAX_TOKENS:  # the common case, decided first
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKENS:
-        return 0
-    return int(value)
-
-
-def _cost(value: Any) -> float | None:
-    """A reported cost: a finite number from 0 to MAX_COST; None otherwise (then estimated)."""
-    if type(value) is float and 0 <= value <= MAX_COST:  # the common case, decided first
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_COST:
-        return None  # NaN fails the comparison too
-    return float(value)
-
-
 def _cost_note(value: Any) -> str | None:
     """Why a reported cost, a number other than 0, is not used (None when it is used, or is not a
     number: then it is as if absent). Such a call counts even without tokens: spend was reported."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0 or _cost(value) is not None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0 or reported_cost(value) is not None:
         return None
     if value > MAX_COST:
         return f"reported cost {value:.6g} is over ${MAX_COST:,.0f} for one call; estimated instead"
@@ -115,13 +96,13 @@ def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float 
     """Tokens, cost and a note on a cost set aside, from a plain dict's `get` (the generic path and
     the manifest's rollup)."""
     tokens = (
-        _tokens(get("inputTokens")),
-        _tokens(get("outputTokens")),
-        _tokens(get("cacheReadTokens")),
-        _tokens(get("cacheWriteTokens")),
+        token_count(get("inputTokens")),
+        token_count(get("outputTokens")),
+        token_count(get("cacheReadTokens")),
+        token_count(get("cacheWriteTokens")),
     )
     reported = get(cost_field)
-    return tokens, _cost(reported), _cost_note(reported)
+    return tokens, reported_cost(reported), _cost_note(reported)
 
 
 def _calls(messages: list, session_id: str) -> list[Call]:

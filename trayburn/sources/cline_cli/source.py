@@ -1,7 +1,9 @@
 """The Cline CLI's sessions folder as a source: `<sessions>/<id>/<id>.json` (the manifest), the lead's
 `<id>.messages.json` beside it, subagents' `*.messages.json`, and a manifest's `messages_path` used only
 while the co-located lead file is missing or has never parsed. Other Cline clients that write the same
-layout (with another `source` in the manifest) come through here too."""
+layout (with another `source` in the manifest) come through here too. Never speaks SQL: it writes through the
+ledger's `Writer`.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +14,10 @@ from collections.abc import Callable, Container, Mapping
 from functools import cached_property
 from typing import NamedTuple, TypeVar
 
-from ... import files as trayburn_files
+from ... import files
 from ...files import blake2b
 from ..base import Known, Seen, SessionRecord, Writer, changed, should_read
-from . import layout as cf
+from . import layout
 from .parse import Messages, ParseError, parse_manifest, parse_messages
 
 LEAD, OTHER, EXTERNAL, MANIFEST = "messages", "messages", "external", "manifest"
@@ -28,11 +30,11 @@ class ClineCliSource:
 
     def __init__(self, sessions_dir: str, clock: Callable[[], float]):
         self.sessions_dir = str(sessions_dir)
-        self.listings = cf.ScanCache(clock)  # folder listings: see `files.scan` for when one is listed again
-        self.last = cf.Scan()
+        self.listings = layout.ScanCache(clock)  # folder listings: see `files.scan` for when one is listed again
+        self.last = layout.Scan()
         # folders (the very objects the scan gave) found as last read against this `known` dict; its live files
-        self._checked: tuple[object | None, dict[str, tuple[cf.Folder, int]], int, bool] = (None, {}, 0, False)
-        self._digest_memo: tuple[list[cf.Folder], str | None] | None = None  # (the folders, their digest)
+        self._checked: tuple[object | None, dict[str, tuple[layout.Folder, int]], int, bool] = (None, {}, 0, False)
+        self._digest_memo: tuple[list[layout.Folder], str | None] | None = None  # (the folders, their digest)
         # the last slice's folders against this scan and this `known`: (scan, known, order) (see `_Ingest.run`)
         self._order: tuple[object, object, Order] | None = None
 
@@ -44,7 +46,7 @@ class ClineCliSource:
 
     def scan(self, settled: Callable[[], Container[str]]) -> Seen:
         self.listings.settled = settled
-        self.last = scan = cf.scan(self.sessions_dir, self.listings)
+        self.last = scan = layout.scan(self.sessions_dir, self.listings)
         return Seen(
             listed=self.sessions_dir not in scan.problems,  # unlisted: change nothing (not "all removed")
             sessions=len(scan.folders),
@@ -125,7 +127,7 @@ class ClineCliSource:
             if not k.gone and k.kind != EXTERNAL and k.feed == ClineCliSource.feed and p not in seen
         }
         if unseen & folders:
-            cf.relist(scan, unseen & folders, self.listings)
+            layout.relist(scan, unseen & folders, self.listings)
             return True
         return False
 
@@ -136,12 +138,12 @@ class Order(NamedTuple):
     (a session without its lead file, say) is so read once per refresh, not at the head of every slice: a
     refresh of slices shorter than those folders took would never have ended."""
 
-    settled: list[cf.Folder]
-    changed: list[tuple[int, cf.Folder]]
+    settled: list[layout.Folder]
+    changed: list[tuple[int, layout.Folder]]
 
 
 class _Ingest:
-    def __init__(self, scan: cf.Scan, writer: Writer, last: Order | None = None):
+    def __init__(self, scan: layout.Scan, writer: Writer, last: Order | None = None):
         """`last`: the previous slice's `order` against the same scan and the same `known` (which the ledger
         updated in place since): a folder it found as last read still is (only reading a folder writes its
         files' rows), so only its changed ones are looked at again (a long ingest is many slices)."""
@@ -179,14 +181,14 @@ class _Ingest:
                 self._note(folder)
         self.order = Order(settled + read, left)
 
-    def _note(self, folder: cf.Folder) -> None:
+    def _note(self, folder: layout.Folder) -> None:
         w = self.w
         w.seen(folder.manifest.path)
         for f in folder.messages:
             w.seen(f.path)
         w.live(folder.session_id)
 
-    def _as_last_read(self, folder: cf.Folder) -> bool:
+    def _as_last_read(self, folder: layout.Folder) -> bool:
         """Every file as it was when last read and parsed, the lead's among them (so no `messages_path`)."""
         known = self.known
         for f in (folder.manifest, *folder.messages):
@@ -195,7 +197,7 @@ class _Ingest:
                 return False
         return bool(folder.messages) and folder.messages[0].path == _lead_path(folder)
 
-    def _folder(self, folder: cf.Folder) -> None:
+    def _folder(self, folder: layout.Folder) -> None:
         sid, w = folder.session_id, self.w
         w.seen(folder.manifest.path)
         fallback = folder.manifest.checkpoint.mtime_ns // 10**6
@@ -215,7 +217,7 @@ class _Ingest:
     def scanned(self) -> set[str]:  # built on first use: only a session without its lead file needs it
         return {os.path.abspath(f.path) for d in self.scan.folders for f in [d.manifest, *d.messages]}
 
-    def _external(self, folder: cf.Folder, manifest: SessionRecord | None) -> trayburn_files.FileStat | None:
+    def _external(self, folder: layout.Folder, manifest: SessionRecord | None) -> files.FileStat | None:
         """`messages_path`, used only when the co-located lead file is missing or has never parsed."""
         lead = _lead_path(folder)
         if any(f.path == lead for f in folder.messages) and self.w.good_checkpoint(lead) is not None:
@@ -224,11 +226,11 @@ class _Ingest:
         if not path or os.path.abspath(path) in self.scanned:  # never another session's (or our own) file
             return None
         try:
-            return trayburn_files.FileStat(path, trayburn_files.stat_file(path))
+            return files.FileStat(path, files.stat_file(path))
         except OSError:
             return None
 
-    def _manifest(self, folder: cf.Folder, fallback: int) -> SessionRecord | None:
+    def _manifest(self, folder: layout.Folder, fallback: int) -> SessionRecord | None:
         f, sid = folder.manifest, folder.session_id
         m = self._parsed(f, sid, MANIFEST, parse_manifest)
         if m is None:
@@ -241,7 +243,7 @@ class _Ingest:
         self.w.session(record, file_id, fallback)
         return record
 
-    def _messages(self, sid: str, f: trayburn_files.FileStat, kind: str, fallback: int) -> None:
+    def _messages(self, sid: str, f: files.FileStat, kind: str, fallback: int) -> None:
         got = self._parsed(f, sid, kind, _messages_parser(_scope(sid, f.path, kind)))
         if got is None:
             return
@@ -250,8 +252,8 @@ class _Ingest:
         self.w.calls(sid, file_id, parsed.agent, parsed.calls, fallback)
 
     def _parsed(
-        self, f: trayburn_files.FileStat, sid: str, kind: str, parse: Callable[[bytes], P]
-    ) -> tuple[P, trayburn_files.Checkpoint] | None:
+        self, f: files.FileStat, sid: str, kind: str, parse: Callable[[bytes], P]
+    ) -> tuple[P, files.Checkpoint] | None:
         """The file parsed, if it is to be read (it changed); None if not, or if it could not be read or
         parsed (then recorded)."""
         got = self.w.read(f, sid, kind)
@@ -270,12 +272,12 @@ def _messages_parser(scope: str) -> Callable[[bytes], Messages]:
 
 
 def _parse_messages(data: bytes, scope: str) -> Messages:
-    from ..tasks import trim_legacy_copy  # (Cline 4.x's copy of a pre-4.0 task: counted from the task folder)
+    from ..editor_tasks.parse import trim_legacy_copy  # (a pre-4.0 task resumed by 4.x: counted from its folder)
 
     return trim_legacy_copy(parse_messages(data, scope), data)
 
 
-def _digest(scan: cf.Scan) -> str | None:
+def _digest(scan: layout.Scan) -> str | None:
     """Every file the scan saw with its checkpoint, as 16 bytes of blake2b (6 ms for 10,000 files; pickled a
     thousand folders at a time, so 20,000 sessions never hold 5 MB of it at once). None when the scan had
     problems (a folder or file it could not list or stat) or a folder lacks its lead messages file (its calls
@@ -289,7 +291,7 @@ def _digest(scan: cf.Scan) -> str | None:
         numbers: list[int] = []
         for folder in folders[start : start + DIGEST_CHUNK]:
             files = folder.messages
-            if not files or files[0].path != folder.path + os.sep + folder.session_id + cf.MESSAGES_SUFFIX:
+            if not files or files[0].path != folder.path + os.sep + folder.session_id + layout.MESSAGES_SUFFIX:
                 return None  # (_lead_path)
             paths.append(folder.manifest.path)
             numbers.extend(folder.manifest.checkpoint)
@@ -303,7 +305,7 @@ def _digest(scan: cf.Scan) -> str | None:
 DIGEST_CHUNK = 1000
 
 
-def _newest(folder: cf.Folder) -> int:
+def _newest(folder: layout.Folder) -> int:
     """The newest mtime among the folder's files; a folder without its lead file counts as new (its calls
     may come from a `messages_path` elsewhere, whose time the scan does not know)."""
     if not folder.messages or folder.messages[0].path != _lead_path(folder):
@@ -314,14 +316,14 @@ def _newest(folder: cf.Folder) -> int:
 def _scope(sid: str, path: str, kind: str) -> str:
     """What keys a message without an id: the session for its lead file, session/file for the others."""
     name = os.path.basename(path)
-    return sid if kind == EXTERNAL or name == sid + cf.MESSAGES_SUFFIX else f"{sid}/{name}"
+    return sid if kind == EXTERNAL or name == sid + layout.MESSAGES_SUFFIX else f"{sid}/{name}"
 
 
-def _lead_path(folder: cf.Folder) -> str:
-    return os.path.join(folder.path, folder.session_id + cf.MESSAGES_SUFFIX)
+def _lead_path(folder: layout.Folder) -> str:
+    return os.path.join(folder.path, folder.session_id + layout.MESSAGES_SUFFIX)
 
 
-def _lead_usable(folder: cf.Folder, known: Known | None) -> bool:
+def _lead_usable(folder: layout.Folder, known: Known | None) -> bool:
     """The co-located lead file is there and has parsed at least once."""
     lead = _lead_path(folder)
     return any(f.path == lead for f in folder.messages) and known is not None and known.good is not None
@@ -329,7 +331,7 @@ def _lead_usable(folder: cf.Folder, known: Known | None) -> bool:
 
 def _external_changed(path: str, known: Known) -> bool:
     try:
-        current = trayburn_files.stat_file(path)
+        current = files.stat_file(path)
     except OSError:
         return not known.gone
     return known.gone or should_read(current, known)

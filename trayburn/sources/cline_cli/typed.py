@@ -1,5 +1,6 @@
 """The typed fast path of parse.py: msgspec structs that decode only the fields trayburn uses and skip the
-rest (tool results, often most of a messages file, are never built as objects). Imported at the first parse.
+rest (tool results, often most of a messages file, are never built as objects). Imported at the first parse;
+never touches disk.
 
 The decoder also checks the values the rules care about. A document that does not fit (a message with
 another role, metrics that are not an object, a token count that is not a sane integer, a negative

@@ -1,7 +1,8 @@
-"""Where the editor apps keep their task folders (cline-vscode-format.md, "Where"): the Cline extension before
-4.0, Roo Code and Kilo Code, in every editor flavour's global storage on Linux, macOS and Windows, plus the old
-Cline CLI's `~/.cline/data/tasks`. A place is a folder holding `tasks/<id>/`; each app's list can be replaced
-in the settings (`cline_tasks_dirs`, `roo_code_dirs`, `kilo_code_dirs`) and each app turned off.
+"""Where the editor apps keep their task folders (docs/formats/editor-tasks.md, "Where"), and each app declared
+once: the Cline extension before 4.0 (and the old Cline CLI's `~/.cline/data/tasks`), Roo Code and Kilo Code, in
+every editor flavour's global storage on Linux, macOS and Windows. A place is a folder holding `tasks/<id>/`; each
+app's list can be replaced in the settings (`<key>_dirs`) and each app turned off (`<key>`): settings.py declares
+those two settings for every entry of APPS.
 
 Pure functions of (settings, env, home, platform): testable for every OS from any OS.
 """
@@ -12,27 +13,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
-
-
-@dataclass(frozen=True)
-class App:
-    name: str  # the feed's and the session ids' word: "cline", "roo", "kilo"
-    label: str  # for people: "Cline (VS Code)"
-    extension: str  # the globalStorage folder (VS Code lower-cases extension ids)
-    enabled_key: str  # the settings key turning it on or off
-    dirs_key: str  # the settings key replacing its places
-    storage_setting: str | None  # the VS Code setting moving its storage (Roo, Kilo: `<x>.customStoragePath`)
-    source: str  # the sessions' `source` ("by source"): what the menu line and `report --by source` show
-
-
-APPS: tuple[App, ...] = (
-    App("cline", "Cline (VS Code)", "saoudrizwan.claude-dev", "cline_tasks", "cline_tasks_dirs", None, "vscode"),
-    App("roo", "Roo Code", "rooveterinaryinc.roo-cline", "roo_code", "roo_code_dirs", "roo-cline.customStoragePath",
-        "roo-code"),
-    App("kilo", "Kilo Code", "kilocode.kilo-code", "kilo_code", "kilo_code_dirs", "kilo-code.customStoragePath",
-        "kilo-code"),
-)  # fmt: skip
-BY_NAME = {a.name: a for a in APPS}
 
 # Editor flavours: (label, the user-data folder's name under the OS's config folder)
 FLAVOURS: tuple[tuple[str, str], ...] = (
@@ -53,9 +33,56 @@ SERVERS: tuple[tuple[str, str], ...] = (
 )
 
 
+@dataclass(frozen=True)
+class TaskFormat:
+    """How a family of apps writes its task folders: what the reader does differently for each."""
+
+    metadata: bool  # `task_metadata.json` beside the messages (model_usage, environment_history): Cline
+    models_in_conversation: bool  # the model only as `<model>` lines in api_conversation_history.json: Roo, Kilo
+    input_by_provider: bool  # tokensIn uncached unless the provider passes the whole prompt (Cline); else
+    # inclusive since Roo 3.29.5, older files telling by their cache tokens (`parse.normalise`)
+
+
+CLINE_FORMAT = TaskFormat(metadata=True, models_in_conversation=False, input_by_provider=True)
+ROO_FORMAT = TaskFormat(metadata=False, models_in_conversation=True, input_by_provider=False)
+
+
+@dataclass(frozen=True)
+class App:
+    """One editor app whose task folders are read: everything that differs between apps is here, so another
+    (Zoo Code, IBM Bob, the old Kilo CLI) is one more entry in APPS."""
+
+    name: str  # the id: the feed's and the session ids' word ("cline", "roo", "kilo")
+    label: str  # for people: "Cline (VS Code)"
+    extensions: tuple[str, ...]  # its globalStorage folders (VS Code lower-cases extension ids)
+    enabled_key: str  # its settings: this key turns it on or off, `<key>_dirs` replaces its places
+    source: str  # the sessions' `source` ("by source"): what the menu line and `report --by source` show
+    format: TaskFormat
+    storage_setting: str | None = None  # the editor setting moving its storage (Roo, Kilo: `<x>.customStoragePath`)
+    cline_data: bool = False  # also the old Cline CLI's data folder (trayburn's resolved CLINE_DATA_DIR level)
+    flavours: tuple[tuple[str, str], ...] = FLAVOURS  # the editors it runs in (their user-data folders)
+    servers: tuple[tuple[str, str], ...] = SERVERS  # and their remote servers (Linux, under the home folder)
+    home_folders: tuple[tuple[str, str], ...] = ()  # (label, folder under the home folder) on every OS: a CLI's own
+
+    @property
+    def dirs_key(self) -> str:
+        return f"{self.enabled_key}_dirs"
+
+
+APPS: tuple[App, ...] = (
+    App("cline", "Cline (VS Code)", ("saoudrizwan.claude-dev",), "cline_tasks", "vscode", CLINE_FORMAT,
+        cline_data=True),
+    App("roo", "Roo Code", ("rooveterinaryinc.roo-cline",), "roo_code", "roo-code", ROO_FORMAT,
+        storage_setting="roo-cline.customStoragePath"),
+    App("kilo", "Kilo Code", ("kilocode.kilo-code",), "kilo_code", "kilo-code", ROO_FORMAT,
+        storage_setting="kilo-code.customStoragePath"),
+)  # fmt: skip
+BY_NAME = {a.name: a for a in APPS}
+
+
 # Sessions' `source` values (the Cline CLI's manifests and these apps) → what people read
-SOURCE_LABELS = {"cli": "CLI", "vscode": "VS Code", "roo-code": "Roo Code", "kilo-code": "Kilo Code",
-                 "jetbrains": "JetBrains", "desktop": "Desktop", "unknown": "other"}  # fmt: skip
+SOURCE_LABELS = {"cli": "CLI", "vscode": "VS Code", "jetbrains": "JetBrains", "desktop": "Desktop", "unknown": "other"}
+SOURCE_LABELS |= {a.source: a.label for a in APPS if a.source not in SOURCE_LABELS}
 
 
 def source_label(source: str) -> str:
@@ -90,21 +117,27 @@ class Place:
         return self.tasks.is_dir()
 
 
-def user_data_dirs(env: Mapping[str, str], home: PurePath, platform: str) -> list[tuple[str, PurePath]]:
+def user_data_dirs(
+    env: Mapping[str, str],
+    home: PurePath,
+    platform: str,
+    flavours: Sequence[tuple[str, str]] = FLAVOURS,
+    servers: Sequence[tuple[str, str]] = SERVERS,
+) -> list[tuple[str, PurePath]]:
     """Every editor flavour's user-data folder for this OS (`platform` as `sys.platform`), existing or not."""
     out: list[tuple[str, PurePath]] = []
     if platform.startswith("win"):
         appdata = env.get("APPDATA", "").strip()
         base: PurePath = PureWindowsPath(appdata) if appdata else PureWindowsPath(home) / "AppData" / "Roaming"
-        out += [(label, base / folder) for label, folder in FLAVOURS]
+        out += [(label, base / folder) for label, folder in flavours]
     elif platform == "darwin":
         base = PurePosixPath(home) / "Library" / "Application Support"
-        out += [(label, base / folder) for label, folder in FLAVOURS]
+        out += [(label, base / folder) for label, folder in flavours]
     else:
         xdg = env.get("XDG_CONFIG_HOME", "").strip()
         base = PurePosixPath(xdg) if xdg.startswith("/") else PurePosixPath(home) / ".config"
-        out += [(label, base / folder) for label, folder in FLAVOURS]
-        out += [(label, PurePosixPath(home) / sub) for label, sub in SERVERS]
+        out += [(label, base / folder) for label, folder in flavours]
+        out += [(label, PurePosixPath(home) / sub) for label, sub in servers]
     portable = env.get("VSCODE_PORTABLE", "").strip()
     if portable:  # portable VS Code: <install>/data, its user data in user-data
         out.append(("VS Code (portable)", type(base)(portable) / "user-data"))
@@ -118,10 +151,11 @@ def default_places(
     `User/globalStorage/<extension>`, and for Cline the old CLI's data folder (`cline_data`: trayburn's
     resolved CLINE_DATA_DIR level, `~/.cline/data` by default)."""
     out: list[tuple[str, PurePath]] = []
-    for label, data in user_data_dirs(env, home, platform):
+    for label, data in user_data_dirs(env, home, platform, app.flavours, app.servers):
         gs = data / "User" / "globalStorage"
-        out.append((f"{label} (default)", gs / app.extension))
-    if app.name == "cline" and cline_data is not None:
+        out += [(f"{label} (default)", gs / extension) for extension in app.extensions]
+    out += [(f"{label} (default)", home / sub) for label, sub in app.home_folders]
+    if app.cline_data and cline_data is not None:
         out.append(("Cline CLI data folder (before 3.0; default)", cline_data))
     return out
 
@@ -156,7 +190,7 @@ def places(
     if configured:
         return _unique([Place(app.name, _expand(p, home), f"settings ({app.dirs_key})") for p in configured])
     found = [Place(app.name, Path(p), origin) for origin, p in default_places(app, env, home, platform, cline_data)]
-    for label, data in user_data_dirs(env, home, platform):
+    for label, data in user_data_dirs(env, home, platform, app.flavours, app.servers):
         custom = custom_storage(app, Path(data))
         if custom:
             found.append(Place(app.name, _expand(custom, home), f"{label}: {app.storage_setting}"))

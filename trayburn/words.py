@@ -1,0 +1,66 @@
+"""The words the CLI, the tray and the window share: plurals, token counts, text cut to a width, the plan and
+progress lines, the unpriced mark and the default currency, so each figure is said the same way wherever it
+shows. Never knows a terminal's table, a menu or a window (render.py, tray/ and window/ do).
+"""
+
+from __future__ import annotations
+
+from .figures.money import Money
+
+USD = Money()  # the default: dollars
+UNPRICED_MARK = "?"  # after a cost some of whose calls have no known price
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def shorten(text: str, width: int) -> str:
+    """At most `width` terminal columns, "…" ending what was cut."""
+    if columns(text) <= width:
+        return text
+    kept, used = [], 0
+    for ch in text:
+        used += _char_columns(ch)
+        if used > width - 1:
+            break
+        kept.append(ch)
+    return "".join(kept) + "…"
+
+
+def columns(text: str) -> int:
+    """The terminal columns `text` takes: East Asian wide and full-width characters (CJK, most emoji) two,
+    combining marks and zero-width characters none, the rest one."""
+    if text.isascii():
+        return len(text)
+    return sum(_char_columns(ch) for ch in text)
+
+
+def _char_columns(ch: str) -> int:
+    import unicodedata  # (only for text that is not ASCII)
+
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def tokens(n: int) -> str:
+    for unit, size in (("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)
+
+
+def progress_text(progress: tuple[int, int] | None) -> str | None:
+    """While the history is still being read (today's figures first, exact): how far it is."""
+    if progress is None:
+        return None
+    done, total = progress
+    return f"Reading history: {done:,} of {total:,} sessions"
+
+
+def plan_text(plan_calls: int, plan_value: float, money: Money = USD) -> str | None:
+    """ "4 calls covered by plan, API value $1.23": beside the spend, never in it (CLI, menu, window)."""
+    if plan_calls <= 0:
+        return None
+    return f"{plural(plan_calls, 'call')} covered by plan, API value {money.text(plan_value)}"
