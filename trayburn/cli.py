@@ -454,7 +454,7 @@ def _bounded(args: argparse.Namespace, engine: Any, period: Period) -> Period:
     """A report by day, week or month lists every part of the period, those without calls too: over MAX_ROWS of
     them (1970 to 9998 by day is 2.9 million), the period is cut to the days that hold calls, and said; still
     over: a usage error (in time and memory, such a report is bounded either way)."""
-    from .figures import periods as days
+    from .figures import periods
 
     per = _PER_ROW.get(args.by)
     if per is None or period.days // per <= MAX_ROWS:
@@ -467,7 +467,7 @@ def _bounded(args: argparse.Namespace, engine: Any, period: Period) -> Period:
             line = f"{period.since} to {period.until} is over {MAX_ROWS:,} {args.by}s: the report covers {since} to"
             line += f" {until}, the {args.by}s that hold calls"
             _say(line, args.json, {"notice": line})
-            return days.Period(since, until)
+            return periods.Period(since, until)
     raise UsageError(
         f"{period.since} to {period.until} by {args.by} is over {MAX_ROWS:,} rows; narrow --since/--until or use"
         " --by month"
