@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from corpus import assistant, isolated_env, make_session, ms, sessions_of, set_tz, user  # noqa: F401
+from helpers.corpus import assistant, isolated_env, make_session, ms, sessions_of, set_tz, user  # noqa: F401
 
 from trayburn import cli
 from trayburn.engine import Engine

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from corpus import counted
-from sync_machines import SESSION_IDS, boxes
+from helpers.corpus import counted
+from helpers.sync_machines import SESSION_IDS, boxes
 
 from trayburn.sources import machine
 from trayburn.sync.share import Sharing
@@ -270,6 +270,7 @@ def _peer(calls: int) -> bytes:
     return machine.encode(machine.MachineDoc(header, sessions, rows))
 
 
+@pytest.mark.slow  # (encodes and decodes 400,000 calls: about 10 s)
 def test_a_400000_call_peer_is_read_whole_and_the_readers_bound_stays():
     """A year and more at 1,000 calls a day: the file an older reader refused whole (over its 32 MB unpacked) is
     read whole; the reader keeps its bounds (rows and bytes) for what is past them."""
