@@ -488,7 +488,7 @@ def test_engine_reads_every_app_by_source(tmp_path, capsys):
     assert cli.main(["config", "set", "roo_code", "false"]) == 0
     capsys.readouterr()
     engine = Engine()
-    assert [s.feed for s in engine.task_sources()] == ["tasks:cline", "tasks:kilo"]
+    assert [s.feed for s in engine.task_sources()] == [f"tasks:{a.name}" for a in places.APPS if a.name != "roo"]
     engine.close()
 
 

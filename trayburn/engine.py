@@ -249,13 +249,13 @@ class Engine:
         from .sources.editor_tasks import places
 
         s, out = self.settings, {}
+        root, data = self.levels.root, self.levels.data
+        cli_data = places.cline_data_places(root.path, root.source(), data.path, data.source())
         for app in places.APPS:
             on = getattr(s, app.enabled_key, True)
             dirs = getattr(s, app.dirs_key, [])
             out[app.name] = (
-                places.places(app, dirs, self.env, paths.home(self.env), sys.platform, self.levels.data.path)
-                if on
-                else []
+                places.places(app, dirs, self.env, paths.home(self.env), sys.platform, cli_data) if on else []
             )
         return out
 
@@ -272,8 +272,18 @@ class Engine:
                 tasks = sum(1 for e in os.scandir(p.tasks) if e.is_dir()) if exists else 0
                 rows.append({"path": str(p.tasks), "origin": p.origin, "exists": exists, "tasks": tasks})
             on = bool(getattr(self.settings, app.enabled_key, True))
-            out.append({"app": name, "label": app.label, "enabled": on, "enabled_key": app.enabled_key, "places": rows})
+            row = {"app": name, "label": app.label, "enabled": on, "enabled_key": app.enabled_key, "places": rows}
+            if app.cost_unit is not None and any(r["tasks"] for r in rows):
+                row["written_cost"] = self._written_costs(app, places)
+            out.append(row)
         return out
+
+    def _written_costs(self, app, places: list) -> dict:
+        """An app whose files' cost unit is not proven dollars (IBM Bob): what its files wrote, kept aside."""
+        from .sources.editor_tasks.source import written_costs
+
+        tasks, total = written_costs(app, places, self.settings.max_file_mb * 10**6)
+        return {"tasks": tasks, "total": round(total, 6), "unit": app.cost_unit}
 
     def task_sources(self) -> list[Source]:
         """One source per editor app that is on (Cline's pre-4.0 tasks, Roo Code, Kilo Code), kept between

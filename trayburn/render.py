@@ -139,6 +139,11 @@ def task_place_lines(apps: list[dict[str, Any]]) -> list[str]:
             lines.append(f"  {app['label']:16} {p['path']}  [{p['origin']}]  {plural(p['tasks'], 'task')}")
         lines += [f"  {app['label']:16} {p['path']}  [{p['origin']}]  (missing)" for p in app["places"]
                   if not p["exists"] and p["origin"].startswith("settings")]  # fmt: skip
+        written = app.get("written_cost")
+        if written and written["tasks"]:
+            lines.append(f"  {'':16} its files' cost fields total {written['total']:g} over "
+                         f"{plural(written['tasks'], 'task')}, unit {written['unit']}: not counted; "
+                         "its calls are estimated from their tokens at list price")  # fmt: skip
     return lines
 
 
