@@ -59,6 +59,7 @@ HealthKind = Literal[
     "ledger_read_only",  # the ledger can be opened only for reading (permissions; figures are stale)
     "ledger_io",  # the ledger failed a read or write (an I/O error; figures are stale)
     "ledger_damaged",  # the ledger failed SQLite's integrity check (`check_integrity`): moved aside and rebuilt
+    "ledger_rebuilt",  # the ledger was rebuilt and `doctor` has not shown it yet (what came back, what was lost)
     "settings_broken",  # the settings file does not parse: defaults are in use (see settings_problem)
     "override_missing",  # a setting or variable points to a folder that does not exist (see problem_level)
     "not_installed",  # no Cline folder at the default place, and no sessions folder

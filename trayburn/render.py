@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .figures.attribution import Attribution, Share
@@ -78,6 +79,7 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
         lines.append(f"  {h.ledger_notice}")
     if h.ledger_fault:
         lines.append(f"  problem: {h.ledger_fault}")
+    lines += backup_lines(h.extra.get("backups"), h.extra.get("rebuilt"))
     lines.append(
         f"Sessions:        {h.sessions}"
         + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else "")
@@ -102,6 +104,24 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
         lines.append("  `trayburn prices` says how to add a price in the settings file")
     lines += ["", h.verdict + (f". To fix: {HINTS[h.kind]}" if h.kind in HINTS else "")]
     return "\n".join(lines)
+
+
+def backup_lines(backups: dict[str, Any] | None, rebuilt: dict[str, Any] | None) -> list[str]:
+    """doctor's lines on the ledger's backups (`backups.report`) and its last rebuild (`salvage.Rebuilt`)."""
+    lines = []
+    if backups is not None:
+        newest = backups["newest"]
+        age = f"; the newest {newest['path']}, {newest['age_s'] / 3600:.0f} h old" if newest else ""
+        lines.append(f"  backups: {backups['count']} of trayburn's (the last {backups['kept']} are kept){age}")
+        failure = backups.get("last_failure")
+        if failure:
+            lines.append(f"  the last backup failed: {failure['reason']}")
+        for path in backups.get("not_trayburns", []):
+            lines.append(f"  named like a backup, not trayburn's (never used unless sound, never deleted): {path}")
+    if rebuilt is not None:
+        when = datetime.fromtimestamp(rebuilt["at_ms"] / 1000).strftime("%Y-%m-%d %H:%M")
+        lines.append(f"  rebuilt {when}: {rebuilt['line']}")
+    return lines
 
 
 def task_place_lines(apps: list[dict[str, Any]]) -> list[str]:

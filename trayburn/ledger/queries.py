@@ -308,6 +308,11 @@ class Queries:
         sql = f"SELECT DISTINCT c.model, c.provider, s.provider{_JOINED} AND c.cost IS NULL"
         return [Route(*r) for r in self._rows(sql, ALL_TIME)]
 
+    def counted_span(self) -> tuple[int, int] | None:
+        """The first and last counted call's time (epoch ms; None: no call), from the day index's two ends."""
+        first, last = self._rows("SELECT MIN(ts_ms), MAX(ts_ms) FROM calls WHERE counted=1")[0]
+        return None if first is None else (first, last)
+
     def models_seen(self, only: Sequence[Route] | None = None) -> list[ModelSeen]:
         """Every route of counted calls (or only those given), all time, with its calls and tokens."""
         if only is not None and not only:
