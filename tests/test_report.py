@@ -411,6 +411,8 @@ def test_today_json_contract(tmp_path, monkeypatch, capsys, set_tz):
         "machines",  # issue 13: the day by machine; this one alone while nothing is shared
         "complete",  # issue 19: false while history is still being read
         "sessions_read",  # [read, all] sessions while incomplete
+        "free_calls",  # issue 27: calls of a free model ($0, never priced)
+        "plans",  # issue 27: the plans that covered calls, by name
     }
     assert [(m["this"], m["id"], m["calls"]) for m in out["machines"]] == [(True, None, out["calls"])]
     assert set(out["tokens"]) == {"input", "output", "cache_read", "cache_write"}

@@ -16,7 +16,7 @@ from .figures.money import Money, usd
 from .files import clean
 from .pricing.show import SeenModel, how_to_price
 from .sources.base import MAX_COST
-from .words import UNPRICED_MARK, USD, columns, plan_text, plural, shorten, tokens
+from .words import UNPRICED_MARK, USD, Covered, columns, plan_text, plural, shorten, tokens
 
 
 def one_line(text: str) -> str:
@@ -163,7 +163,7 @@ def day(r: DayReport, money: Money = USD) -> str:
         has, are = ("has", "is") if r.unpriced_calls == 1 else ("have", "are")
         lines.append(f"  {plural(r.unpriced_calls, 'call')} {has} no known price and {are} not in the total ({names};")
         lines.append("  `trayburn prices` says how to add a price)")
-    lines += _plan_and_cap(r.plan_calls, r.plan_api_value_usd, r.capped_calls, money)
+    lines += _plan_and_cap(r, r.capped_calls, money)
     t = r.tokens
     lines.append(
         f"  tokens: {tokens(t.input)} in ({tokens(t.cache_read)} cache read, "
@@ -185,11 +185,11 @@ def _noted(text: str, money: Money) -> str:
     return text + (f"\n({money.note})" if money.note else "")
 
 
-def _plan_and_cap(plan_calls: int, plan_value: float, capped: int, money: Money = USD) -> list[str]:
+def _plan_and_cap(covered: Covered, capped: int, money: Money = USD) -> list[str]:
     lines = []
-    what = plan_text(plan_calls, plan_value, money)
+    what = plan_text(covered, money.text)
     if what:
-        lines.append(f"  {what} (what the same tokens cost at list price; not in the total)")
+        lines.append(f"  {what} (not in the total)")
     if capped:
         lines.append(f"  {plural(capped, 'call')} with absurd token counts: each estimate held at {usd(MAX_COST)}")
     return lines
@@ -239,7 +239,7 @@ def session(d: SessionDetail, money: Money = USD) -> str:
         f"  {plural(s.calls, 'call')}, {cost_cell(s.cost_usd, 0.0, s.unpriced_calls, s.calls, money=money)}"
         + (f" ({money.text(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
     ]
-    lines += _plan_and_cap(s.plan_calls, s.plan_api_value_usd, s.capped_calls, money)
+    lines += _plan_and_cap(s, s.capped_calls, money)
     for sub in s.subagents:
         lines.append(f"  {sub.kind} {sub.name}: {plural(sub.calls, 'call')}, {money.text(sub.cost_usd)}")
     days = len({c.time[:10] for c in d.calls}) > 1  # calls of several days (a resumed session): dated

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import tomli_w
 
 from .files import Refused, atomic_write, read_file
-from .setting_kinds import Aliases, Choice, Currency, Flag, Folders, Kind, Number, Prices, Table, Text, Whole
+from .setting_kinds import Aliases, Choice, Currency, Flag, Folders, Kind, Number, Prices, Routes, Table, Text, Whole
 from .sources.editor_tasks.places import APPS
 
 MAX_BYTES = 1_000_000  # a settings file is a few hundred bytes; anything near this is not one
@@ -146,6 +146,13 @@ class Settings:
     )
     prices: dict[str, dict[str, float]] = setting(
         Prices(), {}, "`input`, `output`, `cache_read`, `cache_write` in USD per million tokens", shown="none"
+    )
+    billing: dict[str, str] = setting(
+        Routes(),
+        {},
+        '`"my-gateway" = "plan"`: its calls are covered by a plan (API value, $0 spent); `"openai-codex" = "paid"`:'
+        " count a plan route's calls as spend",
+        shown="none (`cline-pass`, `openai-codex`, `openai-codex-cli`, `claude-code` are plans)",
     )
     currency: str = setting(
         Currency(), "USD", 'show amounts in this currency (ISO code, e.g. `"EUR"`), converted with `usd_rate`'

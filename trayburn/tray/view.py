@@ -365,7 +365,7 @@ def build_view(figures: Glance, settings: Settings, health: Health) -> TrayView:
         cost_text=day_cost(day, money),
         budget_pct=share(day.cost_usd, settings.daily_budget) if settings.daily_budget else None,
         money=money,
-        plan=plan_text(day.plan_calls, day.plan_api_value_usd, money),
+        plan=plan_text(day, money.text),
         machines=None if first_run else figures.day.machines.menu_line(money.text),
         sources=None if first_run else menu_line(figures.by_source, lambda usd: amount(money, usd)),
         unpriced=unpriced_line(day.unpriced_calls, day.unpriced_models),

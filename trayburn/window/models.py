@@ -27,7 +27,7 @@ from ..figures.costs import Totals
 from ..figures.day import CallRow, DayReport, ModelCost, SessionDetail, SessionSummary, Subagent
 from ..figures.history import Group, HistoryReport, MachineCost, MachinesReport
 from ..figures.money import Money
-from ..words import UNPRICED_MARK, plural, tokens
+from ..words import UNPRICED_MARK, Covered, plan_text, plural, tokens
 
 USD = Money()
 
@@ -267,7 +267,7 @@ def day_cards(
     if budget:  # the spend against the budget first, the estimate (if any) in words on the next line
         spent = budget_text(r.cost_usd, budget, money)
         estimated = f"{spent}\n{estimated}" if r.estimated_cost_usd or r.unpriced_calls else spent
-    estimated = with_plan(estimated, r.plan_calls, r.plan_api_value_usd, money)
+    estimated = with_plan(estimated, r, money)
     if machines:
         estimated += f"\n{machines}"
     per_session = f"{r.calls / r.sessions:.1f} per session" if r.sessions else "no sessions"
@@ -279,11 +279,11 @@ def day_cards(
     ]
 
 
-def with_plan(note: str, plan_calls: int, plan_value_usd: float, money: Money = USD) -> str:
-    """A cost card's note with, on its own line, what a plan covered: beside the spend, never in it."""
-    if plan_calls <= 0:
-        return note
-    return f"{note}\n{plural(plan_calls, 'call')} covered by plan, API value {amount(money, plan_value_usd)}"
+def with_plan(note: str, covered: Covered, money: Money = USD) -> str:
+    """A cost card's note with, on its own line, what a plan or a free model covered: beside the spend, never
+    in it (`words.plan_text`, the menu's and the CLI's words)."""
+    line = plan_text(covered, money.cents)
+    return f"{note}\n{line}" if line else note
 
 
 def budget_text(spent: float, budget: float, money: Money = USD, what: str = "budget") -> str:
@@ -421,7 +421,7 @@ def period_cards(
         spent = budget_text(t.cost_usd, budget, money)
         cost_note = f"{spent}\n{cost_note}" if t.estimated_usd or t.unpriced_calls else spent
     covered = plan or t
-    cost_note = with_plan(cost_note, covered.plan_calls, covered.plan_api_value_usd, money)
+    cost_note = with_plan(cost_note, covered, money)
     days = min(p.days, max((today - p.since).days + 1, 1)) if p.contains(today) else p.days
     ahead = projection(p, t.cost_usd, today)
     if ahead is not None:
@@ -624,7 +624,7 @@ def session_cards(d: SessionDetail, money: Money = USD) -> list[tuple[str, str, 
         note = f"reported {amount(money, reported)} · {note}"
     if s.unpriced_calls:
         note += f" · {s.unpriced_calls} unpriced"
-    note = with_plan(note, s.plan_calls, s.plan_api_value_usd, money)
+    note = with_plan(note, s, money)
     return [
         ("Cost", amount(money, s.cost_usd), note),
         ("Calls", f"{s.calls:,}", _agents_note(s)),
