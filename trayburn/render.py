@@ -16,7 +16,7 @@ from .figures.money import Money, usd
 from .files import clean
 from .pricing.show import SeenModel, how_to_price
 from .sources.base import MAX_COST
-from .words import UNPRICED_MARK, USD, Covered, columns, plan_text, plural, shorten, tokens
+from .words import NOT_PAID, UNPRICED_MARK, USD, Covered, columns, plan_text, plural, shorten, tokens
 
 
 def one_line(text: str) -> str:
@@ -196,7 +196,9 @@ def _plan_and_cap(covered: Covered, capped: int, money: Money = USD) -> list[str
 
 
 def _model_cost(m: ModelCost, money: Money) -> str:
-    return cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money=money)
+    return NOT_PAID.get(m.billing or "") or cost_cell(
+        m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money=money
+    )
 
 
 def cost_cell(
@@ -250,7 +252,7 @@ def session(d: SessionDetail, money: Money = USD) -> str:
             c.agent,
             tokens(c.tokens.input),
             tokens(c.tokens.output),
-            money.text(c.cost_usd, c.estimated),
+            NOT_PAID.get(c.billing) or money.text(c.cost_usd, c.estimated),
             ", ".join(c.tools),
         ]
         for c in d.calls

@@ -62,6 +62,10 @@ def progress_text(progress: tuple[int, int] | None) -> str | None:
     return f"Reading history: {done:,} of {total:,} sessions"
 
 
+# A call's cost cell when it cost nothing by its route or model (`billing`): what covered it, never "$0.00"
+NOT_PAID = {"plan": "plan", "free": "free"}
+
+
 class Covered(Protocol):
     """What a plan and the free models covered in some figures (a day, a session, a period's `Totals`)."""
 

@@ -52,6 +52,13 @@ class ModelCost:
     tokens: int = 0
     key: str = ""  # the canonical model key (`glm-4-6`) the row groups by
     plan_api_value_usd: float = 0.0
+    plan_calls: int = 0
+    free_calls: int = 0
+
+    @property
+    def billing(self) -> str | None:
+        """ "plan" or "free" when every call of the model was a plan's or a free model's (its cost: nothing)."""
+        return "plan" if self.plan_calls == self.calls else "free" if self.free_calls == self.calls else None
 
 
 @dataclass
@@ -215,7 +222,7 @@ def day_report(ledger: Ledger, book: PriceBook, day: date) -> DayReport:
 
 def _model_cost(name: str, key: str, t: Totals) -> ModelCost:
     return ModelCost(name, t.cost_usd, t.calls, t.estimated_usd, t.unpriced_calls, t.tokens.total, key,
-                     t.plan_api_value_usd)  # fmt: skip
+                     t.plan_api_value_usd, t.plan_calls, t.free_calls)  # fmt: skip
 
 
 def _by_cost(m: ModelCost) -> tuple:

@@ -31,7 +31,7 @@ from ..figures.glance import Glance
 from ..figures.money import Money
 from ..settings import Settings, menu_choices
 from ..sources.editor_tasks.places import menu_line
-from ..words import USD, plan_text, plural, progress_text, shorten
+from ..words import NOT_PAID, USD, plan_text, plural, progress_text, shorten
 
 if TYPE_CHECKING:
     from ..engine import Health
@@ -378,7 +378,7 @@ def _top_model(day: DayReport, money: Money = USD) -> str | None:
     m = day.top_model
     if m is None:
         return None
-    cost = _cost(money, m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls)
+    cost = NOT_PAID.get(m.billing or "") or _cost(money, m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls)
     return f"Top model: {m.name} — {cost}"
 
 

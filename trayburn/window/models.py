@@ -27,7 +27,7 @@ from ..figures.costs import Totals
 from ..figures.day import CallRow, DayReport, ModelCost, SessionDetail, SessionSummary, Subagent
 from ..figures.history import Group, HistoryReport, MachineCost, MachinesReport
 from ..figures.money import Money
-from ..words import UNPRICED_MARK, Covered, plan_text, plural, tokens
+from ..words import NOT_PAID, UNPRICED_MARK, Covered, plan_text, plural, tokens
 
 USD = Money()
 
@@ -244,7 +244,7 @@ def _model_row(m: ModelCost, money: Money) -> Row:
         clean(m.name, 60),
         f"{m.calls:,}",
         tokens(m.tokens),
-        cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money),
+        NOT_PAID.get(m.billing or "") or cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money),
     )
     return Row(f"model:{m.name}", values, (m.name.casefold(), m.calls, m.tokens, m.cost_usd))
 
@@ -541,7 +541,7 @@ def call_rows(d: SessionDetail, money: Money = USD) -> list[Row]:
 
 def _call_row(n: int, c: CallRow, money: Money, decimals: int) -> Row:
     t = c.tokens
-    cost = money.text(c.cost_usd, False, decimals)
+    cost = NOT_PAID.get(c.billing) or money.text(c.cost_usd, False, decimals)
     if c.estimated and c.cost_usd is not None:
         cost = ESTIMATE_MARK + cost
     tools = ", ".join(c.tools) or "–"
