@@ -106,7 +106,7 @@ def source_label(source: str | None) -> str:
 
 
 def menu_line(spend: Sequence[tuple[str, float | None]], money: Callable[[float], str]) -> str | None:
-    """ "CLI $1.20 · VS Code $3.40" from `Engine.spend_by_source()` (None while there is only one source)."""
+    """ "Cline CLI $1.20 · Cline for VS Code $3.40" from `Engine.spend_by_source()` (None while there is one app)."""
     shown = [(label, usd) for label, usd in spend if usd]
     if len(spend) < 2 or not shown:
         return None
