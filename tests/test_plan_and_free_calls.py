@@ -21,6 +21,7 @@ from test_tray_menu import Spawned, find, texts
 from trayburn import billing, cli, settings
 from trayburn.engine import Engine
 from trayburn.figures import periods
+from trayburn.figures.day import day_report
 from trayburn.pricing import PriceBook
 from trayburn.tray import host
 from trayburn.tray.app import TrayApp
@@ -249,3 +250,31 @@ def test_the_settings_change_the_rule_for_the_figures_only(tmp_path):
     assert loaded.settings.billing == {} and any('"x" must be "plan" or "paid"' in w for w in loaded.warnings)
     settings.save(path, loaded.settings)
     assert "sometimes" in path.read_text(), "a bad value is kept on save"
+
+
+def test_an_editor_tasks_calls_follow_the_same_rule(tmp_path):
+    """The Cline extension's tasks (before 4.0): a subscription's 0, a free model's 0 or positive cost, a paid call."""
+    from taskfolders import TaskWriter, request, say
+
+    from trayburn.ledger import Ledger
+    from trayburn.sources.editor_tasks.places import BY_NAME, Place
+    from trayburn.sources.editor_tasks.source import TaskSource
+
+    t = now_ms()
+    w = TaskWriter(tmp_path / "gs", "cline")
+    ui = [
+        say(t, "task", "go"),
+        request(t + 1, 500, 20, 0, 0, 0, ("gpt-5", "openai-codex")),  # the subscription's 0
+        request(t + 2, 4_000, 90, 0, 0, 0, ("cline-free/glm-5.2", "cline")),  # a free model's 0: not "no price"
+        request(t + 3, 4_000, 90, 0, 0, 0.4, ("arcee-ai/trinity-large-preview:free", "cline")),
+        request(t + 4, 1_000, 30, 0, 0, 0.02, ("anthropic/claude-sonnet-4.5", "cline")),
+    ]
+    w.write(str(t), ui)
+    led = Ledger(tmp_path / "state" / "ledger.db")
+    led.refresh(TaskSource(BY_NAME["cline"], [Place("cline", w.root, "test")]))
+    stored = led.query("SELECT model, cost FROM calls ORDER BY ts_ms")  # a paid call's 0 would be None: estimated
+    assert stored[:2] == [("gpt-5", 0.0), ("cline-free/glm-5.2", 0.0)]
+    day = day_report(led, PriceBook(), periods.now_date())
+    assert (day.cost_usd, day.plan_calls, day.free_calls, day.plans) == (0.02, 1, 2, ["ChatGPT subscription"])
+    assert day.plan_api_value_usd == pytest.approx(list_cost("openai", "gpt-5", (500, 20, 0, 0), t), rel=1e-9)
+    led.close()

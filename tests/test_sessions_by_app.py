@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from corpus import age_all, isolated_env, iso, make_session
+from corpus import age_all, iso, isolated_env, make_session
 from test_plan_and_free_calls import routed
 from test_tray_lines import now_ms
 from test_tray_menu import Spawned, find
