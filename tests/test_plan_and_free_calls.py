@@ -146,6 +146,11 @@ def test_each_call_is_plan_free_or_paid_in_the_session_and_the_export(day, capsy
     assert all(r["cost_usd"] == 0 and not r["estimated"] for r in by["plan"] + by["free"])
     assert sum(r["api_value_usd"] for r in by["plan"]) == pytest.approx(api_value(t), rel=1e-6)
     assert {r["app"] for r in rows} == {"Cline CLI", "Cline for VS Code", "Cline Desktop"}
+    listed = run(capsys, "sessions", "--since", day, "--until", day)
+    assert [line.split()[-2] for line in listed.splitlines() if line.endswith("_subs1")] == ["plan"]
+    report = run(capsys, "report", "--since", day, "--until", day, "--by", "model")
+    cells = {line.split()[0]: line.split()[-1] for line in report.splitlines()[4:]}
+    assert (cells["GPT-5"], cells["sonnet"], cells["trinity-large-preview:free"]) == ("plan", "plan", "free")
     table = list(csv.DictReader(io.StringIO(run(capsys, "export", "--since", day, "--until", day))))
     assert [(r["billing"], r["app"]) for r in table] == [(r["billing"], r["app"]) for r in rows]
     assert table[0]["api_value_usd"] == repr(rows[0]["api_value_usd"])
@@ -170,7 +175,12 @@ def test_budgets_count_spend_only(day, tmp_path):
     window = models.day_cards(d, list(e.sessions(periods.now_date(), periods.now_date())), money, today=True)
     cost_card = window[0]
     assert cost_card[1] == money.cents(d.cost_usd) and plan_text(d, money.cents) in cost_card[2].splitlines()
-    detail = e.session(next(s.id for s in e.sessions(None, None) if s.id.endswith("_subs1")))
+    listed = {s.id[-5:]: s for s in e.sessions(None, None)}
+    assert [r.values[-1] for r in models.session_rows([listed["subs1"], listed["own01"]], money=money)] == [
+        "plan",
+        money.cents(sum(PAID_COSTS)),
+    ]
+    detail = e.session(listed["subs1"].id)
     assert [r.values[8] for r in models.call_rows(detail, money)] == ["plan", "plan"]
     assert plan_text(detail.summary, money.cents) in models.session_cards(detail, money)[0][2].splitlines()
     e.close()

@@ -10,6 +10,7 @@ import json
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .figures.costs import covered_by
 from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 from .figures.history import MachinesReport
 from .figures.money import Money, usd
@@ -222,7 +223,8 @@ def sessions(items: list[SessionSummary], money: Money = USD) -> str:
             s.state + (" (removed)" if s.removed else ""),
             ", ".join(s.models) or "-",
             str(s.calls),
-            cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money=money),
+            covered_by(s.calls, s.plan_calls, s.free_calls)
+            or cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money=money),
             s.id,
         ]
         for s in items
@@ -267,6 +269,8 @@ def history(r, money) -> str:
 
     def cost(g) -> str:
         t = g.totals
+        if covered := covered_by(t.calls, t.plan_calls, t.free_calls):
+            return covered
         if t.calls and t.unpriced_calls >= t.calls:
             return "unpriced"
         tail = f" (+{t.unpriced_calls} unpriced)" if t.unpriced_calls else ""

@@ -243,6 +243,16 @@ class Pricer:
         return CallCost(usd, True, held, None)
 
 
+def covered_by(calls: int, plan_calls: int, free_calls: int) -> str | None:
+    """ "plan" or "free" when every one of some calls was a plan's or a free model's (what to show in place of
+    their cost, which is nothing); None otherwise. The sessions list, the report and the window use it."""
+    if calls and plan_calls == calls:
+        return PLAN
+    if calls and free_calls == calls:
+        return FREE
+    return None
+
+
 def priced_cost(cost_usd: float, calls: int, unpriced_calls: int) -> float | None:
     """The cost to show for a group of calls: None ("unpriced", never $0) when none of them has a price.
     The one place this rule lives: JSON, the terminal, the menu and the window all use it."""

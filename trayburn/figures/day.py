@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..ledger import ALL_TIME, CostGroup, Ledger, Route, SessionRow
 from ..pricing import PriceBook
-from .costs import Pricer, Tokens, Totals, priced_cost
+from .costs import Pricer, Tokens, Totals, covered_by, priced_cost
 from .periods import day_bounds, iso_local, local_midnight_ms, timezone_name
 
 __all__ = ["Tokens", "Totals", "priced_cost"]  # re-exported: the figures' callers import them from here
@@ -58,7 +58,7 @@ class ModelCost:
     @property
     def billing(self) -> str | None:
         """ "plan" or "free" when every call of the model was a plan's or a free model's (its cost: nothing)."""
-        return "plan" if self.plan_calls == self.calls else "free" if self.free_calls == self.calls else None
+        return covered_by(self.calls, self.plan_calls, self.free_calls)
 
 
 @dataclass

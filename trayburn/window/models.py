@@ -23,7 +23,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..figures import periods
-from ..figures.costs import Totals
+from ..figures.costs import Totals, covered_by
 from ..figures.day import CallRow, DayReport, ModelCost, SessionDetail, SessionSummary, Subagent
 from ..figures.history import Group, HistoryReport, MachineCost, MachinesReport
 from ..figures.money import Money
@@ -216,7 +216,11 @@ def _session_row(s: SessionSummary, day: date | None, money: Money, dated: bool,
         "status": (status, status),
         "calls": (f"{s.calls:,}", s.calls),
         "tokens": (tokens(s.tokens.total), s.tokens.total),
-        "cost": (cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money), s.cost_usd),
+        "cost": (
+            covered_by(s.calls, s.plan_calls, s.free_calls)
+            or cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money),
+            s.cost_usd,
+        ),
     }
     tags = tuple(t for t in (s.state, "removed" if s.removed else "") if t)
     return Row(s.id, tuple(cells[k][0] for k in columns), tuple(cells[k][1] for k in columns), tags)
@@ -474,7 +478,8 @@ def _group_row(g: Group, by: str, money: Money) -> Row:
     values = (
         clean(g.label, 60),
         f"{g.sessions:,}",
-        cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money),
+        covered_by(t.calls, t.plan_calls, t.free_calls)
+        or cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money),
     )
     return Row(f"{by}:{g.key}", values, (g.label.casefold(), g.sessions, t.cost_usd))
 
