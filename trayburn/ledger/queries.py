@@ -179,17 +179,20 @@ def _band(starts: Sequence[int]) -> str:
 
 
 def _alone(routes: Sequence[Route], above: int | None, covered: Sequence[Route] = ()) -> tuple[str, tuple]:
-    """The call's id when it must be priced on its own (its route's price depends on its time, or its
-    tokens are past `above`), else 0; only for calls a price applies to: those without a reported cost, and
-    every call of the `covered` routes (a plan's, valued whatever their cost field holds)."""
-    conds = [_ROUTE] * len(routes)
+    """The call's id when it must be priced on its own, else 0: a call of a route whose price depends on its time
+    (`routes`; only the calls a price applies to: those without a reported cost, and every call of the `covered`
+    routes, a plan's, valued whatever their cost), and any call whose tokens are past `above` (a reported cost
+    counts the same alone or grouped, so no cost is looked at: nor the session's provider)."""
+    conds, params = [], ()
+    if routes:
+        priced = " OR ".join(["c.cost IS NULL", *[_ROUTE] * len(covered)])
+        conds.append(f"({priced}) AND ({' OR '.join([_ROUTE] * len(routes))})")
+        params = tuple(v for r in (*covered, *routes) for v in r)
     if above is not None:
         conds.append(f"{_FLOOR} + c.output > {int(above)}")
     if not conds:
         return "0", ()
-    priced = " OR ".join(["c.cost IS NULL", *[_ROUTE] * len(covered)])
-    params = tuple(v for r in (*covered, *routes) for v in r)
-    return f"CASE WHEN ({priced}) AND ({' OR '.join(conds)}) THEN c.id ELSE 0 END", params
+    return f"CASE WHEN ({') OR ('.join(conds)}) THEN c.id ELSE 0 END", params
 
 
 class SessionCounts(NamedTuple):
