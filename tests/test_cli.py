@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from corpus import (  # noqa: F401
+from helpers.corpus import (  # noqa: F401
     CORPUS,
     assistant,
     copy_corpus,

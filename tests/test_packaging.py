@@ -55,6 +55,7 @@ def built_app(tmp_path_factory) -> Path:
     return built
 
 
+@pytest.mark.build  # builds the app with PyInstaller: `-m "not build"` leaves it out
 @needs_build
 def test_built_app_counts_todays_calls(built_app: Path, tmp_path: Path) -> None:
     expected = json.loads((CORPUS / "EXPECTED.json").read_text())
@@ -98,6 +99,7 @@ def run(app: Path, args: list[str], env: dict[str, str]) -> subprocess.Completed
     return subprocess.run([str(app), *args], env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.build  # builds the app with PyInstaller: `-m "not build"` leaves it out
 @needs_build
 def test_built_app_replays_the_demo(built_app: Path, tmp_path: Path) -> None:
     env = isolated_env(tmp_path)

@@ -11,10 +11,10 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from corpus import Ledger, assistant, isolated_env, make_session, ms, set_tz  # noqa: F401 (fixture)
+from helpers.corpus import Ledger, assistant, isolated_env, make_session, ms, set_tz  # noqa: F401 (fixture)
+from helpers.prices import NIGHT, NOON, ROUTED, USAGES, list_cost
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_pricing import NIGHT, NOON, ROUTED, USAGES, list_cost
 
 from trayburn import billing, cli, render
 from trayburn.engine import Engine

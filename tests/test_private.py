@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from corpus import copy_corpus, expected, set_tz  # noqa: F401
+from helpers.corpus import copy_corpus, expected, set_tz  # noqa: F401
 
 from trayburn import autostart, cli, demo, files, settings, system
 from trayburn.system import InstanceLock

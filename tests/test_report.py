@@ -7,7 +7,7 @@ import json
 from datetime import date
 
 import pytest
-from corpus import (
+from helpers.corpus import (
     CORPUS,
     TOKEN_FIELDS,
     assistant,

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from corpus import copy_corpus, isolated_env, sessions_of
+from helpers.corpus import copy_corpus, isolated_env, sessions_of
 
 from trayburn.engine import Engine
 from trayburn.ledger import salvage
@@ -44,7 +44,10 @@ def _watch_opens(path: Path) -> int:
     return fd
 
 
-@pytest.fixture(scope="module", params=[4096, 512], ids=["4k-pages", "512-byte-pages"])
+# 512-byte pages: eight times the pages of the same ledger, so a sweep damaging each in turn takes seconds (`slow`)
+@pytest.fixture(
+    scope="module", params=[4096, pytest.param(512, marks=pytest.mark.slow)], ids=["4k-pages", "512-byte-pages"]
+)
 def built(request, tmp_path_factory):
     """A real ledger, its counted calls, the calls of sessions deleted from disk, and a backup of it."""
     root = tmp_path_factory.mktemp(f"built{request.param}")

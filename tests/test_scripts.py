@@ -87,6 +87,7 @@ def copy_of_the_scripts(tmp_path: Path) -> Path:
 NO_INDEX = {"PIP_NO_INDEX": "1", "PIP_CONFIG_FILE": os.devnull, "PIP_FIND_LINKS": os.devnull}
 
 
+@pytest.mark.slow  # a real scripts/setup run into a fresh .venv (pip, no index): seconds
 @posix
 def test_without_the_rights_to_install_it_prints_the_apt_command_once(tmp_path):
     """A non-root user who cannot sudo, with a package missing: the command to run is printed once
@@ -124,6 +125,7 @@ def test_without_the_rights_to_install_it_prints_the_apt_command_once(tmp_path):
     assert second.returncode == 1 and "xvfb" not in second.stderr, second.stderr
 
 
+@pytest.mark.slow  # a real scripts/setup run into a fresh .venv (pip, no index): seconds
 @posix
 @pytest.mark.skipif(sys.base_prefix == "/usr", reason="needs a Python of its own (pyenv, uv, conda), not Debian's")
 def test_a_python_of_its_own_is_not_sent_to_apt_for_itself(tmp_path):
@@ -150,6 +152,7 @@ def test_a_python_of_its_own_is_not_sent_to_apt_for_itself(tmp_path):
     assert "libgirepository1.0-dev" in missing and "python" not in missing, done.stderr
 
 
+@pytest.mark.slow  # a real scripts/setup run into a fresh .venv (pip, no index): seconds
 @posix
 def test_without_apt_it_says_what_is_needed_and_falls_back_to_xorg(tmp_path):
     """No apt-get and no PyGObject headers: the packages are named, the X11 backend is chosen,

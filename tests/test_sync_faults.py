@@ -11,8 +11,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from corpus import counted
-from sync_machines import SESSION_IDS, boxes
+from helpers.corpus import counted
+from helpers.sync_machines import SESSION_IDS, boxes
 
 from trayburn.sources import machine
 from trayburn.sync.share import Sharing

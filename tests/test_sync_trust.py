@@ -11,8 +11,8 @@ import time
 import zlib
 
 import msgspec
-from corpus import CORPUS, Ledger, counted, sessions_of
-from sync_machines import SESSION_IDS, boxes
+from helpers.corpus import CORPUS, Ledger, counted, sessions_of
+from helpers.sync_machines import SESSION_IDS, boxes
 
 from trayburn.sources import machine
 

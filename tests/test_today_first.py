@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from corpus import (
+from helpers.corpus import (
     Ledger,
     a_minute_later,
     age,

@@ -10,11 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-import desktop as harness
 import pytest
-from corpus import assistant, make_session, user
-from test_live import SHOWN_WITHIN_S, append_call, now_ms, started_now
-from test_tray_desktop import gtk_available
+from helpers import desktop as harness
+from helpers.corpus import assistant, make_session, user
+from helpers.desktop import gtk_available
+from helpers.live import SHOWN_WITHIN_S, append_call, now_ms, started_now
 
 from trayburn.tray.app import host_draws_labels
 
@@ -45,6 +45,7 @@ def item_property(desk: harness.Desktop, item: str, name: str) -> str:
     return found.group(1) if found else ""
 
 
+@pytest.mark.display  # starts an X server of its own
 def test_the_items_label_is_todays_cost_and_follows_a_new_call(tmp_path):
     if not gtk_available():
         pytest.skip("the appindicator backend needs PyGObject: pip install 'trayburn[gtk]'")

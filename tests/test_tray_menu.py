@@ -12,8 +12,9 @@ import tomllib
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-import desktop
 import pytest
+from helpers import desktop
+from helpers.menus import Spawned, add_session, find, texts
 
 from trayburn import demo, settings, system
 from trayburn.engine import Engine
@@ -26,17 +27,6 @@ pystray = host.load_pystray("dummy")
 CAPS = host.capabilities("dummy")
 
 
-def texts(menu) -> list[str]:
-    return [str(item.text) for item in menu.items]
-
-
-def find(menu, prefix: str):
-    for item in menu.items:
-        if str(item.text).startswith(prefix):
-            return item
-    raise AssertionError(f"no menu item starting with {prefix!r} in {texts(menu)}")
-
-
 @pytest.fixture
 def env(tmp_path, monkeypatch):
     home = tmp_path / "home"
@@ -45,14 +35,6 @@ def env(tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(home))
     return tmp_path
-
-
-class Spawned(list):
-    """Records what the tray would start (argv and the options it starts it with)."""
-
-    def __call__(self, argv, **options):
-        self.append(argv)
-        self.options = options
 
 
 def make_app(config: Path, state: Path) -> tuple[TrayApp, Spawned]:
@@ -361,8 +343,6 @@ def test_refreshes_that_keep_failing_mark_the_figures_stale(replay):
     holder.execute("BEGIN EXCLUSIVE")  # another process holds the ledger: every refresh fails
     try:
         clock.now += 40
-        from test_tray_desktop import add_session
-
         add_session(Path(tomllib.loads(config.read_text())["cline_dir"]) / "data" / "sessions", "1796099999999_zzbsy")
         app.tick()
         assert app.view.state is IconState.PROBLEM and app.view.problem.startswith("Refresh failed")
@@ -437,7 +417,7 @@ def test_settings_lines_are_short_say_where_each_folder_came_from_and_use_tilde(
 
 
 def test_amounts_have_one_precision_and_estimates_are_said_in_words(env):
-    from corpus import assistant, make_session, user
+    from helpers.corpus import assistant, make_session, user
 
     sessions = env / "cline" / "data" / "sessions"
     now = int(__import__("time").time() * 1000)
@@ -467,7 +447,7 @@ def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(e
     menu: the view is built again when the clock reaches the moment its oldest call leaves the hour (or
     midnight, when that comes first: the wall clock here is the tray's own, moved by the test; the ledger's
     figures keep the real time)."""
-    from corpus import age_all, assistant, iso, make_session, user, write_in_place
+    from helpers.corpus import age_all, assistant, iso, make_session, user, write_in_place
 
     cline = env / "cline-home"
     sessions = cline / "data" / "sessions"
@@ -506,7 +486,7 @@ def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(e
 
 
 def dumps_messages(sid: str, calls: list, now_ms: int) -> bytes:
-    from corpus import assistant, dumps, messages_doc
+    from helpers.corpus import assistant, dumps, messages_doc
 
     return dumps(messages_doc(sid, [*calls, assistant("a3", now_ms - 1000, cost=1.0)]))
 

@@ -26,7 +26,7 @@ from trayburn.tray import view
 from trayburn.window import models
 
 tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
-from window_harness import (  # noqa: E402, F401  (fixtures)
+from helpers.window_harness import (  # noqa: E402, F401  (fixtures)
     BY_LABEL,
     CORPUS,
     DAY,

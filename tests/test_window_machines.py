@@ -5,10 +5,10 @@ sharing one sync folder, the day's spend on all machines and the period's "By ma
 from __future__ import annotations
 
 import pytest
-from corpus import iso, make_session
-from sync_machines import boxes
-from test_tray_lines import now_ms, routed
-from window_harness import DAY, display, engine, env, open_window, screenshot  # noqa: F401  (fixtures)
+from helpers.corpus import iso, make_session
+from helpers.menus import a_minute_ago_ms, routed
+from helpers.sync_machines import boxes
+from helpers.window_harness import DAY, display, engine, env, open_window, screenshot  # noqa: F401  (fixtures)
 
 from trayburn.figures import periods
 from trayburn.words import plan_text
@@ -22,7 +22,7 @@ def cards(view) -> dict[str, tuple[str, str]]:
 def two_machines(tmp_path):
     """A laptop (this machine: a plan session and a paid one) and a desktop sharing one sync folder."""
     laptop, desktop = boxes(tmp_path, "laptop", "desktop")
-    t = now_ms()
+    t = a_minute_ago_ms()
     plan = [
         routed(f"p{i}", t + i, "cline-pass/glm-5.2", "cline-pass", input=40_000, output=1_200, cost=0) for i in range(3)
     ]

@@ -9,7 +9,7 @@ import json
 from datetime import date
 
 import pytest
-from window_harness import (  # noqa: F401  (fixtures)
+from helpers.window_harness import (  # noqa: F401  (fixtures)
     BY_LABEL,
     DAY,
     EXPECTED,
@@ -212,7 +212,7 @@ def test_export_on_linux_is_gtks_native_chooser_in_documents_with_the_name_fille
     import subprocess
     from pathlib import Path
 
-    from test_tray_desktop import gtk_available
+    from helpers.desktop import gtk_available
 
     if not gtk_available() or not shutil.which("xdotool"):
         pytest.skip("GTK's chooser needs PyGObject (pip install 'trayburn[gtk]') and xdotool to answer it")

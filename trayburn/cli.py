@@ -450,6 +450,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     sync = engine.sync_health()
     h.extra["sync"] = sync.to_json()
     h.extra["task_places"] = engine.task_places_json()
+    h.extra["kilo"] = engine.kilo_json()
     if h.kind == "ok" and sync.problem_line:  # every sync problem is a problem (its figures may be short)
         h.kind, h.ok, h.verdict = "sync_problems", False, f"Sharing has a problem: {sync.problem_line}"
     _emit(args, h.to_json(), render.doctor(h, engine.loaded.exists, unpriced))

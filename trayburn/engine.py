@@ -234,7 +234,7 @@ class Engine:
         one (else the verdict says why; it is not an unreadable file). New sources are added here."""
         sessions = self.levels.sessions.path
         own: list[Source] = [self._cline_source(sessions)] if sessions.is_dir() else []
-        own += self.task_sources()
+        own += self.task_sources() + self.kilo_sources()
         if not self.settings.sync_dir:  # other machines' history stays in the ledger; no file to read
             return own
         try:
@@ -251,13 +251,13 @@ class Engine:
         from .sources.editor_tasks import places
 
         s, out = self.settings, {}
+        root, data = self.levels.root, self.levels.data
+        cli_data = places.cline_data_places(root.path, root.source(), data.path, data.source())
         for app in places.APPS:
             on = getattr(s, app.enabled_key, True)
             dirs = getattr(s, app.dirs_key, [])
             out[app.name] = (
-                places.places(app, dirs, self.env, paths.home(self.env), sys.platform, self.levels.data.path)
-                if on
-                else []
+                places.places(app, dirs, self.env, paths.home(self.env), sys.platform, cli_data) if on else []
             )
         return out
 
@@ -274,8 +274,18 @@ class Engine:
                 tasks = sum(1 for e in os.scandir(p.tasks) if e.is_dir()) if exists else 0
                 rows.append({"path": str(p.tasks), "origin": p.origin, "exists": exists, "tasks": tasks})
             on = bool(getattr(self.settings, app.enabled_key, True))
-            out.append({"app": name, "label": app.label, "enabled": on, "enabled_key": app.enabled_key, "places": rows})
+            row = {"app": name, "label": app.label, "enabled": on, "enabled_key": app.enabled_key, "places": rows}
+            if app.cost_unit is not None and any(r["tasks"] for r in rows):
+                row["written_cost"] = self._written_costs(app, places)
+            out.append(row)
         return out
+
+    def _written_costs(self, app, places: list) -> dict:
+        """An app whose files' cost unit is not proven dollars (IBM Bob): what its files wrote, kept aside."""
+        from .sources.editor_tasks.source import written_costs
+
+        tasks, total = written_costs(app, places, self.settings.max_file_mb * 10**6)
+        return {"tasks": tasks, "total": round(total, 6), "unit": app.cost_unit}
 
     def task_sources(self) -> list[Source]:
         """One source per editor app that is on (Cline's pre-4.0 tasks, Roo Code, Kilo Code), kept between
@@ -293,6 +303,38 @@ class Engine:
                 memo[key] = TaskSource(BY_NAME[name], places)
             out.append(memo[key])
         return out
+
+    def kilo_databases(self) -> list:
+        """Where Kilo Code 7's databases are looked for (sources/kilo/places.py); none when Kilo Code is off."""
+        import sys
+
+        from .sources.kilo import places
+
+        if not getattr(self.settings, "kilo_code", True):  # (an editor app's flag: declared from APPS)
+            return []
+        return places.databases(self.settings.kilo_code_db, self.env, paths.home(self.env), sys.platform)
+
+    def kilo_sources(self) -> list[Source]:
+        """Kilo Code 7's source over its databases, kept between refreshes while they stay the same."""
+        from .sources.kilo.source import KiloSource
+
+        dbs = self.kilo_databases()
+        if not dbs:
+            return []
+        memo: dict = self.__dict__.setdefault("_kilo_sources", {})
+        key = tuple(dbs)
+        if key not in memo:
+            memo.clear()
+            memo[key] = KiloSource(dbs)
+        return [memo[key]]
+
+    def kilo_json(self) -> dict:
+        """`doctor`'s view of Kilo Code 7: each database looked at, where its path came from, what it holds."""
+        from .sources.kilo import read
+
+        rows = [{"path": str(d.path), "origin": d.origin, **read.survey(str(d.path))} for d in self.kilo_databases()]
+        on = bool(getattr(self.settings, "kilo_code", True))
+        return {"label": "Kilo Code 7", "enabled": on, "enabled_key": "kilo_code", "databases": rows}
 
     def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
         """(app, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the menu's
@@ -541,7 +583,7 @@ class Engine:
 
     def _editor_tasks(self) -> dict[str, int]:
         """Live sessions of the editor task sources (VS Code's Cline tasks, Roo Code, Kilo Code), by feed."""
-        return {f: n for f, n in self.ledger.live_by_feed().items() if f.startswith("tasks:") and n}
+        return {f: n for f, n in self.ledger.live_by_feed().items() if (f.startswith("tasks:") or f == "kilo") and n}
 
     def _verdict(self, kind: HealthKind, level: paths.Level | None, sessions: int) -> str:
         """The sentence for a person (the tray and doctor choose by `kind`, not by these words)."""
@@ -571,7 +613,7 @@ class Engine:
             return f"OK: {held}"
         from .sources.editor_tasks import places
 
-        labels = {f"tasks:{app.name}": app.label for app in places.APPS}
+        labels = {f"tasks:{app.name}": app.label for app in places.APPS} | {"kilo": "Kilo Code 7"}
         apps = ", ".join(f"{n} of {labels.get(feed, feed)}" for feed, n in sorted(tasks.items()))
         cli = self.ledger.live_by_feed().get(ClineCliSource.feed, 0)
         if sess.exists:

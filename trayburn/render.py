@@ -83,6 +83,7 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
     lines += tray_lines(h.extra.get("tray"))
     lines += sync_lines(h.extra.get("sync") or {})
     lines += task_place_lines(h.extra.get("task_places") or [])
+    lines += kilo_lines(h.extra.get("kilo"))
     if h.problems:
         lines.append(f"Unreadable files ({len(h.problems)}):")
         lines += [f"  {p}: {r}" for p, r in h.problems]
@@ -119,7 +120,32 @@ def task_place_lines(apps: list[dict[str, Any]]) -> list[str]:
             lines.append(f"  {app['label']:16} {p['path']}  [{p['origin']}]  {plural(p['tasks'], 'task')}")
         lines += [f"  {app['label']:16} {p['path']}  [{p['origin']}]  (missing)" for p in app["places"]
                   if not p["exists"] and p["origin"].startswith("settings")]  # fmt: skip
+        written = app.get("written_cost")
+        if written and written["tasks"]:
+            lines.append(f"  {'':16} its files' cost fields total {written['total']:g} over "
+                         f"{plural(written['tasks'], 'task')}, unit {written['unit']}: not counted; "
+                         "its calls are estimated from their tokens at list price")  # fmt: skip
     return lines
+
+
+def kilo_lines(kilo: dict[str, Any] | None) -> list[str]:
+    """doctor's part on Kilo Code 7 (`Engine.kilo_json`): each database, where its path came from, what it holds or
+    why nothing is read from it."""
+    if not kilo:
+        return []
+    if not kilo["enabled"]:
+        return [f"Kilo Code 7:     off  [settings ({kilo['enabled_key']})]"]
+    lines = []
+    for db in kilo["databases"]:
+        if not db["exists"]:
+            what = "(none: no Kilo Code 7 here)"
+        elif db["problem"]:
+            what = f"not read: {db['problem']}"
+        else:
+            what = f"{plural(db['sessions'], 'session')}, {plural(db['messages'], 'message')}"
+            what += f", schema {db['schema']}" + (" (newer than trayburn knows)" if db.get("newer") else "")
+        lines.append(f"  {db['path']}  [{db['origin']}]  {what}")
+    return ["Kilo Code 7:", *lines]
 
 
 # Why the tray cannot start, in a few words (the whole reason is `tray.host.StartCheck.message`).

@@ -172,6 +172,13 @@ class Settings:
     sync_titles: bool = setting(
         FLAG, False, "whether session titles and folder paths leave this machine through `sync_dir`"
     )
+    kilo_code_db: list[str] = setting(
+        Folders(),
+        [],
+        "Kilo Code 7's `kilo.db` files, or folders holding them, replacing the ones found (`KILO_DB`, "
+        "`$XDG_DATA_HOME/kilo`); `kilo_code = false` turns Kilo Code 7 off too",
+        shown="unset (found)",
+    )
     # (then each editor app's two settings: `_editor_app_settings`)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept as they were
     invalid: dict[str, Any] = field(default_factory=dict)  # known keys with bad values: defaults used, kept on save

@@ -96,7 +96,7 @@ class DayReport:
 @dataclass
 class Subagent:
     name: str
-    kind: str  # subagent | teammate
+    kind: str  # subagent | teammate | subagents (an editor task's, summed by the task)
     calls: int
     cost_usd: float
 
@@ -287,6 +287,7 @@ def display_title(title: str | None, prompt: str | None) -> str:
 
 
 AGENTS = ("subagent", "teammate")  # the calls of a file of their own, shown as the session's subagents
+SUMMED = "subagents"  # an editor task's subagents' spend, summed by the task itself (one line in its messages)
 
 
 def sessions(
@@ -334,8 +335,9 @@ def _summary(m: SessionRow, groups: list[CostGroup], pricer: Pricer, now_ms: int
             models.append(name)
         last = max(last or 0, g.last_ms or 0)
         _, file, agent = g.by
-        if agent in AGENTS:
-            sub = subs.setdefault(file or "", Subagent(_agent_name(file or ""), agent, 0, 0.0))
+        if agent in AGENTS or agent == SUMMED:
+            who = "(summed by the task)" if agent == SUMMED else _agent_name(file or "")
+            sub = subs.setdefault(SUMMED if agent == SUMMED else file or "", Subagent(who, agent, 0, 0.0))
             sub.calls += one.calls
             sub.cost_usd += one.cost_usd
     if not models and m.model:

@@ -44,7 +44,7 @@ class ExportRow(NamedTuple):
     title: str
     project: str
     source: str
-    agent: str  # lead | subagent | teammate
+    agent: str  # lead | subagent | teammate | subagents (an editor task's subagents, summed by the task)
     model: str
     provider: str
     input_tokens: int

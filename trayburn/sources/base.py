@@ -34,6 +34,7 @@ __all__ = [
     "qualified_id",
     "reported_cost",
     "storable_id",
+    "storable_text",
     "should_read",
     "token_count",
 ]
@@ -80,6 +81,18 @@ def id_ms(session_id: str) -> int | None:
         return None
     value = int(head)
     return value if 1e12 <= value <= MAX_MS else None  # (1e12 ms is 2001)
+
+
+def storable_text(value: str) -> str:
+    """A string from a file, storable and shown as it was meant: lone surrogates (what JavaScript writes for a
+    string cut inside an emoji, JSON's "\\ud83d" alone) become U+FFFD; a pair split across two escapes joins up."""
+    if value.isascii():  # the common case, decided first
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
 
 
 def storable_id(value: str) -> str:

@@ -587,7 +587,9 @@ def helper_names(helpers: Sequence[Subagent]) -> list[str]:
     the name it was given (`<name>__<task>`), numbered when the name repeats."""
     names, counts = [], {"subagent": 0}
     for a in helpers:
-        if a.kind == "teammate":
+        if a.kind == "subagents":  # an editor task's subagents, summed by the task
+            names.append("Subagents (together)")
+        elif a.kind == "teammate":
             base = a.name.split("__", 1)[0] or "teammate"
             counts[base] = counts.get(base, 0) + 1
             names.append(base if counts[base] == 1 else f"{base} {counts[base]}")

@@ -1,7 +1,7 @@
 """The Cline CLI's files, from bytes to facts: a manifest to a `SessionRecord`, a messages file to its `Call`s.
 Never touches disk: the caller owns files and checkpoints.
 
-Follows the rules in cline-format.md: one call per assistant message with a non-zero metrics
+Follows the rules in docs/formats/cline-cli.md: one call per assistant message with a non-zero metrics
 block; `inputTokens` include cache reads and writes; a reported cost (0 included) is used as is.
 
 Whatever a file holds, what comes out is storable and displayable: strings without lone surrogates,
@@ -21,6 +21,7 @@ from typing import Any
 
 from ...files import blake2b
 from ..base import MAX_COST, MAX_MS, MIN_MS, Call, SessionRecord, reported_cost, storable_id, token_count
+from ..base import storable_text as _text
 
 
 class ParseError(ValueError):
@@ -179,17 +180,6 @@ def idless_key(
     within = scope.rpartition("/")[2] if "/" in scope else ""
     text = repr((within, index, ts_ms, model, tuple(tokens), cost))
     return IDLESS + blake2b(text.encode("utf-8", "backslashreplace"), digest_size=12).hexdigest()
-
-
-def _text(value: str) -> str:
-    """A string from a file, storable: lone surrogates (JSON's "\\ud83d" alone) become U+FFFD."""
-    if value.isascii():  # the common case, decided first
-        return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # (a pair split across two escapes joins up again here)
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return value
 
 
 def parse_messages(data: bytes, session_id: str) -> Messages:

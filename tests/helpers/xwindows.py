@@ -1,6 +1,6 @@
 """X windows as plain records, read with python-xlib: geometry, names, types, visibility.
 
-Used by tests/desktop.py; every X call is short-lived and tolerates windows vanishing mid-walk.
+Used by tests/helpers/desktop.py; every X call is short-lived and tolerates windows vanishing mid-walk.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpus import CORPUS, sessions_of
+from .corpus import CORPUS, sessions_of
 
 SESSION_IDS = sorted(p.name for p in sessions_of(CORPUS).iterdir())
 

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from corpus import Ledger, a_minute_later, age_all, copy_corpus, sessions_of
+
+from .corpus import Ledger, a_minute_later, age_all, copy_corpus, sessions_of
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xwindows import Rect
+from .xwindows import Rect
 
 
 def luminance(rgb: tuple[int, ...]) -> float:

@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from daemons import kill_group, read_line
-from pixels import contrast, has_colour_near, image_colours, ink_height, luminance, text_contrast
-from xwindows import DesktopError, Rect, Window, XConnection, is_menu, walk
+from .daemons import kill_group, read_line
+from .pixels import contrast, has_colour_near, image_colours, ink_height, luminance, text_contrast
+from .xwindows import DesktopError, Rect, Window, XConnection, is_menu, walk
 
 __all__ = [
     "DesktopError",
@@ -82,9 +82,34 @@ LIGHT_PANEL = ("--transparent", "false")  # GTK2's light grey #dcdad5
 DARK_PANEL = ("--transparent", "true", "--alpha", "0", "--tint", "0x333333")
 
 
+# Whether the test being run carries the `display` marker (tests/conftest.py sets it before the test's fixtures);
+# None outside pytest (the screenshot scripts, the benches), where a display may start freely.
+DISPLAY_MARKED: bool | None = None
+
+
+def x_server_may_start() -> None:
+    """Fail a test that would start an X server without the `display` marker: `-m "not display"` starts none."""
+    if DISPLAY_MARKED is False:
+        raise AssertionError(
+            "this test starts an X server but is not marked `display`: add pytest.mark.display to it (or to its file's"
+            ' pytestmark), so that `-m "not display"` leaves it out'
+        )
+
+
 def missing_tools(tools: dict[str, str] = TOOLS) -> list[str]:
     """apt packages to install for the desktop tests, empty if all are there."""
     return sorted({pkg for tool, pkg in tools.items() if shutil.which(tool) is None})
+
+
+def gtk_available() -> bool:
+    """PyGObject with GTK 3: what the gtk and appindicator tray backends need."""
+    try:
+        import gi
+
+        gi.require_version("Gtk", "3.0")
+        return True
+    except (ImportError, ValueError):
+        return False
 
 
 def trayer_args(height: int = TRAY_HEIGHT, light: bool = False) -> tuple[str, ...]:
@@ -341,6 +366,7 @@ def start_sni_desktop(logs: Path, home: Path, timeout: float = 30.0) -> Desktop:
 
 def _start_x(desk: Desktop, timeout: float, bus: bool, bus_sees_display: bool = True) -> None:
     """Xvfb on a free display, then (if ``bus``) a session bus; both in ``desk.env``."""
+    x_server_may_start()
     number = _start_reporting(
         desk, ["Xvfb", "-screen", "0", SCREEN, "-nolisten", "tcp", "-noreset", "-displayfd"], "xvfb", timeout
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpus import assistant, make_session, ms, user
+from .corpus import assistant, make_session, ms, user
 
 TITLE_TROUBLE = '=HYPERLINK("x"), a "quoted", comma\nand a second line'
 

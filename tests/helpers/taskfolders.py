@@ -1,6 +1,6 @@
 """Test helpers: task folders written as the Cline extension (before and after v3.40's temp-file writes, with
 and without `modelInfo`), Roo Code (from v3.29.5) and Kilo Code (legacy) write them, from the types in
-cline-vscode-format.md; and sums computed from those files independently of trayburn's reader."""
+docs/formats/editor-tasks.md; and sums computed from those files independently of trayburn's reader."""
 
 from __future__ import annotations
 
@@ -116,8 +116,8 @@ def storage(home: Path, app: str, flavour: str = "Code") -> Path:
 
 def expected_calls(app: str, ui: list[dict], held_removed: tuple = (0, 0, 0, 0, 0.0)) -> tuple:
     """(calls, input, output, cache_read, cache_write, reported cost) of a task read once, from its messages,
-    written here from the fact sheet's rules (not trayburn's code): input in trayburn's meaning includes
-    the cache tokens; a cost of 0 with tokens is not reported; restores' sums counted less `held_removed`."""
+    written here from the rules in docs/formats/editor-tasks.md (not trayburn's code): input in trayburn's meaning
+    includes the cache tokens; a cost of 0 with tokens is not reported; restores' sums counted less `held_removed`."""
     calls = 0
     sums = [0, 0, 0, 0]
     cost = 0.0

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from xwindows import DesktopError
+from .xwindows import DesktopError
 
 
 def read_line(fd: int, timeout: float) -> str:

@@ -14,15 +14,16 @@ import time
 from datetime import date
 from pathlib import Path
 
-import desktop
 import pytest
 
 from trayburn.engine import Engine
 
+from . import desktop
+
 tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = Path(__file__).parent / "data" / "real-cline-v1"
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "data" / "real-cline-v1"
 EXPECTED = json.loads((CORPUS / "EXPECTED.json").read_text())
 BY_LABEL = {s["label"]: s for s in EXPECTED["sessions"]}
 DAY = date(2026, 11, 30)
@@ -53,6 +54,7 @@ def display():
 
 
 def _start_xvfb(*extra: str, screen: str = "1280x800x24") -> str:
+    desktop.x_server_may_start()
     read_end, write_end = os.pipe()
     proc = subprocess.Popen(
         ["Xvfb", "-displayfd", str(write_end), "-screen", "0", screen, "-dpi", "96", "-nolisten", "tcp", *extra],

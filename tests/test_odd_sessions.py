@@ -9,7 +9,7 @@ import math
 import os
 
 import pytest
-from corpus import assistant, copy_corpus, expected, make_session, ms, sessions_of, set_tz, user  # noqa: F401
+from helpers.corpus import assistant, copy_corpus, expected, make_session, ms, sessions_of, set_tz, user  # noqa: F401
 
 from trayburn import cli
 

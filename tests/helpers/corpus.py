@@ -22,7 +22,7 @@ import pytest
 from trayburn.ledger import store
 from trayburn.sources.cline_cli.source import ClineCliSource
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parent.parent / "data"
 CORPUS = DATA / "real-cline-v1"  # a CLINE_DIR recorded from the real Cline CLI
 QUIRKS = DATA / "quirks"  # hand-made files for what the real CLI does not produce on demand
 TOKEN_FIELDS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")

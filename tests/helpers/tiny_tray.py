@@ -1,6 +1,6 @@
 """A tiny pystray app for the real-desktop harness tests.
 
-    python tests/tiny_tray.py --backend gtk --out DIR [--name tiny-tray]
+    python tests/helpers/tiny_tray.py --backend gtk --out DIR [--name tiny-tray]
 
 Menu: "Open" (the default, left-click action) writes DIR/open; "Hello 4.21" writes
 DIR/hello; "Quit" stops the icon. DIR/ready is written once the icon is visible.
