@@ -13,10 +13,9 @@ import json
 from pathlib import Path
 
 import pytest
-from corpus import age_all, assistant, iso, isolated_env, make_session
-from test_pricing import list_cost
-from test_tray_lines import now_ms
-from test_tray_menu import Spawned, find, texts
+from helpers.corpus import age_all, assistant, iso, isolated_env, make_session
+from helpers.menus import Spawned, a_minute_ago_ms, find, texts
+from helpers.prices import list_cost
 
 from trayburn import billing, cli, settings
 from trayburn.engine import Engine
@@ -78,7 +77,7 @@ def api_value(t: int) -> float:
 
 @pytest.fixture
 def day(tmp_path, monkeypatch):
-    t = now_ms()
+    t = a_minute_ago_ms()
     a_day(tmp_path / "cline", t)
     env = isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline"))
     for k, v in env.items():
@@ -106,7 +105,7 @@ def test_todays_spend_is_the_paid_calls_alone(day, capsys):
 
 def test_the_storage_docs_example_call_is_a_plans_and_costs_nothing(tmp_path):
     """`{"modelInfo": {"id": "z-ai/glm-5.2", "provider": "cline-pass"}, "cost": 0.002108502}`: plan, $0 spent."""
-    t = now_ms()
+    t = a_minute_ago_ms()
     sessions = tmp_path / "sessions"
     make_session(
         sessions, f"{t}_doc01", iso(t), [routed("d", t, "z-ai/glm-5.2", "cline-pass", DOC, cost=STORAGE_DOC_COST)]
@@ -264,13 +263,13 @@ def test_the_settings_change_the_rule_for_the_figures_only(tmp_path):
 
 def test_an_editor_tasks_calls_follow_the_same_rule(tmp_path):
     """The Cline extension's tasks (before 4.0): a subscription's 0, a free model's 0 or positive cost, a paid call."""
-    from taskfolders import TaskWriter, request, say
+    from helpers.taskfolders import TaskWriter, request, say
 
     from trayburn.ledger import Ledger
     from trayburn.sources.editor_tasks.places import BY_NAME, Place
     from trayburn.sources.editor_tasks.source import TaskSource
 
-    t = now_ms()
+    t = a_minute_ago_ms()
     w = TaskWriter(tmp_path / "gs", "cline")
     ui = [
         say(t, "task", "go"),

@@ -9,10 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from corpus import age_all, iso, isolated_env, make_session
-from test_plan_and_free_calls import routed
-from test_tray_lines import now_ms
-from test_tray_menu import Spawned, find
+from helpers.corpus import age_all, iso, isolated_env, make_session
+from helpers.menus import Spawned, a_minute_ago_ms, find, routed
 
 from trayburn import cli
 from trayburn.engine import Engine
@@ -58,7 +56,7 @@ def index_files(cline: Path, valid: bool) -> None:
 
 @pytest.fixture
 def every_app(tmp_path, monkeypatch):
-    t = now_ms()
+    t = a_minute_ago_ms()
     sessions = sessions_of_every_app(tmp_path / "cline", t)
     env = isolated_env(tmp_path, CLINE_DIR=str(tmp_path / "cline"))
     for k, v in env.items():
@@ -97,7 +95,7 @@ def test_each_app_in_the_report_the_export_the_window_and_the_menu(every_app, ca
 
 @pytest.mark.parametrize("valid", [True, False], ids=["whole", "mid-write"])
 def test_the_index_files_are_ignored_safely(tmp_path, capsys, monkeypatch, valid):
-    t = now_ms()
+    t = a_minute_ago_ms()
     cline = tmp_path / "cline"
     sessions_of_every_app(cline, t)
     index_files(cline, valid)

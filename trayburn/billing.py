@@ -23,14 +23,15 @@ from dataclasses import dataclass, field
 PAID, PLAN, FREE = "paid", "plan", "free"
 SETTING_VALUES = (PLAN, PAID)  # what the settings' `[billing]` table may say of a route
 
-# Routes a subscription covers (Cline's provider ids) → the plan's name for people. Cline's SDK marks the first
-# three as subscription (`usageCostDisplay: "subscription"` in its provider metadata); the CLI shows no cost for
-# the Claude Code provider (a Claude Pro/Max subscription) since 3.0.60.
+# Routes a subscription covers (Cline's and Kilo's provider ids) → the plan's name for people. Cline's SDK marks
+# the first three as subscription (`usageCostDisplay: "subscription"` in its provider metadata); the CLI shows no
+# cost for the Claude Code provider (a Claude Pro/Max subscription) since 3.0.60; Kilo writes 0 on all but the first.
 PLANS: dict[str, str] = {
     "cline-pass": "ClinePass",
     "openai-codex": "ChatGPT subscription",
     "openai-codex-cli": "Codex CLI",
     "claude-code": "Claude Code",
+    "github-copilot": "GitHub Copilot",  # Kilo's (docs/formats/kilo7.md): a Copilot subscription, cost 0 written
 }
 FREE_PART = "cline-free"  # `cline-free/glm-5.2`: a model Cline offers free, whatever the route says
 FREE_SUFFIX = ":free"  # `arcee-ai/trinity-large-preview:free`: free on Cline's own routes

@@ -183,7 +183,8 @@ def _alone(routes: Sequence[Route], above: int | None, covered: Sequence[Route] 
     (`routes`; only the calls a price applies to: those without a reported cost, and every call of the `covered`
     routes, a plan's, valued whatever their cost), and any call whose tokens are past `above` (a reported cost
     counts the same alone or grouped, so no cost is looked at: nor the session's provider)."""
-    conds, params = [], ()
+    conds: list[str] = []
+    params: tuple = ()
     if routes:
         priced = " OR ".join(["c.cost IS NULL", *[_ROUTE] * len(covered)])
         conds.append(f"({priced}) AND ({' OR '.join([_ROUTE] * len(routes))})")
