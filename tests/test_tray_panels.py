@@ -333,7 +333,7 @@ def test_the_menu_shows_plan_value_machines_and_unpriced_models(gtk, desktop, de
     text = ocr(desktop.screenshot(tmp_path / "menu.png", menu.rect))
     desktop.key("Escape")
     desktop.wait_for_no_menu()
-    assert "covered by plan" in text and "on 2 machines" in text and "unpriced: acme-1" in text, text
+    assert "API value" in text and "on 2 machines" in text and "unpriced: acme-1" in text, text
 
 
 @pytest.mark.display  # starts an X server of its own

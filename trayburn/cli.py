@@ -156,7 +156,12 @@ def _prices(s: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="a model id as Cline writes it, e.g. z-ai/glm-4.6; none: every model seen",
     )
-    s.add_argument("--provider", help="the route it was called on (Cline's provider), e.g. openrouter, cline-pass")
+    s.add_argument(
+        "--route",
+        "--provider",
+        dest="provider",
+        help="the route it was called on (Cline's provider), e.g. openrouter, cline-pass: how such a call is billed",
+    )
 
 
 def _config(s: argparse.ArgumentParser) -> None:
@@ -676,7 +681,7 @@ def cmd_prices(args) -> int:
 
     if not args.models:  # every model the ledger has seen, the unpriced first
         if args.provider:
-            raise UsageError("--provider applies to the models named: give one, e.g. `trayburn prices z-ai/glm-4.6`")
+            raise UsageError("--route applies to the models named: give one, e.g. `trayburn prices z-ai/glm-4.6`")
         engine = _engine(args)
         models = engine.models_seen()
         return _stale(args, engine, _emit(args, {"models": [m.to_json() for m in models]}, render.models_seen(models)))
