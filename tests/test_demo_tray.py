@@ -7,9 +7,9 @@ import os
 import signal
 import sys
 
-import desktop as harness
 import pytest
-from test_tray_desktop import gtk_available
+from helpers import desktop as harness
+from helpers.desktop import gtk_available
 
 from trayburn import paths
 

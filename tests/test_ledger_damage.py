@@ -24,7 +24,7 @@ from helpers.ledgers import (
 )
 
 from trayburn.engine import Engine
-from trayburn.ledger import LedgerError, salvage
+from trayburn.ledger import LedgerError, backups
 
 # ---- a damaged ledger -------------------------------------------------------------------------------------
 
@@ -42,7 +42,7 @@ def damaged_ledger(path: Path, sessions: Path, keep_stat: bool = False) -> None:
     ]
     page_size = first.query("PRAGMA page_size")[0][0]
     first.close()
-    for made in salvage.backups(path):  # (the close made the day's backup: these tests are of the pages alone)
+    for made in backups.backups(path):  # (the close made the day's backup: these tests are of the pages alone)
         made.unlink()
     assert len(leaves) >= 2, "the test needs the calls of the removed session apart from the damaged page"
     before = os.stat(path)

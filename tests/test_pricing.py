@@ -175,9 +175,11 @@ def test_calls_summed_within_one_tier_band_cost_what_they_cost_one_by_one():
     assert PriceBook().tier_starts(pairs) == [start]
 
 
-def test_plan_routes():
-    assert price.is_plan(price.route_of("cline-pass")) and not price.is_plan(price.route_of("cline"))
-    assert price.is_plan(price.route_of(None, "cline-pass"))
+def test_a_free_models_list_price_is_the_same_models():
+    """`cline-free/glm-5.2` is GLM-5.2 (Cline offers it free): one name, and the vendor's price where one is asked."""
+    book = PriceBook()
+    assert book.key("cline-free/glm-5.2", "cline") == book.key("z-ai/glm-5.2", "cline")
+    assert book.prices("cline-free/glm-5.2", "cline") == book.prices("z-ai/glm-5.2", "cline")
 
 
 def test_a_routing_shortcut_is_the_same_model_and_a_free_variant_is_not():

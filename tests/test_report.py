@@ -413,6 +413,8 @@ def test_today_json_contract(tmp_path, monkeypatch, capsys, set_tz):
         "sessions_read",  # [read, all] sessions while incomplete
         "burn_usd_per_hour",  # issue 31: today's pace (None on another day)
         "projected_day_usd",  # issue 31: today at that pace by midnight (None on another day, or too early)
+        "free_calls",  # issue 27: calls of a free model ($0, never priced)
+        "plans",  # issue 27: the plans that covered calls, by name
     }
     assert out["burn_usd_per_hour"] is None and out["projected_day_usd"] is None  # 2026-11-30 is not today
     assert [(m["this"], m["id"], m["calls"]) for m in out["machines"]] == [(True, None, out["calls"])]

@@ -39,7 +39,7 @@ def test_plan_covered_calls_and_unpriced_models_have_their_lines(tmp_path):
     line = texts(menu)
     today = line.index(str(find(menu, "Today: ").text))
     assert str(find(menu, "Today: ").text).startswith("Today: $0.25 · 5 calls")
-    plan = f"3 calls covered by plan, API value {money.text(day.plan_api_value_usd)}"
+    plan = f"ClinePass: 3 calls, {money.text(day.plan_api_value_usd)} of API value included"
     assert plan in line and line.index(plan) > today
     assert "1 call unpriced: acme-1 — add a price in settings" in line
     assert find(menu, "1 call unpriced").enabled
@@ -53,8 +53,9 @@ def test_the_plan_line_is_in_the_display_currency(tmp_path):
     app = make_app(config, tmp_path / "state", env={"LC_ALL": "en_US.UTF-8", "HOME": str(tmp_path)})
     app.tick()
     day, money = app.engine.day(), app.engine.money()
-    line = str(find(app.icon.menu, "3 calls covered by plan").text)
-    assert line.endswith(money.text(day.plan_api_value_usd)) and "€" in line and "$" not in line
+    line = str(find(app.icon.menu, "ClinePass: 3 calls").text)
+    assert line.endswith(f"{money.text(day.plan_api_value_usd)} of API value included")
+    assert "€" in line and "$" not in line
 
 
 def test_no_plan_no_unpriced_no_machines_no_lines(tmp_path):
@@ -66,7 +67,7 @@ def test_no_plan_no_unpriced_no_machines_no_lines(tmp_path):
     app = make_app(config, tmp_path / "state")
     app.tick()
     line = " | ".join(texts(app.icon.menu))
-    assert "covered by plan" not in line and "unpriced" not in line and "machines" not in line
+    assert "API value" not in line and "unpriced" not in line and "machines" not in line
     settings = texts(find(app.icon.menu, "Settings").submenu)
     assert "Share across machines…" in settings and "Stop sharing" not in settings
 

@@ -12,10 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import desktop as harness
 import pytest
-from test_tray_desktop import gtk_available
-from test_tray_label import item_property, items
+from helpers import desktop as harness
+from helpers.desktop import gtk_available
+from helpers.sni import item_property, items
 
 from trayburn import demo
 from trayburn.tray import host
@@ -25,7 +25,7 @@ pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="real-desktop tests run on Linux"),
     pytest.mark.skipif(bool(harness.missing_tools(harness.SNI_TOOLS)), reason="needs xfce4-panel, dbus-x11"),
 ]
-RECORDER = Path(__file__).parent / "notify_recorder.py"
+RECORDER = Path(__file__).parent / "helpers" / "notify_recorder.py"
 SEEN = "the icon can be seen now"  # logged at the grace period's end when a tray shows the icon
 
 

@@ -332,20 +332,26 @@ class Clock:
 
 
 def test_refreshes_that_keep_failing_mark_the_figures_stale(replay):
+    """Another process holds the ledger: the panel keeps the last figure (no "!"), the menu says in a few words
+    that the figures are paused (the detail, with the ledger's path, goes to the log), then stale."""
     import sqlite3
+
+    from trayburn.tray.app import PAUSED, panel_label
 
     config, state = replay
     clock = Clock()
     app = TrayApp(Engine(config, state, busy_timeout_s=0.05), pystray, CAPS, spawn=Spawned(), clock=clock)
     app.tick()
     assert app.view.updated == "Updated just now" and not app.view.stale
+    figure = panel_label(app.view)
     holder = sqlite3.connect(state / "ledger.db", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another process holds the ledger: every refresh fails
     try:
         clock.now += 40
         add_session(Path(tomllib.loads(config.read_text())["cline_dir"]) / "data" / "sessions", "1796099999999_zzbsy")
         app.tick()
-        assert app.view.state is IconState.PROBLEM and app.view.problem.startswith("Refresh failed")
+        assert app.view.state is not IconState.PROBLEM and panel_label(app.view) == figure != "!"
+        assert app.view.problem == PAUSED and len(PAUSED) < 70 and str(state) not in texts(app.icon.menu)[0]
         assert app.view.updated == "Updated just now — refresh failing" and not app.view.stale
         clock.now += 200
         assert app.tick() is True

@@ -9,7 +9,7 @@ import pytest
 
 tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
 
-from window_harness import DAY, display, engine, env, open_window, press, screenshot, settle, wait_for  # noqa: E402, F401
+from helpers.window_harness import DAY, display, engine, env, open_window, press, screenshot, settle, wait_for  # noqa: E402, F401
 
 pytestmark = pytest.mark.desktop
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__, paths, render, settings
 from .errors import CantWrite, Exit, NotFound, SettingsRefused, TrayburnError, UsageError
-from .files import clean
+from .files import CONTROLS, clean
 from .words import plural
 
 if TYPE_CHECKING:
@@ -156,7 +156,12 @@ def _prices(s: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="a model id as Cline writes it, e.g. z-ai/glm-4.6; none: every model seen",
     )
-    s.add_argument("--provider", help="the route it was called on (Cline's provider), e.g. openrouter, cline-pass")
+    s.add_argument(
+        "--route",
+        "--provider",
+        dest="provider",
+        help="the route it was called on (Cline's provider), e.g. openrouter, cline-pass: how such a call is billed",
+    )
 
 
 def _config(s: argparse.ArgumentParser) -> None:
@@ -252,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             if getattr(args, option, None) and not str(getattr(args, option)).startswith("~"):
                 setattr(args, option, os.path.abspath(getattr(args, option)))
         _settings_file_given(args)
-        code = COMMANDS[args.command or "tray"](args)
+        code = _run(args)
         failed = False
         return code
     except SystemExit as exc:  # --help and --version print and stop
@@ -269,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.flush()
         while _OPENED:  # the ledger closed when the command ends, not whenever its engine is collected
             _OPENED.pop().close()
+        _NOTICES.clear()
         if warnings is not None:
             warnings.say(as_json, failed)
 
@@ -283,6 +289,35 @@ def _settings_file_given(args: argparse.Namespace) -> None:
             "`trayburn config set KEY VALUE --config FILE` makes a new one)"
         )
 
+
+def _run(args: argparse.Namespace) -> int:
+    """The command; when a query of it meets a damaged page of the ledger, the ledger is checked and rebuilt
+    (its pages, its backups, then Cline's files) and the command runs once more on it, so the command that met
+    the damage answers. Met again after the rebuild: LedgerDamaged, exit 70."""
+    from .ledger import LedgerDamaged  # (imported with the engine anyway by every command that can meet it)
+
+    try:
+        return COMMANDS[args.command or "tray"](args)
+    except LedgerDamaged as exc:
+        if not _OPENED:
+            raise
+        log.warning("%s", exc)
+        while _OPENED:
+            engine = _OPENED.pop()
+            try:
+                engine.ledger.repair()
+                if engine.ledger.notice and engine.ledger.notice not in _NOTICES:
+                    _NOTICES.append(engine.ledger.notice)
+                    _say(engine.ledger.notice, args.json, {"notice": engine.ledger.notice})
+            finally:
+                engine.close()
+        try:
+            return COMMANDS[args.command or "tray"](args)
+        except LedgerDamaged as again:
+            raise LedgerDamaged(f"{again}; it was still damaged after a rebuild (see `trayburn doctor`)") from None
+
+
+log = logging.getLogger("trayburn.cli")
 
 GUI_COMMANDS = (None, "tray", "summary", "demo")  # they log to trayburn's log file (logs.setup)
 _SAID: set[str] = set()  # what this command said on stderr already (a fault, an error)
@@ -351,25 +386,54 @@ def _engine(args: argparse.Namespace, refresh: bool = True, since: date | None =
 
     engine = Engine(args.config, args.state_dir)
     _OPENED.append(engine)
-    if engine.ledger.notice:
-        print(clean(f"trayburn: {engine.ledger.notice}"), file=sys.stderr)
     if refresh and since is not None:
         engine.refresh_day(since, HISTORY_SLICE_S)
     elif refresh:
         engine.refresh()
+    _rebuild_said(args, engine)
     return engine
+
+
+def _rebuild_said(args: argparse.Namespace, engine: Any) -> None:
+    """A ledger rebuilt by this command (at open, in its refresh, or after a query met damage): what came back
+    and from where, then what is still missing after the refresh (said as warnings: the figures stand)."""
+    notice = engine.ledger.notice
+    if notice and notice not in _NOTICES:
+        _NOTICES.append(notice)
+        _say(notice, args.json, {"notice": notice})
+    rebuilt = engine.ledger.rebuilt() if _NOTICES else None
+    if rebuilt is not None and rebuilt.here:
+        line = rebuilt.line()
+        if line not in _NOTICES:
+            _NOTICES.append(line)
+            _say(line, args.json, {"notice": line, "lost_calls": rebuilt.lost, "lost_by_day": dict(rebuilt.days)})
+
+
+_NOTICES: list[str] = []  # what this process said of a rebuild already
 
 
 def _emit(args, data, text: str) -> int:
     if args.json:
         try:
-            out = render.as_json(data)
+            out = render.as_json(_cleaned(data))
         except ValueError as exc:  # a NaN or Infinity got through: refuse to print invalid JSON
             raise TrayburnError(f"a figure is not a finite number ({exc}); please report this") from None
         print(out)
     else:
         print(clean(text))  # names and paths from files never reach the terminal raw
     return 0
+
+
+def _cleaned(data: Any) -> Any:
+    """JSON's strings cleaned as the text outputs are (`files.CONTROLS`: a C1 control such as U+009B, a
+    bidirectional override such as U+202E), keys and values, at any depth; everything else as it is."""
+    if isinstance(data, str):
+        return CONTROLS.sub("", data)
+    if isinstance(data, dict):
+        return {_cleaned(k): _cleaned(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_cleaned(v) for v in data]
+    return data
 
 
 def _stale(args: argparse.Namespace, engine: Any, code: int, what: str = "the figures above are") -> int:
@@ -425,6 +489,7 @@ def cmd_sessions(args) -> int:
 def cmd_report(args) -> int:
     period = period_of(args)
     engine = _engine(args, since=period.since)  # the period's files first; older history later
+    period = _bounded(args, engine, period)
     money = engine.money()
     budgets: dict[str, dict] = {}
     if args.by in ATTRIBUTED:
@@ -459,6 +524,34 @@ def _project_budgets(engine: Any, r: Any) -> dict[str, dict]:
             which, usd = found
             out[g.key] = {"which": which, "budget_usd": usd, "share": round(g.totals.cost_usd / usd, 6)}
     return out
+
+
+MAX_ROWS = 20_000  # rows of a report by day, week or month (55 years of days): a wider period is cut to its calls
+_PER_ROW = {"day": 1, "week": 7, "month": 30}
+
+
+def _bounded(args: argparse.Namespace, engine: Any, period: Period) -> Period:
+    """A report by day, week or month lists every part of the period, those without calls too: over MAX_ROWS of
+    them (1970 to 9998 by day is 2.9 million), the period is cut to the days that hold calls, and said; still
+    over: a usage error (in time and memory, such a report is bounded either way)."""
+    from .figures import periods
+
+    per = _PER_ROW.get(args.by)
+    if per is None or period.days // per <= MAX_ROWS:
+        return period
+    span = engine.ledger.counted_span()
+    if span is not None:
+        first, last = (datetime.fromtimestamp(ms / 1000).date() for ms in span)
+        since, until = max(period.since, first), min(period.until, last)
+        if since <= until and (until - since).days // per <= MAX_ROWS:
+            line = f"{period.since} to {period.until} is over {MAX_ROWS:,} {args.by}s: the report covers {since} to"
+            line += f" {until}, the {args.by}s that hold calls"
+            _say(line, args.json, {"notice": line})
+            return periods.Period(since, until)
+    raise UsageError(
+        f"{period.since} to {period.until} by {args.by} is over {MAX_ROWS:,} rows; narrow --since/--until or use"
+        " --by month"
+    )
 
 
 def cmd_export(args) -> int:
@@ -571,7 +664,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     h.extra["kilo"] = engine.kilo_json()
     if h.kind == "ok" and sync.problem_line:  # every sync problem is a problem (its figures may be short)
         h.kind, h.ok, h.verdict = "sync_problems", False, f"Sharing has a problem: {sync.problem_line}"
+    h.extra["backups"] = engine.ledger.backups()
+    rebuilt = engine.ledger.rebuilt()
+    h.extra["rebuilt"] = rebuilt.to_json() if rebuilt is not None else None
+    if rebuilt is not None and not rebuilt.seen and h.kind in ("ok", "ledger_damaged"):  # said until shown once
+        h.kind, h.ok = "ledger_rebuilt", False
+        h.verdict = f"The ledger was rebuilt: {rebuilt.notice}; {rebuilt.line()}"
     _emit(args, h.to_json(), render.doctor(h, engine.loaded.exists, unpriced))
+    if rebuilt is not None and not rebuilt.seen:
+        engine.ledger.rebuild_seen()
     return Exit.OK if h.kind == "ok" else Exit.PROBLEMS
 
 
@@ -580,7 +681,7 @@ def cmd_prices(args) -> int:
 
     if not args.models:  # every model the ledger has seen, the unpriced first
         if args.provider:
-            raise UsageError("--provider applies to the models named: give one, e.g. `trayburn prices z-ai/glm-4.6`")
+            raise UsageError("--route applies to the models named: give one, e.g. `trayburn prices z-ai/glm-4.6`")
         engine = _engine(args)
         models = engine.models_seen()
         return _stale(args, engine, _emit(args, {"models": [m.to_json() for m in models]}, render.models_seen(models)))

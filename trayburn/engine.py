@@ -59,6 +59,7 @@ HealthKind = Literal[
     "ledger_read_only",  # the ledger can be opened only for reading (permissions; figures are stale)
     "ledger_io",  # the ledger failed a read or write (an I/O error; figures are stale)
     "ledger_damaged",  # the ledger failed SQLite's integrity check (`check_integrity`): moved aside and rebuilt
+    "ledger_rebuilt",  # the ledger was rebuilt and `doctor` has not shown it yet (what came back, what was lost)
     "settings_broken",  # the settings file does not parse: defaults are in use (see settings_problem)
     "override_missing",  # a setting or variable points to a folder that does not exist (see problem_level)
     "not_installed",  # no Cline folder at the default place, and no sessions folder
@@ -148,7 +149,10 @@ class Engine:
             self.settings.cline_dir, self.settings.data_dir, self.settings.sessions_dir, self.env
         )
         self.book = PriceBook(
-            self.settings.prices, self.settings.aliases, cache=paths.prices_cache_file(self.state_dir)
+            self.settings.prices,
+            self.settings.aliases,
+            cache=paths.prices_cache_file(self.state_dir),
+            billing=self.settings.billing,
         )
         self._config_stamp = _stamp(self.config_path)
         for warning in self.loaded.warnings:
@@ -336,8 +340,8 @@ class Engine:
         return {"label": "Kilo Code 7", "enabled": on, "enabled_key": "kilo_code", "databases": rows}
 
     def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
-        """(label, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the
-        menu's "CLI $1.20 · VS Code $3.40" line (`editor_tasks.places.menu_line` writes it from this)."""
+        """(app, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the menu's
+        "Cline CLI $1.20 · Cline for VS Code $3.40" line (`editor_tasks.places.menu_line` writes it from this)."""
         from .sources.editor_tasks.places import source_label
 
         first = since or periods.now_date()

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .figures.attribution import Attribution, Share
 from .figures.burn import Burn
+from .figures.costs import covered_by
 from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 from .figures.history import MachinesReport
 from .figures.listprice import CacheReport, WhatIf
@@ -19,7 +21,7 @@ from .figures.money import Money, usd
 from .files import clean
 from .pricing.show import SeenModel, how_to_price
 from .sources.base import MAX_COST
-from .words import UNPRICED_MARK, USD, columns, pace_text, plan_text, plural, shorten, tokens
+from .words import NOT_PAID, UNPRICED_MARK, USD, Covered, columns, pace_text, plan_text, plural, shorten, tokens
 
 
 def one_line(text: str) -> str:
@@ -78,6 +80,7 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
         lines.append(f"  {h.ledger_notice}")
     if h.ledger_fault:
         lines.append(f"  problem: {h.ledger_fault}")
+    lines += backup_lines(h.extra.get("backups"), h.extra.get("rebuilt"))
     lines.append(
         f"Sessions:        {h.sessions}"
         + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else "")
@@ -102,6 +105,24 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
         lines.append("  `trayburn prices` says how to add a price in the settings file")
     lines += ["", h.verdict + (f". To fix: {HINTS[h.kind]}" if h.kind in HINTS else "")]
     return "\n".join(lines)
+
+
+def backup_lines(backups: dict[str, Any] | None, rebuilt: dict[str, Any] | None) -> list[str]:
+    """doctor's lines on the ledger's backups (`backups.report`) and its last rebuild (`salvage.Rebuilt`)."""
+    lines = []
+    if backups is not None:
+        newest = backups["newest"]
+        age = f"; the newest {newest['path']}, {newest['age_s'] / 3600:.0f} h old" if newest else ""
+        lines.append(f"  backups: {backups['count']} of trayburn's (the last {backups['kept']} are kept){age}")
+        failure = backups.get("last_failure")
+        if failure:
+            lines.append(f"  the last backup failed: {failure['reason']}")
+        for path in backups.get("not_trayburns", []):
+            lines.append(f"  named like a backup, not trayburn's (never used unless sound, never deleted): {path}")
+    if rebuilt is not None:
+        when = datetime.fromtimestamp(rebuilt["at_ms"] / 1000).strftime("%Y-%m-%d %H:%M")
+        lines.append(f"  rebuilt {when}: {rebuilt['line']}")
+    return lines
 
 
 def task_place_lines(apps: list[dict[str, Any]]) -> list[str]:
@@ -195,7 +216,7 @@ def day(r: DayReport, money: Money = USD, pace: Burn | None = None) -> str:
         has, are = ("has", "is") if r.unpriced_calls == 1 else ("have", "are")
         lines.append(f"  {plural(r.unpriced_calls, 'call')} {has} no known price and {are} not in the total ({names};")
         lines.append("  `trayburn prices` says how to add a price)")
-    lines += _plan_and_cap(r.plan_calls, r.plan_api_value_usd, r.capped_calls, money)
+    lines += _plan_and_cap(r, r.capped_calls, money)
     t = r.tokens
     lines.append(
         f"  tokens: {tokens(t.input)} in ({tokens(t.cache_read)} cache read, "
@@ -217,18 +238,20 @@ def _noted(text: str, money: Money) -> str:
     return text + (f"\n({money.note})" if money.note else "")
 
 
-def _plan_and_cap(plan_calls: int, plan_value: float, capped: int, money: Money = USD) -> list[str]:
+def _plan_and_cap(covered: Covered, capped: int, money: Money = USD) -> list[str]:
     lines = []
-    what = plan_text(plan_calls, plan_value, money)
+    what = plan_text(covered, money.text)
     if what:
-        lines.append(f"  {what} (what the same tokens cost at list price; not in the total)")
+        lines.append(f"  {what} (not in the total)")
     if capped:
         lines.append(f"  {plural(capped, 'call')} with absurd token counts: each estimate held at {usd(MAX_COST)}")
     return lines
 
 
 def _model_cost(m: ModelCost, money: Money) -> str:
-    return cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money=money)
+    return NOT_PAID.get(m.billing or "") or cost_cell(
+        m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money=money
+    )
 
 
 def cost_cell(
@@ -252,7 +275,8 @@ def sessions(items: list[SessionSummary], money: Money = USD) -> str:
             s.state + (" (removed)" if s.removed else ""),
             ", ".join(s.models) or "-",
             str(s.calls),
-            cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money=money),
+            covered_by(s.calls, s.plan_calls, s.free_calls)
+            or cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money=money),
             s.id,
         ]
         for s in items
@@ -271,7 +295,7 @@ def session(d: SessionDetail, money: Money = USD) -> str:
         f"  {plural(s.calls, 'call')}, {cost_cell(s.cost_usd, 0.0, s.unpriced_calls, s.calls, money=money)}"
         + (f" ({money.text(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
     ]
-    lines += _plan_and_cap(s.plan_calls, s.plan_api_value_usd, s.capped_calls, money)
+    lines += _plan_and_cap(s, s.capped_calls, money)
     for sub in s.subagents:
         lines.append(f"  {sub.kind} {sub.name}: {plural(sub.calls, 'call')}, {money.text(sub.cost_usd)}")
     days = len({c.time[:10] for c in d.calls}) > 1  # calls of several days (a resumed session): dated
@@ -282,7 +306,7 @@ def session(d: SessionDetail, money: Money = USD) -> str:
             c.agent,
             tokens(c.tokens.input),
             tokens(c.tokens.output),
-            money.text(c.cost_usd, c.estimated),
+            NOT_PAID.get(c.billing) or money.text(c.cost_usd, c.estimated),
             ", ".join(c.tools),
         ]
         for c in d.calls
@@ -298,6 +322,8 @@ def history(r, money, budgets: dict[str, dict] | None = None) -> str:
 
     def cost(g) -> str:
         t = g.totals
+        if covered := covered_by(t.calls, t.plan_calls, t.free_calls):
+            return covered
         if t.calls and t.unpriced_calls >= t.calls:
             return "unpriced"
         tail = f" (+{t.unpriced_calls} unpriced)" if t.unpriced_calls else ""

@@ -146,6 +146,29 @@ class Aliases(Table[str]):
         return f"`[{key}]`"
 
 
+class Routes(Table[str]):
+    """[billing] "route" = "plan" | "paid": a plan route trayburn does not know yet, or a known one counted as paid."""
+
+    values = ("plan", "paid")
+
+    def check(self, value: Any) -> dict[str, str]:
+        if not isinstance(value, dict):
+            raise ValueError('must be a table of "route" = "plan" or "paid"')
+        for route, said in value.items():
+            if not route.strip() or said not in self.values:
+                raise ValueError(f'"{route}" must be "plan" or "paid", not {said!r}')
+        return dict(value)
+
+    def with_entry(self, table: dict, key: str, entry: str, text: str | None) -> dict:
+        if text is not None and text.strip().lower() not in self.values:
+            raise ValueError(f"{key} must be plan or paid, not '{text}'")
+        _update_table(table, entry, None if text is None else text.strip().lower())
+        return table
+
+    def readme_key(self, key: str) -> str:
+        return f"`[{key}]`"
+
+
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
 
 

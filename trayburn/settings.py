@@ -33,6 +33,7 @@ from .setting_kinds import (
     Number,
     Prices,
     ProjectBudgets,
+    Routes,
     Table,
     Text,
     Whole,
@@ -175,6 +176,13 @@ class Settings:
     )
     prices: dict[str, dict[str, float]] = setting(
         Prices(), {}, "`input`, `output`, `cache_read`, `cache_write` in USD per million tokens", shown="none"
+    )
+    billing: dict[str, str] = setting(
+        Routes(),
+        {},
+        '`"my-gateway" = "plan"`: its calls are covered by a plan (API value, $0 spent); `"openai-codex" = "paid"`:'
+        " count a plan route's calls as spend",
+        shown="none (`cline-pass`, `openai-codex`, `openai-codex-cli`, `claude-code` are plans)",
     )
     currency: str = setting(
         Currency(), "USD", 'show amounts in this currency (ISO code, e.g. `"EUR"`), converted with `usd_rate`'

@@ -5,7 +5,8 @@ shows. Never knows a terminal's table, a menu or a window (render.py, tray/ and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Protocol
 
 from .figures.money import Money
 
@@ -64,11 +65,35 @@ def progress_text(progress: tuple[int, int] | None) -> str | None:
     return f"Reading history: {done:,} of {total:,} sessions"
 
 
-def plan_text(plan_calls: int, plan_value: float, money: Money = USD) -> str | None:
-    """ "4 calls covered by plan, API value $1.23": beside the spend, never in it (CLI, menu, window)."""
-    if plan_calls <= 0:
-        return None
-    return f"{plural(plan_calls, 'call')} covered by plan, API value {money.text(plan_value)}"
+# A call's cost cell when it cost nothing by its route or model (`billing`): what covered it, never "$0.00"
+NOT_PAID = {"plan": "plan", "free": "free"}
+
+
+class Covered(Protocol):
+    """What a plan and the free models covered in some figures (a day, a session, a period's `Totals`)."""
+
+    @property
+    def plan_calls(self) -> int: ...
+    @property
+    def plan_api_value_usd(self) -> float: ...
+    @property
+    def plans(self) -> Collection[str]: ...
+    @property
+    def free_calls(self) -> int: ...
+
+
+def plan_text(covered: Covered, amount: Callable[[float], str] = USD.text) -> str | None:
+    """ "ClinePass: 4 calls, $1.23 of API value included · free models: 2 calls": beside the spend, never in it
+    (CLI, menu, window); None when neither a plan nor a free model was used. `amount`: the display currency's
+    formatter (the window's and the menu's precision)."""
+    parts = []
+    if covered.plan_calls > 0:
+        names = ", ".join(sorted(covered.plans)) or "Plan"
+        value = amount(covered.plan_api_value_usd)
+        parts.append(f"{names}: {plural(covered.plan_calls, 'call')}, {value} of API value included")
+    if covered.free_calls > 0:
+        parts.append(f"{'free' if parts else 'Free'} models: {plural(covered.free_calls, 'call')}")
+    return " · ".join(parts) or None
 
 
 def pace_text(pace: Burn | None, money: Money = USD) -> str | None:

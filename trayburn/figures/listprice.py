@@ -100,7 +100,7 @@ def _list_plan(pricer: Pricer, start_ms: int, end_ms: int, target: str | None = 
     price depends on the time (dated or daily prices change on a quarter: priced at its start)."""
     prices = [p for r in _routes(pricer, start_ms, end_ms) if (p := _price_of(pricer, r, target)) is not None]
     bands = tuple(sorted({s for p in prices for s in p.tier_starts()}))
-    return Plan(bands, (), None, plans=False), ("quarter",) if any(p.periodic for p in prices) else ()
+    return Plan(bands, (), None), ("quarter",) if any(p.periodic for p in prices) else ()
 
 
 def _at(g: CostGroup) -> int | None:
@@ -109,7 +109,7 @@ def _at(g: CostGroup) -> int | None:
 
 
 def _routes(pricer: Pricer, start_ms: int, end_ms: int) -> list[Route]:
-    return list(dict.fromkeys(g.route for g in pricer.groups(start_ms, end_ms, plan=Plan(plans=False))))
+    return list(dict.fromkeys(g.route for g in pricer.groups(start_ms, end_ms, plan=Plan())))
 
 
 def _price_of(pricer: Pricer, r: Route, target: str | None) -> Price | None:

@@ -70,6 +70,13 @@ class LedgerError(TrayburnError):
     kind, code = "ledger", Exit.LEDGER
 
 
+class LedgerDamaged(LedgerError):
+    """A query met a damaged page of the ledger (SQLite's corruption error): `Ledger.repair` moves it aside and
+    rebuilds it (its pages, its backups, then Cline's files); the command that met it answers after that."""
+
+    kind, code = "ledger_damaged", Exit.LEDGER
+
+
 class LedgerBusy(LedgerError):
     """Another process held the ledger's lock for longer than `busy_timeout_s`: nothing was changed;
     try again later (the next poll)."""
@@ -502,9 +509,11 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
             raise busy_error(path, busy_timeout_s, exc) from None
         raise unavailable(path, exc) from None
     db = _connect_checked(path, busy_timeout_s)
-    notice = f"{why}; moved it to {aside.name} and rebuilt it from Cline's files"
+    notice = f"{why}; moved it to {aside.name} and rebuilt it"
     if got is not None:
-        notice += f"; recovered {got.calls} of {got.of} calls from it"
+        notice += f": {salvage.said(got)}"
+    notice += "; what Cline's files still hold is read again"
+    salvage.keep_record(path, notice, got)
     log.warning(notice)
     return Opened(db, notice, None)
 
@@ -517,7 +526,7 @@ def _salvaged_into(tmp: Path, path: Path, busy_timeout_s: float) -> Salvaged | N
     db = _connect_checked(tmp, busy_timeout_s)
     try:
         try:
-            got = salvage.recover(path, db, ledger=path)
+            got = salvage.recover(path, db, ledger=path, newest_schema=SCHEMA_VERSION)
         except sqlite3.Error as exc:
             if verdict(exc) not in ("corrupt", "other"):
                 raise

@@ -57,6 +57,8 @@ from .view import (
 )
 
 log = logging.getLogger(__name__)
+
+PAUSED = "Paused: the ledger is busy (another trayburn process)"  # the menu's line while another holds the ledger
 HISTORY_SLICE_S = 1.0  # a poll reads today's files, then this long of the rest of the history (a first run)
 HISTORY_PAUSE_S = 0.5  # between those slices, while history is left: the menu stays responsive
 
@@ -130,6 +132,12 @@ class TrayApp(DialogActions):
                     self._last_ok, self._failing = self.clock(), False
                 else:
                     self._failing = True
+            except TrayburnError as exc:
+                if getattr(exc, "kind", "") != "ledger_busy":
+                    raise
+                log.warning("%s", exc)  # the detail (its path, SQLite's words) in the log; a few words in the menu
+                self._failing = True
+                view = self._paused_view()
             except Exception as exc:  # a refresh failure never takes the app down
                 log.exception("refresh failed")
                 self._failing = True
@@ -205,6 +213,13 @@ class TrayApp(DialogActions):
         updated, stale = freshness(age, self.engine.settings.refresh_seconds, self._failing)
         view = replace(view, updated=updated, stale=stale)
         return replace(view, tooltip=tooltip(view))
+
+    def _paused_view(self) -> TrayView:
+        """Another process holds the ledger (a long refresh of a CLI command): the last figure stays, marked
+        paused (not a problem: the next tick retries)."""
+        if self.view is not None:
+            return replace(self.view, problem=PAUSED)
+        return error_view(PAUSED)
 
     def _error_view(self, message: str) -> TrayView:
         """The last good view with the failure on top; a bare one if there was none yet."""

@@ -32,7 +32,7 @@ from ..figures.glance import Glance
 from ..figures.money import Money
 from ..settings import Settings, menu_choices
 from ..sources.editor_tasks.places import menu_line
-from ..words import USD, pace_text, plan_text, plural, progress_text, shorten
+from ..words import NOT_PAID, USD, pace_text, plan_text, plural, progress_text, shorten
 from .alerts import nearest, project_line, runaway_line
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class TrayView:
     cost_text: str = ""  # today's cost as the menu says it: "$0.33", "unpriced"
     budget_pct: int | None = None  # today's share of the daily budget
     money: Money = USD  # how the amounts above are written (the settings' currency and rate)
-    plan: str | None = None  # "4 calls covered by plan, API value $1.23" (never in the spend)
+    plan: str | None = None  # "ClinePass: 4 calls, $1.23 of API value included" (never in the spend)
     machines: str | None = None  # "Today $4.20 on 3 machines (this one $1.10)"
     sources: str | None = None  # "CLI $1.20 · VS Code $3.40": today by app, when more than one has spend
     unpriced: str | None = None  # "2 calls unpriced: acme-1 — add a price in settings"
@@ -380,7 +380,7 @@ def build_view(figures: Glance, settings: Settings, health: Health) -> TrayView:
         cost_text=day_cost(day, money),
         budget_pct=share(day.cost_usd, settings.daily_budget) if settings.daily_budget else None,
         money=money,
-        plan=plan_text(day.plan_calls, day.plan_api_value_usd, money),
+        plan=plan_text(day, money.text),
         machines=None if first_run else figures.day.machines.menu_line(money.text),
         sources=None if first_run else menu_line(figures.by_source, lambda usd: amount(money, usd)),
         unpriced=unpriced_line(day.unpriced_calls, day.unpriced_models),
@@ -396,7 +396,7 @@ def _top_model(day: DayReport, money: Money = USD) -> str | None:
     m = day.top_model
     if m is None:
         return None
-    cost = _cost(money, m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls)
+    cost = NOT_PAID.get(m.billing or "") or _cost(money, m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls)
     return f"Top model: {m.name} — {cost}"
 
 

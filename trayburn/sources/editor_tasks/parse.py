@@ -10,7 +10,8 @@ What counts (the format's pitfalls, by number):
 - a restore's `deleted_api_reqs` / `api_req_deleted` sum is kept aside: the source counts only what the ledger
   does not already hold of the requests it replaced (5); `subagent_usage` and `condense_context` spend count as
   calls of their own (6);
-- a cost of 0 with tokens is "no price known": estimated and marked, unless the route is flat-rate (7);
+- a cost of 0 with tokens is "no price known": estimated and marked, unless the call is a plan's or a free
+  model's (`billing.kind`: then the figures count it $0 whatever it holds) (7);
 - tokens are stored in trayburn's meaning (input includes the cache tokens) per app and provider (8);
 - every text kept is storable: a lone surrogate (a JavaScript string cut inside an emoji) becomes U+FFFD, so
   it costs that character, never the task;
@@ -29,12 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ... import billing
 from ..base import Call, command_words, reported_cost, storable_text, token_count
 from ..cline_cli.parse import Messages, to_ms
 from .places import App
 
-# Routes whose cost 0 is the price (a subscription), not "no price known"
-FLAT_RATE = frozenset({"openai-codex", "cline-pass", "claude-code"})
 # Cline providers whose tokensIn is the whole prompt (cache reads included): the generic OpenAI-compatible
 # handler ("openai"), LiteLLM, Ollama, LM Studio. The others report uncached input (Anthropic style).
 INCLUSIVE = frozenset({"openai", "litellm", "ollama", "lmstudio", "requesty"})
@@ -140,12 +140,12 @@ def normalise(app: App, provider: str | None, i: int, o: int, cr: int, cw: int) 
 
 
 def _cost_of(
-    cost: float | None, tokens: tuple[int, int, int, int], route: str | None, final: bool
+    cost: float | None, tokens: tuple[int, int, int, int], route: str | None, final: bool, model: str | None = None
 ) -> tuple[float | None, str | None]:
-    """The cost to store and a note (pitfall 7): 0 with tokens on a priced route is "no price known"."""
+    """The cost to store and a note (pitfall 7): 0 with tokens on a paid call is "no price known"."""
     if cost is None:
         return None, None if final else IN_FLIGHT
-    if cost == 0 and any(tokens) and (route or "") not in FLAT_RATE:
+    if cost == 0 and any(tokens) and billing.kind(route, model) == billing.PAID:
         return None, "the extension wrote cost 0 (it had no price for this model); estimated"
     return cost, None
 
@@ -325,7 +325,7 @@ def _request(out: Parsed, app: App, task: str, r: _Usage, model: tuple[str | Non
     reported = _in_dollars(out, app, reported)
     tokens = normalise(app, provider, *_tokens(r.usage))
     route = ROUTE.get(provider or "", provider)
-    cost, note = _cost_of(reported, tokens, route, final)
+    cost, note = _cost_of(reported, tokens, route, final, name)
     if not (any(tokens) or cost):
         return
     if not final:
@@ -342,7 +342,7 @@ def _sum(out: Parsed, app: App, task: str, s: _Usage, model: tuple[str | None, s
     name, provider = model
     tokens = normalise(app, provider, *_tokens(s.usage))
     route = ROUTE.get(provider or "", provider)
-    cost, note = _cost_of(_in_dollars(out, app, reported_cost(s.usage.get("cost"))), tokens, route, True)
+    cost, note = _cost_of(_in_dollars(out, app, reported_cost(s.usage.get("cost"))), tokens, route, True, name)
     if not (any(tokens) or cost):
         return
     suffix, why = SUMS[s.kind]

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 
+from ...files import clean
+
 # Editor flavours: (label, the user-data folder's name under the OS's config folder)
 FLAVOURS: tuple[tuple[str, str], ...] = (
     ("VS Code", "Code"),
@@ -92,17 +94,31 @@ APPS: tuple[App, ...] = (
 BY_NAME = {a.name: a for a in APPS}
 
 
-# Sessions' `source` values (the Cline CLI's manifests and these apps) → what people read
-SOURCE_LABELS = {"cli": "CLI", "vscode": "VS Code", "jetbrains": "JetBrains", "desktop": "Desktop", "unknown": "other"}
+# Sessions' `source` values → the app people know. Since Cline 4.0 every Cline app writes the one sessions folder,
+# its manifest's `source` naming the app (docs/formats/cline-cli.md); the editor apps' tasks carry theirs.
+SOURCE_LABELS = {
+    "cli": "Cline CLI",
+    "vscode": "Cline for VS Code",
+    "jetbrains": "Cline for JetBrains",
+    "desktop": "Cline Desktop",
+    "unknown": "other",
+}
 SOURCE_LABELS |= {a.source: a.label for a in APPS if a.source not in SOURCE_LABELS}
+MAX_LABEL = 40  # a `source` this app does not know is shown as written, at most this long
 
 
-def source_label(source: str) -> str:
-    return SOURCE_LABELS.get(source, source)
+def source_label(source: str | None) -> str:
+    """The app a session's `source` names ("Cline CLI"); one not known here as written, cleaned: no controls,
+    spaces collapsed, at most MAX_LABEL characters ("unknown" when nothing is left)."""
+    text = " ".join(clean(source or "").split())
+    known = SOURCE_LABELS.get(text.lower())
+    if known:
+        return known
+    return (text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "…") or "unknown"
 
 
 def menu_line(spend: Sequence[tuple[str, float | None]], money: Callable[[float], str]) -> str | None:
-    """ "CLI $1.20 · VS Code $3.40" from `Engine.spend_by_source()` (None while there is only one source)."""
+    """ "Cline CLI $1.20 · Cline for VS Code $3.40" from `Engine.spend_by_source()` (None while there is one app)."""
     shown = [(label, usd) for label, usd in spend if usd]
     if len(spend) < 2 or not shown:
         return None
