@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers import desktop as harness
 from helpers.desktop import gtk_available
-from helpers.gnome import todays_cost, tray_on_gnome, wait_for_label_in_bar
+from helpers.gnome import ITEM, Gnome, split_item, todays_cost, tray_on_gnome, wait_for_label_in_bar
 from helpers.live import SHOWN_WITHIN_S, append_call
 from helpers.ocr import find_word, ocr_lines, ocr_words
 from PIL import Image
@@ -250,3 +250,52 @@ def test_a_budget_passed_before_the_start_is_in_gnomes_own_notification_list(tmp
         word = wait_for_label_in_bar(g, g.expected_label(), "bar-over-budget.png")
         measured = measure_item(g.out / "bar-over-budget.png", word)
         assert measured["red_dot"] and measured["flame"], measured  # the budget passed, on the mark itself
+
+
+def test_a_tray_started_before_the_shell_registers_with_the_extension_and_nobody_is_told_it_is_unseen(tmp_path, out):
+    """*Start at login* may run trayburn before GNOME Shell and its extension are up: the tray waits a little for
+    the extension's watcher, chooses the appindicator backend all the same, and its item registers once the
+    extension comes; the grace period ends with the icon seen, and no "cannot be seen" notice was sent (every
+    notice is logged as it is sent, and said on stderr)."""
+    with tray_on_gnome(tmp_path, out, tray_first=True) as g:
+        log = tmp_path / "logs" / "trayburn.log"
+        assert "waiting up to" in log.read_text()  # it did start before the extension's watcher
+        if "no tray host yet" in log.read_text():  # the shell came after the tray's wait: the grace period ran
+            g.desk.wait_for(lambda: "the icon can be seen now" in log.read_text(), 60, what="the grace period's end")
+        expected = g.expected_label()
+        g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == expected, 30, what=f"the item's label {expected}")
+        text = log.read_text()
+        assert "tray backend appindicator" in text and "tray backend gtk" not in text, text
+        assert "cannot be seen" not in text + (g.out / "desk" / "tray.log").read_text()
+        wait_for_label_in_bar(g, expected, "bar-tray-first.png")
+
+
+GNOME_MNEMONIC = re.compile(r"_([^_])")  # the extension's dbusMenu.js: label.replace(/_([^_])/, '$1'), once
+
+
+def menu_labels(g: Gnome) -> list[str]:
+    """Every label of the item's menu (submenus too), as the item sends them over D-Bus (com.canonical.dbusmenu)."""
+    bus, _ = split_item(g.item)
+    found = re.search(r"objectpath '([^']+)'", harness.dbus_property(g.desk, bus, split_item(g.item)[1], ITEM, "Menu"))
+    assert found, "the item has no menu"
+    layout = harness.gdbus_call(
+        g.desk, bus, found.group(1), "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "@as []"
+    )
+    return [a or b for a, b in re.findall(r"'label': <(?:'([^']*)'|\"([^\"]*)\")>", layout)]
+
+
+def test_session_titles_in_the_menu_show_their_underscores_once_as_gnome_renders_them(gnome):
+    """The demo's session titles are snake_case ("b_tools_patch"): read over D-Bus and rendered by GNOME's rule,
+    they show each underscore once (they showed "b_tools__patch")."""
+    g = gnome
+    labels = g.desk.wait_for(
+        lambda: (found := menu_labels(g)) and any("tools" in label for label in found) and found,
+        30,
+        what="the sessions in the item's menu",
+    )
+    shown = [GNOME_MNEMONIC.sub(r"\1", label, count=1) for label in labels]
+    titles = [s for s in shown if "b_tools_" in s]
+    assert titles, shown
+    assert all("b_tools_patch" in t or "b_tools_editor" in t for t in titles), titles
+    assert not [s for s in shown if "__" in s], shown
+    assert any(s.startswith("Today") for s in shown), shown  # labels without "_" are sent as they are

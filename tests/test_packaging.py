@@ -61,6 +61,7 @@ def test_built_app_counts_todays_calls(built_app: Path, tmp_path: Path) -> None:
     expected = json.loads((CORPUS / "EXPECTED.json").read_text())
     day = corpus_day(expected)
     env = isolated_env(tmp_path) | {"CLINE_DIR": str(CORPUS), "TZ": "UTC"}
+    (tmp_path / "none.toml").write_text("")  # an empty settings file: the defaults (--config must name a file)
     args = [str(built_app), "today", "--json", "--config", str(tmp_path / "none.toml")]
     args += ["--state-dir", str(tmp_path / "state")]
     if "--date" in run(built_app, ["today", "--help"], env).stdout:

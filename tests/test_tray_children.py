@@ -96,6 +96,7 @@ def test_without_tkinter_summary_the_trays_open_summary_and_doctor_each_say_pyth
     no_tk = Path(__file__).parent / "data" / "no-tk"
     env = {**os.environ, "PYTHONPATH": str(no_tk), "TRAYBURN_LOG_DIR": str(tmp_path / "logs")}
     env.pop("DISPLAY", None)
+    (tmp_path / "s.toml").write_text("")  # an empty settings file (--config must name a file)
     argv = [sys.executable, "-m", "trayburn", "--config", str(tmp_path / "s.toml"), "--state-dir", str(tmp_path / "st")]
     done = subprocess.run([*argv, "summary"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "Traceback" not in done.stderr

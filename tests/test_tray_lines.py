@@ -166,3 +166,11 @@ def test_a_file_that_stays_unreadable_is_no_news_at_every_tick(tmp_path):
     assert app.tick() is False and app.tick() is False
     app.engine.ledger.db.set_trace_callback(None)
     assert not [q for q in ran if "GROUP BY" in q.upper()], "the view was rebuilt for an old problem"
+
+
+def test_counts_of_calls_have_the_thousands_separator_used_elsewhere():
+    """ "Today: $141.03 · 6,280 calls", as the window's and the CLI's tables write counts (it said "6280 calls")."""
+    from trayburn.words import plural
+
+    assert plural(6280, "call") == "6,280 calls"
+    assert plural(1, "call") == "1 call" and plural(999, "session") == "999 sessions"

@@ -442,11 +442,11 @@ def test_amounts_have_one_precision_and_estimates_are_said_in_words(env):
     assert "Top model: GPT-4o — $0.08 (incl. $0.07 estimated)" in lines
 
 
-def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(env):
-    """With calls in the last hour the "Last hour" line is live, yet an idle tick builds no view and sets no
-    menu: the view is built again when the clock reaches the moment its oldest call leaves the hour (or
-    midnight, when that comes first: the wall clock here is the tray's own, moved by the test; the ledger's
-    figures keep the real time)."""
+def test_with_calls_in_the_last_hour_the_clock_rebuilds_the_glance_at_most_once_a_minute(env):
+    """With calls in the last hour the "Last hour" line is live and the burn rate fades with the clock, yet an
+    idle tick within the minute builds no view and sets no menu; a minute on, the glance is built again, reading
+    only what the clock changes (the wall clock here is the tray's own, moved by the test; the ledger's figures
+    keep the real time)."""
     from helpers.corpus import age_all, assistant, iso, make_session, user, write_in_place
 
     cline = env / "cline-home"
@@ -459,24 +459,32 @@ def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(e
     config.write_text(f'cline_dir = "{cline}"\n')
     wall = Clock()
     wall.now = time.time()
-    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=Spawned(), wall=wall)
+    spawned = Spawned()
+    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=spawned, wall=wall)
     assert app.tick() is True
     assert app.view.hour_live and app.view.rate == "Last hour: $0.75/h"
+    assert app.view.pace is not None and "/h now" in app.view.pace
+    hour = find(app.icon.menu, "Last hour: ")
+    assert hour.enabled, "greyed, it looks disabled on every host"
+    hour(app.icon)  # like the other figures, it opens the summary
+    assert "summary" in spawned[-1], spawned
     menu, builds, updates = app.icon.menu, app.builds, len(app.icon.updates)
     start = wall.now
     midnight = datetime.combine(date.fromtimestamp(start) + timedelta(days=1), datetime.min.time()).timestamp()
-    due = min((t + 1000) / 1000 + 3600, midnight)  # its first call leaves the hour, or the day turns
-    for minutes in (0.5, 1, 2, 5, 20, 49):  # the minutes turn, nothing else does: no view, no menu
-        if start + minutes * 60 < due:
-            wall.now = start + minutes * 60
-            assert app.tick() is False
+    for seconds in (1, 20, 50):  # within the minute: no view, no menu
+        wall.now = start + seconds
+        assert app.tick() is False
     assert app.builds == builds and app.icon.menu is menu and app.icon.updates[updates:] == []
     kept = app.glance
-    wall.now = due + 1  # the view is built again
+    wall.now = start + 61  # a minute on: the glance is built again
     app.tick()
     assert app.builds == builds + 1
-    if due < midnight:  # only the clock moved: what it cannot change is not read again
+    if start + 61 < midnight:  # only the clock moved: what it cannot change is not read again
         assert app.glance.week is kept.week and app.glance.day.report is kept.day.report
+    wall.now = app.glance.stale_at_ms / 1000 - 1  # and not again within that minute (a minute of its clock)
+    app.tick()
+    assert app.builds == builds + 1
+    kept = app.glance
 
     now = int(time.time() * 1000)  # a new call: built and shown at the next tick, whatever the clock says
     write_in_place(folder / f"{folder.name}.messages.json", dumps_messages(folder.name, calls, now))
@@ -492,9 +500,9 @@ def dumps_messages(sid: str, calls: list, now_ms: int) -> bytes:
 
 
 def test_a_glance_says_when_the_clock_alone_changes_it():
-    """`changes_at`: a call leaving the last hour, a running session falling silent (its "●" goes), a file
-    caught mid-write no longer retried as one; never sooner than a minute, except midnight, which is never
-    passed (the day, the week and the month turn then)."""
+    """`changes_at`: a call leaving the last hour (the burn rate fading: a minute on), a running session falling
+    silent (its "●" goes), a file caught mid-write no longer retried as one; never sooner than a minute, except
+    midnight, which is never passed (the day, the week and the month turn then)."""
     from trayburn.figures.costs import Tokens
     from trayburn.figures.day import STALE_AFTER_MS, SessionSummary
     from trayburn.figures.glance import CLOCK_REBUILD_MS, HOUR_MS, changes_at
@@ -526,9 +534,10 @@ def test_a_glance_says_when_the_clock_alone_changes_it():
 
     assert changes_at(now, today, None, []) == midnight
     assert changes_at(now, today, None, [session("completed", now - 1000)]) == midnight
-    assert changes_at(now, today, now - 50 * 60_000, []) == now - 50 * 60_000 + HOUR_MS
+    # a call in the last hour: the burn rate fades with the clock, so the glance is rebuilt a minute on
+    assert changes_at(now, today, now - 50 * 60_000, []) == now + CLOCK_REBUILD_MS
     running = session("running", now - 25 * 60_000)
-    assert changes_at(now, today, now - 50 * 60_000, [running]) == now - 25 * 60_000 + STALE_AFTER_MS
+    assert changes_at(now, today, None, [running]) == now - 25 * 60_000 + STALE_AFTER_MS
     assert changes_at(now, today, now - HOUR_MS + 10, [running]) == now + CLOCK_REBUILD_MS  # at most once a minute
     assert changes_at(now, today, None, [], settling=[("a.json", "truncated")]) == now + CLOCK_REBUILD_MS
     late = midnight - 20_000  # 23:59:40: a call leaving the hour after midnight, the one-minute floor past it

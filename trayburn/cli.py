@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -30,7 +31,18 @@ if TYPE_CHECKING:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, and main() returns instead of the parser exiting
-        raise UsageError(f"{message} (see `{self.prog} --help`)")
+        raise UsageError(f"{_choice(message)} (see `{self.prog} --help`)")
+
+
+def _choice(message: str) -> str:
+    """argparse's "argument action: invalid choice: 'x' (choose from 'on', 'off')" in words: "'x' is not one of:
+    on, off" (an option keeps its name: "--by: 'x' is not one of: …")."""
+    found = re.fullmatch(r"argument (\S+): invalid choice: (.+) \(choose from (.+)\)", message)
+    if found is None:
+        return message
+    name, given, choices = found.groups()
+    listed = ", ".join(c.strip().strip("'") for c in choices.split(","))
+    return f"{name + ': ' if name.startswith('-') else ''}{given} is not one of: {listed}"
 
 
 def _named(text: str) -> Period:
@@ -107,7 +119,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name, (text, options) in GRAMMAR.items():
         if only is None or only == name:
-            options(sub.add_parser(name, parents=[common], help=text))
+            options(sub.add_parser(name, parents=[common], help=text, description=text[:1].upper() + text[1:] + "."))
     return p
 
 
@@ -123,7 +135,8 @@ def _sessions(s: argparse.ArgumentParser) -> None:
 
 def _report(s: argparse.ArgumentParser) -> None:
     _period_options(s)
-    s.add_argument("--by", choices=BY, default="day", help="how rows are grouped (default: day)")
+    s.add_argument("--by", choices=BY + ATTRIBUTED, default="day", help="how rows are grouped (default: day)")
+    s.add_argument("--reprice", metavar="MODEL", help="also what the period's calls would cost on MODEL (a what-if)")
 
 
 def _export(s: argparse.ArgumentParser) -> None:
@@ -158,6 +171,17 @@ def _summary(s: argparse.ArgumentParser) -> None:
     s.add_argument("--period", choices=("day", "week", "month"), help="the day, week or month holding --date")
 
 
+def _status(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--format", choices=STATUS_FORMATS, help="default: plain, or json with --json")
+    s.add_argument("--watch", action="store_true", help="keep running: a new line whenever the figure changes")
+    s.add_argument("--project", metavar="P", help="measure against project P's budgets (as `report --by project`)")
+
+
+def _budget(s: argparse.ArgumentParser) -> None:
+    s.add_argument("action", choices=["check"])
+    s.add_argument("--project", metavar="P", help="only project P's budgets (as `report --by project` names it)")
+
+
 def _autostart(s: argparse.ArgumentParser) -> None:
     s.add_argument("action", choices=["on", "off", "status"])
 
@@ -177,6 +201,8 @@ GRAMMAR: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "report": ("a period's spend by day, week, month, project, model…", _report),
     "export": ("a period's calls, one row each, as CSV or JSON", _export),
     "session": ("one session in full, with its calls", _session),
+    "status": ("today's spend and pace in one line, for a status bar or a prompt", _status),
+    "budget": ("budget check: exit 0 under, 1 from 80 %%, 2 over, and one line saying which", _budget),
     "doctor": ("where trayburn looks, what it found, what is wrong", _none),
     "prices": ("which price applies to a model id, and where it came from", _prices),
     "config": ("the settings file: path, show, set KEY VALUE, unset KEY", _config),
@@ -188,6 +214,8 @@ GRAMMAR: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 
 
 BY = ("day", "week", "month", "project", "model", "session", "source", "machine")
+STATUS_FORMATS = ("plain", "json", "waybar", "polybar", "i3blocks")  # (status.FORMATS: imported only to run it)
+ATTRIBUTED = ("tool", "agent")  # figures.attribution's: a call's cost by the tools it used, by the agent that made it
 PERIOD_HELP = "YYYY-MM-DD, today, yesterday, 7d, 30d, week, last-week, month or last-month"
 
 
@@ -223,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         for option in ("config", "state_dir"):  # absolute, as the variables: children run in the home folder
             if getattr(args, option, None) and not str(getattr(args, option)).startswith("~"):
                 setattr(args, option, os.path.abspath(getattr(args, option)))
+        _settings_file_given(args)
         code = COMMANDS[args.command or "tray"](args)
         failed = False
         return code
@@ -242,6 +271,17 @@ def main(argv: list[str] | None = None) -> int:
             _OPENED.pop().close()
         if warnings is not None:
             warnings.say(as_json, failed)
+
+
+def _settings_file_given(args: argparse.Namespace) -> None:
+    """A --config naming no file is a mistyped path (it was read as "no settings" without a word); `config`
+    writes a new file where it is told, and `demo` makes its own."""
+    given = getattr(args, "config", None)
+    if given and args.command not in ("config", "demo") and not os.path.exists(os.path.expanduser(given)):
+        raise UsageError(
+            f"--config {given}: no such settings file (leave --config out for yours; "
+            "`trayburn config set KEY VALUE --config FILE` makes a new one)"
+        )
 
 
 GUI_COMMANDS = (None, "tray", "summary", "demo")  # they log to trayburn's log file (logs.setup)
@@ -346,8 +386,11 @@ def cmd_today(args) -> int:
     engine = _engine(args, since=args.date or datetime.now().date())
     r, money = engine.day(args.date), engine.money()
     machines = engine.machines(args.date, args.date)
-    text = render.day(r, money) + render.machines_line(machines, args.date is None, money)
+    today = args.date in (None, datetime.now().date())
+    pace = engine.pace(r.cost_usd) if today else None  # the pace is today's only
+    text = render.day(r, money, pace) + render.machines_line(machines, args.date is None, money)
     data = {**r.to_json(), "machines": machines.to_json(), **_completeness(engine)}
+    data.update(pace.to_json() if pace else {"burn_usd_per_hour": None, "projected_day_usd": None})
     text += render.incomplete_line(engine.progress)
     return _stale(args, engine, _emit(args, _converted(data, money), text))
 
@@ -382,8 +425,40 @@ def cmd_sessions(args) -> int:
 def cmd_report(args) -> int:
     period = period_of(args)
     engine = _engine(args, since=period.since)  # the period's files first; older history later
-    r, money = engine.history(period, args.by), engine.money()
-    return _stale(args, engine, _emit(args, r.to_json(money), render.history(r, money)))
+    money = engine.money()
+    budgets: dict[str, dict] = {}
+    if args.by in ATTRIBUTED:
+        a = engine.attribution(period, args.by)
+        data, text = a.to_json(), render.attribution(a, money)
+    else:
+        r = engine.history(period, args.by)
+        data = r.to_json(money)
+        budgets = _project_budgets(engine, r) if args.by == "project" else {}
+        for row in data["rows"] if budgets else []:
+            row["budget"] = budgets.get(row["key"])
+        text = render.history(r, money, budgets)
+    cache = engine.cache_saved(period)
+    data["cache"], line = cache.to_json(), render.cache_line(cache, money)
+    text += f"\n{line}" if line else ""
+    if args.reprice:
+        what_if = engine.reprice(period, args.reprice)
+        data["what_if"] = what_if.to_json()
+        text += "\n" + render.what_if_line(what_if, money)
+    return _stale(args, engine, _emit(args, data, text))
+
+
+def _project_budgets(engine: Any, r: Any) -> dict[str, dict]:
+    """Each project row's budget for the report's period (a day: its daily one; a month from its 1st: its
+    monthly one), with the share of it spent; none for another period."""
+    from .figures import budgets
+
+    out = {}
+    for g in r.rows:
+        found = budgets.for_period(engine.settings.project_budgets.get(g.key, {}), r.period)
+        if found is not None:
+            which, usd = found
+            out[g.key] = {"which": which, "budget_usd": usd, "share": round(g.totals.cost_usd / usd, 6)}
+    return out
 
 
 def cmd_export(args) -> int:
@@ -407,6 +482,54 @@ def cmd_export(args) -> int:
         file=sys.stderr,
     )
     return _stale(args, engine, 0, "the calls exported are")
+
+
+def cmd_status(args) -> int:
+    from . import status  # (only this command draws a status line)
+
+    fmt = args.format or ("json" if args.json else "plain")
+    engine = _engine(args, since=datetime.now().date())
+    if args.project is not None:
+        _budgeted(engine, args.project)
+    if args.watch:
+        status.watch_lines(engine, fmt, args.project)
+        return 0
+    line = status.render(status.build(engine, args.project), fmt)
+    print(line if fmt in ("json", "waybar") else clean(line))  # (JSON escapes what a terminal would obey)
+    return _stale(args, engine, 0, "the figure above is")
+
+
+BUDGET_EXITS = {0: 0, 80: 1, 100: 2}  # under, past the warning level (80 %), over (100 %)
+
+
+def cmd_budget(args) -> int:
+    """`budget check`: the budget nearest its end (or past it), one line, exit 0, 1 or 2."""
+    from . import status
+    from .figures import budgets
+
+    engine = _engine(args, since=datetime.now().date())
+    if args.project is not None:
+        _budgeted(engine, args.project)
+    today, money = datetime.now().date(), engine.money()
+    spent = engine.totals(today, today).cost_usd
+    worst = budgets.worst(status.states(engine, today, spent, args.project))
+    if worst is None:
+        data = {"state": "none", "budget": None, "exit_code": 0}
+        _emit(args, data, "no budget set (daily_budget, monthly_budget or project_budgets in the settings)")
+        return _stale(args, engine, 0, "the figure above is")
+    word = {0: "under", 80: "warning", 100: "over"}[worst.level]
+    pct = "over 10×" if worst.share > 10 else f"{worst.share * 100:.0f} %"
+    line = f"{word}: {worst.name}, {money.cents(worst.spent_usd)} of {money.cents(worst.budget_usd)} ({pct})"
+    code = BUDGET_EXITS[worst.level]
+    _emit(args, {"state": word, "budget": worst.to_json(), "exit_code": code}, line)
+    return _stale(args, engine, code, "the figure above is")
+
+
+def _budgeted(engine: Any, project: str) -> None:
+    """A project named for its budgets must have one: a typo never passes a check silently."""
+    if not engine.settings.project_budgets.get(project):
+        named = ", ".join(sorted(engine.settings.project_budgets)) or "none"
+        raise NotFound(f"no budget is set for project '{project}' (projects with one: {named})")
 
 
 def _inside(path: str, folder: Any) -> bool:
@@ -554,6 +677,7 @@ def cmd_demo(args) -> int:
         if getattr(args, "window", False):
             args.session_id, args.date, args.period = None, None, None
             return cmd_summary(args)
+        args.demo = True  # (what to suggest where it cannot be shown)
         return cmd_tray(args)
 
 
@@ -574,6 +698,8 @@ COMMANDS = {
     "report": cmd_report,
     "export": cmd_export,
     "session": cmd_session,
+    "status": cmd_status,
+    "budget": cmd_budget,
     "doctor": cmd_doctor,
     "prices": cmd_prices,
     "config": cmd_config,

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from . import demo, paths, settings
-from .figures import export, history, money, periods
+from .figures import attribution, budgets, export, history, listprice, money, periods
+from .figures.budgets import BudgetState
+from .figures.burn import Burn, burn, runaways
 from .figures.costs import Totals
 from .figures.day import (
     DayReport,
@@ -382,7 +384,25 @@ class Engine:
         """One day (default today) as the window's day view and the menu show it; `hourly`: with the cost
         per hour (the window's chart)."""
         d = day or periods.now_date()
-        return day_figures(self.ledger, self.book, d, self.machines(d, d), hourly)
+        figures = day_figures(self.ledger, self.book, d, self.machines(d, d), hourly)
+        if d != periods.now_date():
+            return figures
+        return replace(figures, burn=self.pace(figures.report.cost_usd))
+
+    def pace(self, spent_today_usd: float, now_ms: int | None = None) -> Burn:
+        """Today's burn rate and where the day ends at that pace (`figures.burn`); `spent_today_usd`: today's
+        spend so far."""
+        now = periods.utc_now_ms() if now_ms is None else now_ms
+        return burn(self.ledger, self.book, now, periods.now_date(), spent_today_usd)
+
+    def budgets(self, today: date, day_usd: float, month_usd: float) -> list[BudgetState]:
+        """Every budget set, with its spend: the daily and monthly ones, then each project's
+        (`project_budgets`; the projects' spend is read only when one has a budget)."""
+        s = self.settings
+        spend = budgets.project_spend(self.ledger, self.book, today, s.project_budgets)
+        return budgets.overall(s.daily_budget, s.monthly_budget, day_usd, month_usd) + budgets.per_project(
+            s.project_budgets, spend
+        )
 
     def glance(self, health: Health, since: Glance | None = None) -> Glance:
         """What the tray's menu shows, from the ledger as it is (`figures.glance.Glance`). `health`: as just
@@ -397,23 +417,29 @@ class Engine:
             base = replace(since, day=with_sessions(since.day, self.ledger, self.book))
         else:
             base = self._until_midnight(today)
+        pace = self.pace(base.day.report.cost_usd, now)
+        alerts = (self.settings.session_alert_usd, self.settings.rate_alert_usd_per_hour)
+        found = runaways(self.ledger, self.book, base.day.sessions, pace, *alerts)
         return replace(
             base,
+            day=replace(base.day, burn=pace),
             last_hour=hour,
             hour_first_ms=first,
             progress=self.progress,
             sync_problem=self.sync_problem(health.problems),
             built_ms=now,
-            stale_at_ms=changes_at(now, today, first, base.day.sessions, health.settling),
+            stale_at_ms=changes_at(now, today, first, base.day.sessions, health.settling, found),
+            runaways=found,
         )
 
     def _until_midnight(self, today: date) -> Glance:
         """The part of today's glance the clock leaves alone until midnight (`glance` sets the rest)."""
         day = self.day_figures(today)
+        month = self.period(month=True)
         return Glance(
             day=day,
             week=self.period(),
-            month=self.period(month=True),
+            month=month,
             last_hour=Totals(),
             hour_first_ms=None,
             yesterday=None if day.report.calls else self.day(today - timedelta(days=1)),
@@ -424,11 +450,25 @@ class Engine:
             sync_problem=None,
             built_ms=0,
             stale_at_ms=0,
+            budgets=tuple(self.budgets(today, day.report.cost_usd, month.cost_usd)),
         )
 
     def history(self, period, by: str = "day"):
         """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
         return history.report(self.ledger, self.book, period, by, self.machine_name())
+
+    def attribution(self, period: periods.Period | None, by: str, session_id: str | None = None):
+        """A period's (or, `period` None, one session's) cost by tool or by agent (attribution.Attribution)."""
+        figure = attribution.by_tool if by == "tool" else attribution.by_agent
+        return figure(self.ledger, self.book, period, session_id)
+
+    def cache_saved(self, period: periods.Period) -> listprice.CacheReport:
+        """What cache reads saved over the period, per model, at list price."""
+        return listprice.cache_saved(self.ledger, self.book, *period.bounds_ms())
+
+    def reprice(self, period: periods.Period, model: str) -> listprice.WhatIf:
+        """The period's calls at `model`'s list price: a what-if, never spend."""
+        return listprice.reprice(self.ledger, self.book, *period.bounds_ms(), model)
 
     def overview(self, period):
         """A period by day, project, model and source from one read (the window's period view)."""

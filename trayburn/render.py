@@ -10,13 +10,16 @@ import json
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .figures.attribution import Attribution, Share
+from .figures.burn import Burn
 from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 from .figures.history import MachinesReport
+from .figures.listprice import CacheReport, WhatIf
 from .figures.money import Money, usd
 from .files import clean
 from .pricing.show import SeenModel, how_to_price
 from .sources.base import MAX_COST
-from .words import UNPRICED_MARK, USD, columns, plan_text, plural, shorten, tokens
+from .words import UNPRICED_MARK, USD, columns, pace_text, plan_text, plural, shorten, tokens
 
 
 def one_line(text: str) -> str:
@@ -178,10 +181,13 @@ def as_json(data: Any, indent: int | None = 2) -> str:
     return out
 
 
-def day(r: DayReport, money: Money = USD) -> str:
+def day(r: DayReport, money: Money = USD, pace: Burn | None = None) -> str:
+    """`pace`: today's burn rate and projection (`figures.burn`), on the line under the head."""
     cost = cost_cell(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls, compact=True, money=money)
     head = f"{r.date} ({r.timezone}): {cost} over {plural(r.calls, 'call')} in {plural(r.sessions, 'session')}"
     lines = [head]
+    if pace is not None:
+        lines.append(f"  {pace_text(pace, money)}")
     if r.estimated_cost_usd:
         lines.append(f"  of which {money.text(r.estimated_cost_usd)} estimated from tokens (no cost reported)")
     if r.unpriced_calls:
@@ -286,8 +292,9 @@ def session(d: SessionDetail, money: Money = USD) -> str:
     return "\n".join(lines)
 
 
-def history(r, money) -> str:
-    """`trayburn report`: one line per day (week, month, project, model, session, source) and a total."""
+def history(r, money, budgets: dict[str, dict] | None = None) -> str:
+    """`trayburn report`: one line per day (week, month, project, model, session, source) and a total;
+    `budgets`: by project, each row's budget and the share of it spent ("$5.00 daily, 82 %")."""
 
     def cost(g) -> str:
         t = g.totals
@@ -304,7 +311,14 @@ def history(r, money) -> str:
     head = f"{r.period.since} to {r.period.until} ({r.timezone}), by {r.by}"
     rows = [line(g) for g in r.rows] + [line(r.total)]
     rows[-1][0] = "total"
-    body = table([r.by, "sessions", "calls", "in", "out", "cost"], rows, right={1, 2, 3, 4, 5})
+    columns = [r.by, "sessions", "calls", "in", "out", "cost"]
+    if budgets:
+        columns.append("budget")
+        for g, row in zip(r.rows, rows, strict=False):
+            b = budgets.get(g.key)
+            row.append(f"{money.cents(b['budget_usd'])} {b['which']}, {b['share'] * 100:.0f} %" if b else "")
+        rows[-1].append("")
+    body = table(columns, rows, right={1, 2, 3, 4, 5})
     lines = [head, "", body]
     if r.total.totals.estimated_usd:
         lines.append(f"* includes {money.text(r.total.totals.estimated_usd)} estimated from tokens (no cost reported)")
@@ -399,3 +413,60 @@ def _age(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f} {unit}"
     return f"{seconds:.0f} s"
+
+
+def attribution(a: Attribution, money: Money = USD) -> str:
+    """`trayburn report --by tool|agent`: a row per tool (a shell tool's programs indented under it) or per agent,
+    and the total; by tool, the rule it follows (an attribution, not a measurement)."""
+
+    def cost(s: Share) -> str:
+        return cost_cell(s.nano / 1e9, s.estimated_usd, s.unpriced_calls, s.calls, money=money)
+
+    def row(s: Share, indent: str = "") -> list[str]:
+        name = indent + shorten(s.label, 40 - len(indent))
+        if a.by == "agent":
+            return [name, s.role, ", ".join(s.models), f"{s.calls:,}", cost(s)]
+        return [name, f"{s.calls:,}", f"{s.uses:,}", cost(s)]
+
+    rows = []
+    for s in a.rows:
+        rows.append(row(s))
+        rows += [row(c, "  ") for c in s.under]
+    total = row(a.total)
+    total[0] = "total"
+    if a.by == "agent":
+        total[1:3] = ["", ""]
+    rows.append(total)
+    if a.by == "agent":
+        body = table(["agent", "role", "models", "calls", "cost"], rows, right={3, 4})
+    else:
+        body = table(["tool", "calls", "uses", "cost"], rows, right={1, 2, 3})
+    scope = f"session {a.session_id}" if a.session_id else f"{a.since} to {a.until} ({a.timezone})"
+    lines = [f"{scope}, by {a.by}", "", body]
+    if a.rule:
+        lines.append(a.rule)
+    if a.total.estimated_usd:
+        lines.append(f"* includes {money.text(a.total.estimated_usd)} estimated from tokens (no cost reported)")
+    return "\n".join(lines)
+
+
+def cache_line(c: CacheReport, money: Money = USD) -> str | None:
+    """'Cache: 4.5M of 5.0M input tokens read from cache (89%), saving $1.33 at list price'; None without input."""
+    t = c.total
+    if not t.input_tokens or t.hit_share is None:
+        return None
+    saved = "an unknown amount (a model without a price)" if t.saved_usd is None else money.text(t.saved_usd)
+    line = f"Cache: {tokens(t.cache_read_tokens)} of {tokens(t.input_tokens)} input tokens read from cache"
+    return f"{line} ({t.hit_share:.0%}), saving {saved} at list price"
+
+
+def what_if_line(w: WhatIf, money: Money = USD) -> str:
+    """'What if (not spend): these 94 calls on Claude Sonnet 4.5 at list price would cost $3.06 (spent $0.33)'."""
+    spent = money.text(w.spend_usd) + (f", +{w.spend_unpriced_calls} unpriced" if w.spend_unpriced_calls else "")
+    head = f"What if (not spend): these {plural(w.calls, 'call')} on {w.name} at list price"
+    if w.cost_usd is None:
+        return f"{head}: no price known for it on {', '.join(w.unpriced_routes) or 'any route'} (spent {spent})"
+    tail = ""
+    if w.unpriced_calls:
+        tail = f"; {plural(w.unpriced_calls, 'call')} left out: no price for it on {', '.join(w.unpriced_routes)}"
+    return f"{head} would cost {money.text(w.cost_usd)} (spent {spent}){tail}"

@@ -181,6 +181,43 @@ class Prices(Table[dict[str, float]]):
         return f'`[{key}."model"]`'
 
 
+BUDGET_FIELDS = ("daily", "monthly")
+
+
+class ProjectBudgets(Table[dict[str, float]]):
+    """[project_budgets."project"] tables: `daily` and `monthly` in USD (0 turns one off)."""
+
+    def check(self, value: Any) -> dict[str, dict[str, float]]:
+        if not isinstance(value, dict):
+            raise ValueError('must be a table of [project_budgets."project"] tables')
+        out = {}
+        for project, row in value.items():
+            if not isinstance(row, dict):
+                raise ValueError(f'project_budgets."{project}" must be a table with daily and/or monthly')
+            for k, v in row.items():
+                if k not in BUDGET_FIELDS:
+                    raise ValueError(f'project_budgets."{project}".{k} is unknown (use daily or monthly)')
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
+                    raise ValueError(f'project_budgets."{project}".{k} must be US dollars, 0 or more')
+            kept = {k: float(v) for k, v in row.items() if v}
+            if kept:
+                out[project] = kept
+        return out
+
+    def with_entry(self, table: dict, key: str, entry: str, text: str | None) -> dict:
+        project, _, part = entry.rpartition(".")
+        if part not in BUDGET_FIELDS or not project:
+            raise ValueError(f"use project_budgets.PROJECT.daily or .monthly, not '{key}'")
+        row = table.setdefault(project, {})
+        _update_table(row, part, None if text is None else _number(key, text))
+        if not row:
+            del table[project]
+        return table
+
+    def readme_key(self, key: str) -> str:
+        return f'`[{key}."project"]`'
+
+
 def _number(key: str, text: str) -> float:
     try:
         return float(text.lstrip("$"))

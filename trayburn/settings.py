@@ -23,7 +23,20 @@ from typing import Any, TypeVar
 import tomli_w
 
 from .files import Refused, atomic_write, read_file
-from .setting_kinds import Aliases, Choice, Currency, Flag, Folders, Kind, Number, Prices, Table, Text, Whole
+from .setting_kinds import (
+    Aliases,
+    Choice,
+    Currency,
+    Flag,
+    Folders,
+    Kind,
+    Number,
+    Prices,
+    ProjectBudgets,
+    Table,
+    Text,
+    Whole,
+)
 from .sources.editor_tasks.places import APPS
 
 MAX_BYTES = 1_000_000  # a settings file is a few hundred bytes; anything near this is not one
@@ -133,6 +146,22 @@ class Settings:
         Number("a number of US dollars, 0 or more (0 turns the budget off)", zero_is_off=True),
         None,
         "USD; the window's month view shows spend against it and a month-end projection",
+    )
+    project_budgets: dict[str, dict[str, float]] = setting(
+        ProjectBudgets(),
+        {},
+        "`daily`, `monthly` in USD for a project as `report --by project` names it: the same notices and marks",
+        shown="none",
+    )
+    session_alert_usd: float | None = setting(
+        Number("a number of US dollars, 0 or more (0 turns the alert off)", zero_is_off=True),
+        None,
+        "USD; a running session whose spend passes it is notified once and named atop the menu",
+    )
+    rate_alert_usd_per_hour: float | None = setting(
+        Number("a number of US dollars per hour, 0 or more (0 turns the alert off)", zero_is_off=True),
+        None,
+        "USD per hour; a running session spending faster is notified once and named atop the menu",
     )
     theme: str = setting(
         Choice("auto", "light", "dark"),

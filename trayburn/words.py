@@ -5,14 +5,19 @@ shows. Never knows a terminal's table, a menu or a window (render.py, tray/ and 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .figures.money import Money
+
+if TYPE_CHECKING:
+    from .figures.burn import Burn, Runaway
 
 USD = Money()  # the default: dollars
 UNPRICED_MARK = "?"  # after a cost some of whose calls have no known price
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def shorten(text: str, width: int) -> str:
@@ -64,3 +69,26 @@ def plan_text(plan_calls: int, plan_value: float, money: Money = USD) -> str | N
     if plan_calls <= 0:
         return None
     return f"{plural(plan_calls, 'call')} covered by plan, API value {money.text(plan_value)}"
+
+
+def pace_text(pace: Burn | None, money: Money = USD) -> str | None:
+    """ "$0.80/h now · at this pace about $12.40 by midnight": the burn rate, and the day's end at that pace
+    once it is made (`figures.burn.projected`); a projection, never said as a forecast. None: not today."""
+    if pace is None:
+        return None
+    text = f"{money.cents(pace.usd_per_hour)}/h now"
+    if pace.projected_day_usd is not None and pace.usd_per_hour > 0:
+        text += f" · at this pace about {money.cents(pace.projected_day_usd)} by midnight"
+    return text
+
+
+def minutes(n: int) -> str:
+    """ "20 min"; "3 h 05 min" from two hours on."""
+    return f"{n} min" if n < 120 else f"{n // 60} h {n % 60:02d} min"
+
+
+def runaway_text(r: Runaway, money: Money = USD) -> str:
+    """ "$4.12 in 20 min on Claude Sonnet 4.5 — fix-login-bug (web)": a runaway session, its spend first."""
+    where = f" ({r.project})" if r.project else ""
+    model = f" on {r.model}" if r.model else ""
+    return f"{money.cents(r.spend_usd)} in {minutes(r.minutes)}{model} — {shorten(r.title, 60)}{where}"

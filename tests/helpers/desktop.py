@@ -460,7 +460,14 @@ def dbus_property(desk: Desktop, dest: str, path: str, interface: str, name: str
     return gdbus_call(desk, dest, path, "org.freedesktop.DBus.Properties.Get", interface, name)
 
 
-def start_gnome_desktop(logs: Path, home: Path, timeout: float = 120.0, *, settings: str = "") -> Desktop:
+def start_gnome_desktop(
+    logs: Path,
+    home: Path,
+    timeout: float = 120.0,
+    *,
+    settings: str = "",
+    before_shell: Callable[[Desktop], object] | None = None,
+) -> Desktop:
     """Xvfb + a private system bus + a session bus + `gnome-shell --x11 --replace` with the AppIndicator extension
     enabled, HOME, XDG_CONFIG_HOME and XDG_RUNTIME_DIR in ``home``; ready once the extension's
     StatusNotifierWatcher is on the bus and the overview GNOME opens at start is closed.
@@ -469,7 +476,8 @@ def start_gnome_desktop(logs: Path, home: Path, timeout: float = 120.0, *, setti
     needed and the person's own settings are never read or written. Notifications go to the shell's message list
     without a banner: GNOME keeps a banner up until the person touches the mouse or keyboard (as root it puts one
     up at start), which would cover the desktop for good under Xvfb. ``settings``: more keyfile groups
-    ("[org/gnome/desktop/interface]\\nscaling-factor=uint32 2\\n" for a 200 % desktop)."""
+    ("[org/gnome/desktop/interface]\\nscaling-factor=uint32 2\\n" for a 200 % desktop). ``before_shell``: run once
+    the display and the buses are up, before the shell starts (a tray started before the panel, as at login)."""
     logs.mkdir(parents=True, exist_ok=True)
     runtime = home / "run"
     runtime.mkdir(parents=True, exist_ok=True)
@@ -498,6 +506,8 @@ def start_gnome_desktop(logs: Path, home: Path, timeout: float = 120.0, *, setti
             desk, ["dbus-daemon", "--session", "--nofork", "--nosyslog", "--print-address"], "sysbus", timeout, True
         )
         desk.env["DBUS_SYSTEM_BUS_ADDRESS"] = system
+        if before_shell is not None:
+            before_shell(desk)
         desk.spawn(["gnome-shell", "--x11", "--replace"], log="gnome-shell")
         desk.wait_for(desk.has_sni_watcher, timeout, what="the AppIndicator extension's StatusNotifierWatcher")
         close_overview(desk, timeout)

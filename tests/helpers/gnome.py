@@ -73,17 +73,26 @@ def registered_items(desk: harness.Desktop) -> list[str]:
 
 
 @contextmanager
-def tray_on_gnome(work: Path, out: Path, config: Path | None = None, *, scale: int = 1) -> Iterator[Gnome]:
+def tray_on_gnome(
+    work: Path, out: Path, config: Path | None = None, *, scale: int = 1, tray_first: bool = False
+) -> Iterator[Gnome]:
     """GNOME Shell with the extension, and the tray on ``config`` (by default the demo's sessions: recorded from
-    the real Cline CLI, replayed so that they end a minute ago); once the tray's item is registered."""
+    the real Cline CLI, replayed so that they end a minute ago); once the tray's item is registered.
+    ``tray_first``: the tray starts before the shell (as *Start at login* may run it)."""
     config = config or demo.prepare(work / "demo")
     settings = f"[org/gnome/desktop/interface]\nscaling-factor=uint32 {scale}\n" if scale != 1 else ""
-    desk = harness.start_gnome_desktop(out / "desk", work / "home", settings=settings)
-    try:
+
+    def start_tray(desk: harness.Desktop) -> None:
         env = {k: v for k, v in desk.env.items() if not k.startswith(("CLINE_", "TRAYBURN_"))}
         env |= {"TRAYBURN_LOG_DIR": str(work / "logs"), "PYSTRAY_BACKEND": ""}
         argv = [sys.executable, "-P", "-m", "trayburn", "--config", str(config), "--state-dir", str(work / "st")]
         desk.spawn(argv, log="tray", exact_env=env)
+
+    first = start_tray if tray_first else None
+    desk = harness.start_gnome_desktop(out / "desk", work / "home", settings=settings, before_shell=first)
+    try:
+        if not tray_first:
+            start_tray(desk)
         item = desk.wait_for(
             lambda: next((i for i in registered_items(desk) if "trayburn" in i), None), 60, what="trayburn's item"
         )

@@ -27,6 +27,7 @@ from ..errors import CantWrite, TrayburnError
 from ..files import CONTROLS, clean
 from ..ledger import Ledger, queries
 from ..pricing import PriceBook
+from .attribution import SHELLS, agent_of
 from .costs import Pricer
 from .day import _USER_INPUT
 from .history import project_name
@@ -52,6 +53,10 @@ class ExportRow(NamedTuple):
     cache_write_tokens: int
     cost_usd: float | None  # None: no reported cost and no known price
     estimated: bool  # cost_usd is trayburn's estimate from the tokens
+    agent_name: str = ""  # "lead", a subagent's id, a teammate's name (attribution.agent_of)
+    tools: str = (
+        ""  # the tools its reply called, space-separated; a shell tool's programs after it: run_commands(git npm)
+    )
 
 
 FIELDS = ExportRow._fields
@@ -91,7 +96,21 @@ def _row(c: queries.ExportCall, about: tuple[str, str, str], pricer: Pricer) -> 
         cache_write_tokens=c.cache_write,
         cost_usd=cost.cost_usd,
         estimated=cost.estimated,
+        agent_name=agent_of(c.agent, c.path)[1],
+        tools=tools_cell(c.tools, c.commands),
     )
+
+
+def tools_cell(tools: str | None, commands: str | None) -> str:
+    """`read_files run_commands(git npm)`: each tool its reply called, a shell tool with the programs it ran."""
+    names = (tools or "").split(",") if tools else []
+    words = iter((commands or "").split(",")) if commands is not None else None
+    out = []
+    for name in names:
+        if name in SHELLS and words is not None:
+            name += f"({next(words, '')})"
+        out.append(name)
+    return " ".join(out)
 
 
 def title(title: str | None, prompt: str | None) -> str:
@@ -221,6 +240,8 @@ def write_csv(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
             r.cache_write_tokens,
             "" if r.cost_usd is None else repr(r.cost_usd),
             "true" if r.estimated else "false",
+            safe(r.agent_name),
+            safe(r.tools),
         ]
         if _extra(money):
             value = money.amount(r.cost_usd)

@@ -151,6 +151,8 @@ _BY = {
     "agent": "c.agent",
     "session": "c.session_id",
     "origin": "s.origin",  # the machine a call's session came from (None: this one)
+    "tools": "CASE WHEN c.seq < 0 THEN NULL ELSE c.tools END",  # its tools, comma-separated (NULL: a rollup's)
+    "commands": "c.commands",  # the programs its shell commands ran (NULL: none, or read before schema 6)
 }
 _ROUTE = "(c.model IS ? AND c.provider IS ? AND s.provider IS ?)"  # one Route's calls
 _FLOOR = "MAX(c.input, c.cache_read + c.cache_write)"  # a call's input, at least its cache tokens
@@ -410,6 +412,9 @@ class ExportCall(NamedTuple):
     cache_read: int
     cache_write: int
     cost: float | None
+    tools: str | None  # comma-separated (calls.tools)
+    commands: str | None  # the programs its shell commands ran (calls.commands)
+    path: str | None  # its file's (whose name names a subagent or a teammate)
 
 
 class PeriodQueries:
@@ -432,14 +437,15 @@ class PeriodQueries:
         with self._lock:
             cursor = self.db.execute(
                 "SELECT c.ts_ms, c.session_id, s.title, s.prompt, s.workspace_root, s.cwd, s.source, c.agent,"
-                " c.model, c.provider, s.provider, c.input, c.output, c.cache_read, c.cache_write, c.cost"
+                " c.model, c.provider, s.provider, c.input, c.output, c.cache_read, c.cache_write, c.cost, c.tools,"
+                " c.commands, (SELECT f.path FROM files f WHERE f.id = c.file_id)"
                 " FROM calls c LEFT JOIN sessions s ON s.id = c.session_id"
                 " WHERE c.counted = 1 AND c.ts_ms >= ? AND c.ts_ms < ? ORDER BY c.ts_ms, c.id",
                 (start_ms, end_ms),
             )
             try:
                 while rows := cursor.fetchmany(FETCH_ROWS):
-                    yield from (ExportCall(*r) for r in rows)
+                    yield from (ExportCall(*r[:-1], None if r[-1] is None else text(r[-1])) for r in rows)  # type: ignore[call-arg]
             finally:
                 cursor.close()
 

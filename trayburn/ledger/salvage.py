@@ -437,7 +437,7 @@ _TABLES = {
     "files": ("id", "path", "session_id", "kind", "agent", "size", "mtime_ns", "inode", "bad_size",
               "bad_mtime_ns", "bad_inode", "error", "gone", "origin", "feed"),
     "calls": ("id", "key", "session_id", "file_id", "agent", "seq", "ts_ms", "model", "input", "output",
-              "cache_read", "cache_write", "cost", "tools", "counted", "provider"),
+              "cache_read", "cache_write", "cost", "tools", "counted", "provider", "commands"),
 }  # fmt: skip
 _FEWEST = {"sessions": 13, "files": 13, "calls": 15}  # schema 2's rows, before the columns schema 3 added
 
@@ -446,7 +446,7 @@ def _kind(v: list) -> str | None:
     """Which of the ledger's tables a row of this shape belongs to (None: another table's, or an index's)."""
     n = len(v)
     if n >= 13 and v[0] is None and isinstance(v[1], str | bytes) and isinstance(v[2], str):
-        calls = _FEWEST["calls"] <= n <= 16 and all(isinstance(v[i], int) for i in (3, 6, 8, 9, 10, 11))
+        calls = _FEWEST["calls"] <= n <= 17 and all(isinstance(v[i], int) for i in (3, 6, 8, 9, 10, 11))
         if calls:
             return "calls"
         return "files" if n <= 15 and isinstance(v[3], str) else None

@@ -137,7 +137,7 @@ def is_busy(exc: sqlite3.Error) -> bool:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # `feed`: the trayburn Source that wrote the row ("cline_cli", later "vscode_tasks", "machine:<id>"): a
 # refresh of one feed marks only that feed's files gone and its sessions removed. `origin`: the machine a
@@ -163,7 +163,7 @@ CREATE TABLE calls(
   id INTEGER PRIMARY KEY, key TEXT NOT NULL, session_id TEXT NOT NULL, file_id INTEGER NOT NULL, agent TEXT,
   seq INTEGER, ts_ms INTEGER NOT NULL, model TEXT, input INTEGER NOT NULL, output INTEGER NOT NULL,
   cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, cost REAL, tools TEXT,
-  counted INTEGER NOT NULL DEFAULT 0, provider TEXT, UNIQUE(key, file_id));
+  counted INTEGER NOT NULL DEFAULT 0, provider TEXT, commands TEXT, UNIQUE(key, file_id));
 """
 CALLS_INDEXES = """
 CREATE INDEX calls_session ON calls(session_id);
@@ -250,11 +250,18 @@ UPDATE files SET size = NULL, mtime_ns = NULL, inode = NULL
 # Schema 4 → 5: the change time joins a file's checkpoint (a rewrite keeping size, mtime and inode moves it):
 # two columns (added by `_adopt_change_times`, which also fills them for files unchanged since last read).
 MIGRATE_4_TO_5 = ""
+# Schema 5 → 6: the programs a call's shell commands ran (`Call.commands`), for the cost by tool's split of
+# run_commands. Every call's tool names are already held (since schema 1), so the split by tool needs no re-read;
+# the words are not: a call stored before has NULL there, shown as "not recorded" under run_commands until its file
+# is read again (it is, when it changes). Nothing is read again for this: a history's re-read would cost a cold
+# ingest for a refinement of one row.
+MIGRATE_5_TO_6 = ""  # the column, added by `_add_commands`
 MIGRATIONS = {
     1: MIGRATE_1_TO_2,
     2: MIGRATE_2_TO_3,
     3: MIGRATE_3_TO_4,
     4: MIGRATE_4_TO_5,
+    5: MIGRATE_5_TO_6,
 }  # from version → the statements that bring it to the next
 
 
@@ -452,6 +459,12 @@ def _adopt_change_times(db: sqlite3.Connection) -> None:
             db.execute("UPDATE files SET ctime_ns=? WHERE id=?", (st.st_ctime_ns, file_id))
 
 
+def _add_commands(db: sqlite3.Connection) -> None:
+    """Schema 5 → 6: `calls.commands`, NULL for every call stored before (nothing is read again)."""
+    if "commands" not in {r[1] for r in db.execute("PRAGMA table_info(calls)")}:  # (made by this version, marked older)
+        db.execute("ALTER TABLE calls ADD COLUMN commands TEXT")
+
+
 def _migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring an older schema forward, keeping every call, in one transaction (like `_create`)."""
     db.execute("BEGIN IMMEDIATE")
@@ -461,6 +474,8 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
             run_script(db, MIGRATIONS[version])
             if version == 4:
                 _adopt_change_times(db)
+            if version == 5:
+                _add_commands(db)
             version += 1
             db.execute(f"PRAGMA user_version={version}")
         db.execute("COMMIT")

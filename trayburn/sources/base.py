@@ -10,6 +10,8 @@ task folders) is a new module implementing `Source`, not an edit of the refresh.
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from collections.abc import Callable, Container, Mapping, Sized
 from dataclasses import dataclass, field
@@ -36,6 +38,7 @@ __all__ = [
     "storable_id",
     "storable_text",
     "should_read",
+    "command_words",
     "token_count",
 ]
 
@@ -123,6 +126,39 @@ class Call(NamedTuple):
     tools: tuple[str, ...]
     note: str | None = None  # why a reported value was set aside (the call still counts, its cost estimated)
     provider: str | None = None  # modelInfo.provider; None: use the session's provider
+    # the programs its shell commands ran (`command_words`), one run_commands block after another, each block's
+    # words space-separated, blocks comma-separated; None: it ran none
+    commands: str | None = None
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+MAX_WORD = 40
+
+
+def first_word(line: str) -> str:
+    """The program a command line runs, as a word to group by: its first word past `VAR=value` assignments, without
+    its folder or quotes (`FOO=1 ./node_modules/.bin/jest -x` → `jest`); "?" when there is none."""
+    for word in line.split():
+        if _ASSIGNMENT.match(word):
+            continue
+        word = word.strip("\"'`([").rstrip(";&|)").replace("\\", "/").rsplit("/", 1)[-1]
+        word = word.replace(",", "_")[:MAX_WORD]
+        return word if word.isascii() else word.encode("utf-8", "replace").decode("utf-8")
+    return "?"
+
+
+def command_words(commands: Any) -> str:
+    """The first words of a shell tool's command lines, space-separated: `commands` as the Cline CLI's run_commands
+    gives it (a list, or a JSON-encoded list in one string, docs/formats/cline-cli.md), or a single command line."""
+    if isinstance(commands, str):
+        try:
+            commands = json.loads(commands) if commands.lstrip().startswith("[") else [commands]
+        except (ValueError, RecursionError):
+            commands = [commands]
+    if not isinstance(commands, list):
+        return ""
+    lines = (c.get("command") if isinstance(c, dict) else c for c in commands)
+    return " ".join(first_word(c) for c in lines if isinstance(c, str) and c.strip())
 
 
 @dataclass(slots=True)

@@ -256,6 +256,7 @@ def day_cards(
     budget: float | None = None,
     today: bool = False,
     machines: str | None = None,
+    pace: str | None = None,
 ) -> list[tuple[str, str, str]]:
     """(caption, figure, note) for the strip above the table; with a daily budget, the cost card says
     how much of it is spent: "TODAY  $0.33  of $0.40 budget (82 %)"; with other machines held, the
@@ -270,6 +271,8 @@ def day_cards(
     estimated = with_plan(estimated, r.plan_calls, r.plan_api_value_usd, money)
     if machines:
         estimated += f"\n{machines}"
+    if pace:  # today's burn rate and where the day ends at it (`words.pace_text`)
+        estimated = f"{estimated}\n{pace}" if estimated else pace
     per_session = f"{r.calls / r.sessions:.1f} per session" if r.sessions else "no sessions"
     return [
         ("Today" if today else "Cost", amount(money, r.cost_usd), estimated),

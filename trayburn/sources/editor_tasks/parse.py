@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base import Call, reported_cost, storable_text, token_count
+from ..base import Call, command_words, reported_cost, storable_text, token_count
 from ..cline_cli.parse import Messages, to_ms
 from .places import App
 
@@ -97,6 +97,8 @@ class _Usage:
     message: dict
     position: int  # its index in the file
     before: int  # the ts of the message before it (a restore's point)
+    tools: list[str] = field(default_factory=list)  # the tools its reply used (the tool messages after it)
+    shell: list[str] = field(default_factory=list)  # the programs its commands ran (`command_words`)
 
 
 def _s(value: Any) -> str | None:
@@ -249,6 +251,8 @@ def _walk(doc: list, out: Parsed) -> tuple[list[_Usage], list[_Usage]]:
                 _finished(requests, usage)
             else:
                 sums.append(_Usage(say, ts, usage, m, position, before))
+        elif requests and (say or m.get("ask")) in TOOL_MESSAGES:
+            _tool_used(requests[-1], say or m.get("ask"), m.get("text"))
         elif say == "condense_context" and isinstance(m.get("contextCondense"), dict):
             sums.append(_Usage("condense", ts, {"cost": m["contextCondense"].get("cost")}, m, position, before))
         before = ts
@@ -283,6 +287,26 @@ def _request_cwd(usage: dict) -> str | None:
     return _s(found.group(1)) if found else None
 
 
+# The messages naming a tool the reply of the request before them used (docs/formats/editor-tasks.md): `tool`
+# (its text's JSON names it: readFile, editedExistingFile, …), `command` (its text is the command line), and
+# the MCP and browser tools.
+TOOL_MESSAGES = {"tool": None, "command": "execute_command", "use_mcp_server": "use_mcp_server",
+                 "browser_action_launch": "browser_action"}  # fmt: skip
+
+
+def _tool_used(request: _Usage, kind: str, text: Any) -> None:
+    name = TOOL_MESSAGES[kind]
+    if name is None:
+        try:
+            said = json.loads(text) if isinstance(text, str) else None
+        except (ValueError, RecursionError):
+            said = None
+        name = _s(said.get("tool")) if isinstance(said, dict) else None
+    request.tools.append((name or "tool").replace(",", "_"))
+    if kind == "command":
+        request.shell.append(command_words(text if isinstance(text, str) else ""))
+
+
 def _finished(requests: list[_Usage], usage: dict) -> None:
     """A legacy `api_req_finished`: merged into the request before it, as Cline's combineApiRequests does."""
     if requests:
@@ -306,7 +330,9 @@ def _request(out: Parsed, app: App, task: str, r: _Usage, model: tuple[str | Non
         return
     if not final:
         out.in_flight += 1
-    out.calls.append(Call(f"{app.name}:{task}:{r.ts}", r.position, r.ts, name, *tokens, cost, (), note, route))
+    shell = ",".join(r.shell) if r.shell else None
+    out.calls.append(Call(f"{app.name}:{task}:{r.ts}", r.position, r.ts, name, *tokens, cost, tuple(r.tools), note,
+                          route, shell))  # fmt: skip
     out.model, out.provider = name or out.model, route or out.provider
 
 

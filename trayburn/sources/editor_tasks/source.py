@@ -333,7 +333,7 @@ def _restores(w: Writer, sid: str, parsed: Parsed) -> list[Call]:
         after, ts = r.after_ms, r.call.ts_ms or 0
         mine = [h for h in orphans if after < h[1] < ts]
         orphans = [h for h in orphans if h not in mine]
-        key, index, _, model, i, o, cr, cw, cost, tools, note, provider = r.call
+        key, index, _, model, i, o, cr, cw, cost, tools, note, provider = r.call[:12]
         i -= sum(h[2] for h in mine)
         o -= sum(h[3] for h in mine)
         cr -= sum(h[4] for h in mine)
