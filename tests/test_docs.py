@@ -61,11 +61,16 @@ REPO_FILES = ("README.md", "CHANGELOG.md", "LICENSE", "pyproject.toml", "MANIFES
 MADE_BY_RUNS = ("tests/_artifacts/", "bench/out/")  # written by the tests and the benchmarks, not in the repository
 
 
+def links(text: str) -> list[str]:
+    """Link and image targets outside code blocks (starship's `[$output]($style)` is not a link)."""
+    return re.findall(r"\]\(([^)\s#]+)", re.sub(r"```.*?```", "", text, flags=re.S))
+
+
 def named_paths(text: str) -> set[str]:
     """The repository paths a Markdown text names: in backticks (a command's first word: `./scripts/test --fast`)
     and as link or image targets. A path with a placeholder (`<id>`, `*`, `…`) is a pattern, not a path."""
     words = [span.split()[0] for span in re.findall(r"`([^`\n]+)`", text) if span.strip()]
-    words += re.findall(r"\]\(([^)\s#]+)", text)
+    words += links(text)
     out = set()
     for word in words:
         path = word.removeprefix("./").split("::")[0].rstrip(":,")  # `tests/x.py::Name`: the file
@@ -93,7 +98,7 @@ def test_every_path_and_link_in_docs_exists():
     for page in DOCS:
         text = page.read_text()
         missing += [f"{page.name}: {p}" for p in named_paths(text) if not (ROOT / p).exists()]
-        for target in re.findall(r"\]\(([^)\s#]+)", text):
+        for target in links(text):
             if "://" not in target and not (page.parent / target).exists():
                 missing.append(f"{page.name}: link {target}")
     assert missing == []
