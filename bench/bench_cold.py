@@ -5,16 +5,16 @@
     .venv/bin/python bench/bench_cold.py --tree . --tree /tmp/old   # two checkouts, runs interleaved
     .venv/bin/python bench/bench_cold.py --no-child            # 0.3.0: parsing in the writing process only
 
-Each corpus (bench/out/cold-<n>, gitignored; made once a day: 2 GB and about 30 s at 20,000) has 15 % of
-its sessions active today and the rest over the 60 days before, each file's mtime just after its session's
-last call (as Cline leaves them). Beside each figure, in the same run: the read floor (open and read every
-file) and `python -c pass`. Each figure is the median of --repeat runs (the trees' runs interleaved), each on
-a new empty state folder. Beside the ingest's CPU: the CPU of reading and decoding every file with msgspec
-(untyped; the floor of any parse), in this process. A full cold ingest runs in a child process
-(`Ledger.refresh`); of it: the refresh's own seconds, the whole process's wall time and CPU (user + system, its children included), its peak RSS as
-the largest sum of VmRSS over its process tree sampled every 5 ms (bench/proctree.py; what `top` shows for
-it), the process's own VmHWM and its children's largest `ru_maxrss` (0.3.0 read and parsed in a forked
-child), and the write-ahead log's size after it. The cold `today` process's tree peak is shown too.
+Each corpus (bench/out/cold-<n>, gitignored; made once a day: 2 GB and about 30 s at 20,000) has 15 % of its
+sessions active today and the rest over the 60 days before, each file's mtime just after its session's last call
+(as Cline leaves them). Beside each figure, in the same run: the read floor (open and read every file) and `python
+-c pass`. Each figure is the median of --repeat runs (the trees' runs interleaved), each on a new empty state
+folder. Beside the ingest's CPU: the CPU of reading and decoding every file with msgspec (untyped; the floor of
+any parse), in this process. A full cold ingest runs in a child process (`Ledger.refresh`); of it: the refresh's
+own seconds, the whole process's wall time and CPU (user + system, its children included), its peak RSS as the
+largest sum of VmRSS over its process tree sampled every 5 ms (bench/proctree.py; what `top` shows for it), the
+process's own VmHWM and its children's largest `ru_maxrss` (0.3.0 read and parsed in a forked child), and the
+write-ahead log's size after it. The cold `today` process's tree peak is shown too.
 Targets: cold `today` under 0.5 s at 20,000 sessions; a full in-process ingest at most 4x the read floor at
 5,000; the ingest's whole-tree peak RSS under 100 MiB at 20,000 (issue 20).
 Exit code 0 when every target is met, 1 otherwise.

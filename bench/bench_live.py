@@ -48,8 +48,8 @@ def main() -> int:
     args = parser.parse_args()
 
     from bench_tray_idle import corpus
-    from corpus import assistant, make_session, user
-    from test_live import append_call, now_ms, started_now
+    from helpers.corpus import assistant, make_session, user
+    from helpers.live import append_call, now_ms, started_now
 
     from trayburn.engine import Engine
     from trayburn.tray import host

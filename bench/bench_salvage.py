@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import gen_corpus  # noqa: E402
 
-from trayburn.ledger import Ledger, salvage  # noqa: E402
+from trayburn.ledger import Ledger, backups  # noqa: E402
 from trayburn.ledger.schema import open_ledger  # noqa: E402
 from trayburn.sources.cline_cli.source import ClineCliSource  # noqa: E402
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     truth = _sums(built)
     db = sqlite3.connect(built)
     t0 = time.perf_counter()
-    kept = salvage.make_backup(db, built)
+    kept = backups.make_backup(db, built)
     made = time.perf_counter() - t0
     roots = dict(db.execute("SELECT name, rootpage FROM sqlite_master WHERE type='table'"))
     size = db.execute("PRAGMA page_size").fetchone()[0]

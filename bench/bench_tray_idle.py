@@ -101,7 +101,7 @@ def start_bare_poller(config: Path, state: Path, interval: int) -> subprocess.Po
 
 
 def start_desktop(logs: Path):
-    import desktop as harness
+    from helpers import desktop as harness
 
     if harness.missing_tools():
         return None

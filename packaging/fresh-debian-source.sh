@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README's "Two commands" on a fresh Debian root file system with only git (run as root):
+# README's two commands (its "Start") on a fresh Debian root file system with only git (run as root):
 #   packaging/fresh-debian-source.sh SUITE [ROOTS]      SUITE: bookworm (12) or trixie (13)
 # 1. as root, in a clone of this checkout's HEAD: ./scripts/run (sets up everything, Python included);
 #    then the tray under Xvfb with trayer, docked, its menu and its summary window (desktop-check.sh);

@@ -37,14 +37,33 @@ def isolated(tmp_path_factory, monkeypatch) -> Path:
     return root
 
 
+# -- markers (registered in pyproject.toml): what a test costs, so a run can leave it out ---------------
+# The fast core: `-m "not display and not slow and not build"` (./scripts/test --fast).
+X_FIXTURES = {("conftest", "desktop"), ("helpers.window_harness", "display")}  # the fixtures that start Xvfb
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The `desktop` marker on every test that uses the real display (`-m "not desktop"` skips them)."""
+    """`desktop` and `display` on every test that uses the session's desktop, `display` on every test that uses
+    the window harness's Xvfb. A test that starts an X server itself carries `display` in its file."""
     for item in items:
-        if "desktop" in getattr(item, "fixturenames", ()):
+        info = getattr(item, "_fixtureinfo", None)
+        defs = [d for ds in (info.name2fixturedefs.values() if info else ()) for d in ds]
+        if any((d.func.__module__, d.argname) == ("conftest", "desktop") for d in defs):
             item.add_marker(pytest.mark.desktop)
+        if item.get_closest_marker("desktop") or any((d.func.__module__, d.argname) in X_FIXTURES for d in defs):
+            item.add_marker(pytest.mark.display)
 
 
-# -- real desktop (Xvfb + D-Bus + trayer): see tests/desktop.py -----------------
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the test's fixtures: the harness refuses to start an X server for a test without `display`, so
+    `-m "not display"` can be trusted to start none."""
+    from helpers import desktop as harness
+
+    harness.DISPLAY_MARKED = item.get_closest_marker("display") is not None
+
+
+# -- real desktop (Xvfb + D-Bus + trayer): see tests/helpers/desktop.py -----------------
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
     """tests/_artifacts/: screenshots and logs worth looking at after a run."""
@@ -58,7 +77,7 @@ def desktop(artifacts):
 
     Yields a ``desktop.Desktop``; skips when not on Linux or the tools are missing.
     """
-    import desktop as harness
+    from helpers import desktop as harness
 
     if not sys.platform.startswith("linux"):
         pytest.skip("real-desktop tests run on Linux (Xvfb + trayer)")
@@ -103,7 +122,7 @@ def desktop_app(desktop):
 # -- a fresh ledger in the test's temp dir ---------------------------------------
 @pytest.fixture
 def ledger(tmp_path):
-    from corpus import Ledger, a_minute_later
+    from helpers.corpus import Ledger, a_minute_later
 
     led = Ledger(tmp_path / "state" / "ledger.db", wall_ns=a_minute_later)
     yield led

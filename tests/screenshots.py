@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 OUT = ROOT / "docs" / "screenshots"
 
-import desktop as harness  # noqa: E402
+from helpers import desktop as harness  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from trayburn import demo  # noqa: E402

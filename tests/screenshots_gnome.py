@@ -1,5 +1,5 @@
 """Regenerate docs/screenshots/gnome-*.png from the current code, on a real GNOME Shell with the AppIndicator
-extension under Xvfb (tests/desktop.py's start_gnome_desktop; the same desktop tests/test_gnome.py runs):
+extension under Xvfb (tests/helpers/gnome.py's tray_on_gnome; the same desktop tests/test_gnome.py runs):
 
     .venv/bin/python tests/screenshots_gnome.py
 
@@ -23,10 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 OUT = ROOT / "docs" / "screenshots"
 
-import desktop as harness  # noqa: E402
+from helpers import desktop as harness  # noqa: E402
+from helpers.gnome import Gnome, tray_on_gnome, wait_for_label_in_bar  # noqa: E402
+from helpers.ocr import ocr_lines  # noqa: E402
 from PIL import Image, ImageChops  # noqa: E402
 from screenshots import scaled, settled  # noqa: E402
-from test_gnome import Gnome, ocr_lines, tray_on_gnome, wait_for_label_in_bar  # noqa: E402
 
 from trayburn import demo  # noqa: E402
 

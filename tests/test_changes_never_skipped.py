@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus import (
+from helpers.corpus import (
     Ledger,
     a_minute_later,
     age,
@@ -26,7 +26,7 @@ from corpus import (
     write_in_place,
     write_json,
 )
-from polled import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
+from helpers.polled import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
 
 from trayburn.sources.cline_cli import layout
 

@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from corpus import (  # noqa: F401
+from helpers.corpus import (  # noqa: F401
     CORPUS,
     assistant,
     copy_corpus,
@@ -473,3 +473,31 @@ def test_prices_says_which_half_of_a_settings_price_is_missing(cline, capsys):
     assert code == 0 and doc[0]["priced"] is False and doc[0]["missing"] == ["output"]
     code, out, _ = run(capsys, "prices", "my-model")
     assert "gives its input price but not its output price" in out
+
+
+def test_json_outputs_carry_no_terminal_controls(env, tmp_path, monkeypatch, capsys):
+    """A title with a C1 CSI (U+009B) and a right-to-left override (U+202E): cleaned in every JSON output, as in
+    the text ones (the control figure, its cost, stays exact)."""
+    sessions = tmp_path / "cline" / "data" / "sessions"
+    sid = "1796026733097_ctrl"
+    make_session(
+        sessions, sid, "2026-11-30T08:00:00.000Z", [assistant("m1", ms("2026-11-30T08:00:01.000Z"), cost=0.25)],
+        metadata={"title": "evil\u009b2J\u202etxt.exe"}, model="gpt\u202e-4o",
+    )  # fmt: skip
+    monkeypatch.setenv("CLINE_DIR", str(tmp_path / "cline"))
+    for argv in (["today", "--date", DATE], ["sessions", "--all"], ["doctor"]):
+        code, out, err = run(capsys, *argv, "--json")
+        assert "\u009b" not in out and "\u202e" not in out and "\\u202e" not in out and "\\u009b" not in out, argv
+        assert code == 0, err
+    code, out, err = run_json(capsys, "sessions", "--all")
+    assert out[0]["title"] == "evil2Jtxt.exe" and out[0]["cost_usd"] == 0.25
+
+
+def test_a_report_by_day_over_eight_thousand_years_is_bounded(cline, capsys):
+    """1970 to 9998 by day (2.9 million days, which ran past 300 s and 995 MB): cut to the days that hold calls,
+    said, every call in it; by month too."""
+    code, out, err = run_json(capsys, "report", "--by", "day", "--since", "1970-01-01", "--until", "9998-12-31")
+    assert code == 0 and out["total"]["calls"] == expected()["totals"]["calls"]
+    assert len(out["rows"]) <= 2 and "the days that hold calls" in err
+    code, out, err = run(capsys, "report", "--by", "month", "--since", "1970-01-01", "--until", "9998-12-31")
+    assert code == 0  # 96,000 months: bounded too (the months that hold calls)

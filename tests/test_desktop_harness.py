@@ -1,4 +1,4 @@
-"""The real-desktop harness, proven on a tiny pystray app (tests/tiny_tray.py).
+"""The real-desktop harness, proven on a tiny pystray app (tests/helpers/tiny_tray.py).
 
 Needs Xvfb, trayer, xdotool, imagemagick, dbus (skips without them). Screenshots
 land in tests/_artifacts/.
@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from desktop import DesktopError, Window, has_colour_near, image_colours
-from tiny_tray import ICON_RGB
+from helpers.desktop import DesktopError, Window, has_colour_near, image_colours
+from helpers.tiny_tray import ICON_RGB
 
 from trayburn.tray.host import BackendError, capabilities, choose_backend, describe
 
-TINY = Path(__file__).with_name("tiny_tray.py")
+TINY = Path(__file__).parent / "helpers" / "tiny_tray.py"
 NAME = "tiny-tray"
 
 

@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import desktop as harness
 import pytest
-from corpus import copy_corpus, isolated_env
+from helpers import desktop as harness
+from helpers.corpus import copy_corpus, isolated_env
 
 SCRIPT = Path(sys.executable).parent / "trayburn"
 TRAY_VARS = ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "PYSTRAY_BACKEND", "XDG_RUNTIME_DIR")
@@ -49,6 +49,7 @@ def test_without_a_display_one_line_and_the_data_verdict_alone(tmp_path):
     assert done.returncode == 1 and "cannot start here (no DISPLAY)" in done.stdout
 
 
+@pytest.mark.display  # starts an X server of its own
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="real-desktop tests run on Linux")
 @pytest.mark.skipif(bool(harness.missing_tools()), reason=f"apt-get install {' '.join(harness.missing_tools())}")
 def test_on_a_desktop_it_can_start_with_the_backend_that_would_run(tmp_path):

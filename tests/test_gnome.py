@@ -14,23 +14,20 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import desktop as harness
 import pytest
+from helpers import desktop as harness
+from helpers.desktop import gtk_available
+from helpers.gnome import ITEM, Gnome, split_item, todays_cost, tray_on_gnome, wait_for_label_in_bar
+from helpers.live import SHOWN_WITHIN_S, append_call
+from helpers.ocr import find_word, ocr_lines, ocr_words
 from PIL import Image
-from test_live import SHOWN_WITHIN_S, append_call
-from test_tray_desktop import gtk_available
 
 from trayburn import demo
-from trayburn.engine import Engine
-from trayburn.tray import host, view
+from trayburn.tray import host
 
 pytestmark = [
     pytest.mark.desktop,  # a real display: `-m "not desktop"` leaves these out like the other desktop tests
@@ -45,118 +42,8 @@ pytestmark = [
         shutil.which("tesseract") is None, reason="reading the bar needs: apt-get install tesseract-ocr"
     ),
 ]
-ITEM = "org.kde.StatusNotifierItem"
-WATCHER = ("org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher", "org.kde.StatusNotifierWatcher")
 FLAME = (255, 122, 26)  # the mark's flame (trayburn/tray/draw.py), as the extension shows it scaled down
 RED = (214, 40, 40)  # the dot on the mark once the daily budget is passed (trayburn/tray/draw.py)
-OCR_SCALE = 3
-
-
-@dataclass
-class Gnome:
-    desk: harness.Desktop
-    config: Path
-    sessions: Path
-    item: str  # "<bus name>/<object path>"
-    work: Path
-    out: Path
-    scale: int = 1  # the desktop's scale factor (2: GNOME at 200 %)
-
-    def prop(self, name: str) -> str:
-        """One of the item's properties, unquoted ("$0.33"); "" when it cannot be read."""
-        bus, path = split_item(self.item)
-        found = re.search(r"<'(.*)'>", harness.dbus_property(self.desk, bus, path, ITEM, name))
-        return found.group(1) if found else ""
-
-    def expected_label(self) -> str:
-        """Today's cost as the engine computes it from the same files, in a ledger of its own: what the tray's
-        label must say (the menu's and the label's amount rule, trayburn/tray/view.py's day_cost)."""
-        return todays_cost(self.config, self.work)[0]
-
-    def bar(self, name: str) -> Path:
-        """The right half of the top bar (where the extension puts the item), as a screenshot."""
-        width = harness.screen_width(self.desk)
-        height = harness.GNOME_BAR * self.scale
-        return self.desk.screenshot(self.out / name, harness.Rect(width // 2, 0, width // 2, height))
-
-
-def todays_cost(config: Path, work: Path) -> tuple[str, float]:
-    """(the label, the USD) of today's cost, as an engine of its own computes it from the files ``config`` names."""
-    engine = Engine(config, work / f"check-{time.monotonic_ns()}")
-    try:
-        engine.refresh()
-        day = engine.day()
-        return view.day_cost(day, engine.money()), day.cost_usd
-    finally:
-        engine.close()
-
-
-def split_item(item: str) -> tuple[str, str]:
-    """The watcher's entry for an item as (bus name, object path): GNOME's extension lists ":1.5@/path",
-    xfce4-panel ":1.5/path"."""
-    bus, _, path = item.partition("/")
-    return bus.rstrip("@"), "/" + path
-
-
-def registered_items(desk: harness.Desktop) -> list[str]:
-    return re.findall(r"'([^']+)'", harness.dbus_property(desk, *WATCHER, "RegisteredStatusNotifierItems"))
-
-
-def ocr_words(path: Path) -> list[tuple[str, harness.Rect]]:
-    """The words tesseract reads in a screenshot, each with its box in the screenshot's own pixels."""
-    big = path.with_suffix(".ocr.png")
-    subprocess.run(
-        ["convert", str(path), "-resize", f"{OCR_SCALE * 100}%", "-colorspace", "Gray", str(big)],
-        check=True,
-        timeout=30,
-    )
-    done = subprocess.run(
-        ["tesseract", str(big), "-", "--psm", "11", "tsv"], capture_output=True, text=True, check=True, timeout=60
-    )
-    words = []
-    for line in done.stdout.splitlines()[1:]:
-        cols = line.split("\t")
-        if len(cols) == 12 and cols[11].strip():
-            x, y, w, h = (int(c) // OCR_SCALE for c in cols[6:10])
-            words.append((cols[11].strip(), harness.Rect(x, y, max(1, w), max(1, h))))
-    return words
-
-
-def ocr_lines(path: Path) -> str:
-    big = path.with_suffix(".ocr.png")
-    subprocess.run(
-        ["convert", str(path), "-resize", f"{OCR_SCALE * 100}%", "-colorspace", "Gray", str(big)],
-        check=True,
-        timeout=30,
-    )
-    done = subprocess.run(["tesseract", str(big), "-", "--psm", "6"], capture_output=True, text=True, timeout=60)
-    return done.stdout
-
-
-def find_word(words: list[tuple[str, harness.Rect]], text: str) -> harness.Rect | None:
-    return next((rect for word, rect in words if text in word), None)
-
-
-@contextmanager
-def tray_on_gnome(work: Path, out: Path, config: Path | None = None, *, scale: int = 1) -> Iterator[Gnome]:
-    """GNOME Shell with the extension, and the tray on ``config`` (by default the demo's sessions: recorded from
-    the real Cline CLI, replayed so that they end a minute ago); once the tray's item is registered."""
-    config = config or demo.prepare(work / "demo")
-    settings = f"[org/gnome/desktop/interface]\nscaling-factor=uint32 {scale}\n" if scale != 1 else ""
-    desk = harness.start_gnome_desktop(out / "desk", work / "home", settings=settings)
-    try:
-        env = {k: v for k, v in desk.env.items() if not k.startswith(("CLINE_", "TRAYBURN_"))}
-        env |= {"TRAYBURN_LOG_DIR": str(work / "logs"), "PYSTRAY_BACKEND": ""}
-        argv = [sys.executable, "-P", "-m", "trayburn", "--config", str(config), "--state-dir", str(work / "st")]
-        desk.spawn(argv, log="tray", exact_env=env)
-        item = desk.wait_for(
-            lambda: next((i for i in registered_items(desk) if "trayburn" in i), None), 60, what="trayburn's item"
-        )
-        yield Gnome(desk, config, config.parent / "cline" / "data" / "sessions", item, work, out, scale)
-        log = work / "logs" / "trayburn.log"
-        assert "tray backend appindicator" in (log.read_text() if log.exists() else ""), "not the appindicator backend"
-    finally:
-        desk.close()
 
 
 @pytest.fixture
@@ -175,21 +62,6 @@ def out(artifacts, request) -> Path:
 def gnome(tmp_path, out):
     with tray_on_gnome(tmp_path, out) as g:
         yield g
-
-
-def wait_for_label_in_bar(g: Gnome, label: str, name: str, timeout: float = 30) -> harness.Rect:
-    """Where the bar draws ``label`` (tesseract's box of it, in the bar's pixels), once it does."""
-    seen: list[str] = []
-
-    def drawn():
-        words = ocr_words(g.bar(name))
-        seen[:] = [w for w, _ in words]
-        return find_word(words, label)
-
-    try:
-        return g.desk.wait_for(drawn, timeout, what=f"{label} drawn in the top bar")
-    except harness.DesktopError as exc:
-        raise AssertionError(f"{exc}; tesseract read {seen!r} in {g.out / name}") from None
 
 
 def test_the_bar_shows_todays_cost_in_the_panels_font_beside_the_bare_mark(gnome):
@@ -378,3 +250,52 @@ def test_a_budget_passed_before_the_start_is_in_gnomes_own_notification_list(tmp
         word = wait_for_label_in_bar(g, g.expected_label(), "bar-over-budget.png")
         measured = measure_item(g.out / "bar-over-budget.png", word)
         assert measured["red_dot"] and measured["flame"], measured  # the budget passed, on the mark itself
+
+
+def test_a_tray_started_before_the_shell_registers_with_the_extension_and_nobody_is_told_it_is_unseen(tmp_path, out):
+    """*Start at login* may run trayburn before GNOME Shell and its extension are up: the tray waits a little for
+    the extension's watcher, chooses the appindicator backend all the same, and its item registers once the
+    extension comes; the grace period ends with the icon seen, and no "cannot be seen" notice was sent (every
+    notice is logged as it is sent, and said on stderr)."""
+    with tray_on_gnome(tmp_path, out, tray_first=True) as g:
+        log = tmp_path / "logs" / "trayburn.log"
+        assert "waiting up to" in log.read_text()  # it did start before the extension's watcher
+        if "no tray host yet" in log.read_text():  # the shell came after the tray's wait: the grace period ran
+            g.desk.wait_for(lambda: "the icon can be seen now" in log.read_text(), 60, what="the grace period's end")
+        expected = g.expected_label()
+        g.desk.wait_for(lambda: g.prop("XAyatanaLabel") == expected, 30, what=f"the item's label {expected}")
+        text = log.read_text()
+        assert "tray backend appindicator" in text and "tray backend gtk" not in text, text
+        assert "cannot be seen" not in text + (g.out / "desk" / "tray.log").read_text()
+        wait_for_label_in_bar(g, expected, "bar-tray-first.png")
+
+
+GNOME_MNEMONIC = re.compile(r"_([^_])")  # the extension's dbusMenu.js: label.replace(/_([^_])/, '$1'), once
+
+
+def menu_labels(g: Gnome) -> list[str]:
+    """Every label of the item's menu (submenus too), as the item sends them over D-Bus (com.canonical.dbusmenu)."""
+    bus, _ = split_item(g.item)
+    found = re.search(r"objectpath '([^']+)'", harness.dbus_property(g.desk, bus, split_item(g.item)[1], ITEM, "Menu"))
+    assert found, "the item has no menu"
+    layout = harness.gdbus_call(
+        g.desk, bus, found.group(1), "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "@as []"
+    )
+    return [a or b for a, b in re.findall(r"'label': <(?:'([^']*)'|\"([^\"]*)\")>", layout)]
+
+
+def test_session_titles_in_the_menu_show_their_underscores_once_as_gnome_renders_them(gnome):
+    """The demo's session titles are snake_case ("b_tools_patch"): read over D-Bus and rendered by GNOME's rule,
+    they show each underscore once (they showed "b_tools__patch")."""
+    g = gnome
+    labels = g.desk.wait_for(
+        lambda: (found := menu_labels(g)) and any("tools" in label for label in found) and found,
+        30,
+        what="the sessions in the item's menu",
+    )
+    shown = [GNOME_MNEMONIC.sub(r"\1", label, count=1) for label in labels]
+    titles = [s for s in shown if "b_tools_" in s]
+    assert titles, shown
+    assert all("b_tools_patch" in t or "b_tools_editor" in t for t in titles), titles
+    assert not [s for s in shown if "__" in s], shown
+    assert any(s.startswith("Today") for s in shown), shown  # labels without "_" are sent as they are

@@ -13,9 +13,19 @@ import threading
 from collections import defaultdict
 from datetime import date
 
-import history_corpus as hc
 import pytest
-from corpus import CORPUS, assistant, cline_estimate, expected, isolated_env, make_session, ms, sessions_of, set_tz  # noqa: F401
+from helpers import history_corpus as hc
+from helpers.corpus import (  # noqa: F401
+    CORPUS,
+    assistant,
+    cline_estimate,
+    expected,
+    isolated_env,
+    make_session,
+    ms,
+    sessions_of,
+    set_tz,
+)
 
 from trayburn import cli
 from trayburn.engine import Engine

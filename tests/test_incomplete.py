@@ -10,7 +10,7 @@ import os
 import time
 
 import pytest
-from corpus import assistant, iso, isolated_env, make_session
+from helpers.corpus import assistant, iso, isolated_env, make_session
 
 from trayburn import cli
 

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from corpus import Ledger, a_minute_later, age_all, assistant, counted, iso, make_session
+from helpers.corpus import Ledger, a_minute_later, age_all, assistant, counted, iso, make_session
 
 START_MS = 1796000000000
 

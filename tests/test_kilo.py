@@ -9,7 +9,7 @@ from datetime import date
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
-from corpus import set_tz  # noqa: F401 (fixture)
+from helpers.corpus import set_tz  # noqa: F401 (fixture)
 from kilodb import V1, as_trayburn, expected, unpack
 
 from trayburn import cli

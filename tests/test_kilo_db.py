@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from corpus import Ledger, a_minute_later, counted
+from helpers.corpus import Ledger, a_minute_later, counted
 from kilodb import FORK, V1, Writer, as_trayburn, expected, message_sql, q, session_sql, step_sql, unpack
 
 from trayburn.sources.kilo import read

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from corpus import (
+from helpers.corpus import (
     Ledger,
     a_minute_later,
     as_sums,
@@ -19,7 +19,7 @@ from corpus import (
     write_in_place,
     write_json,
 )
-from ledgers import (  # noqa: F401 (fixtures)
+from helpers.ledgers import (  # noqa: F401 (fixtures)
     FILE_IS,
     LONG,
     PLAIN,

@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from corpus import (
+from helpers.corpus import (
     Ledger,
     as_sums,
     assert_sums,
@@ -22,7 +22,7 @@ from corpus import (
     ms,
     refresh_in_process,
 )
-from ledgers import LONG, REAL, T0, assert_no_write_needed, cline, corpus_files, empty, sessions, total  # noqa: F401 (fixtures)
+from helpers.ledgers import LONG, REAL, T0, assert_no_write_needed, cline, corpus_files, empty, sessions, total  # noqa: F401 (fixtures)
 
 from trayburn.engine import Engine
 from trayburn.figures.day import day_report, hourly_costs, session_detail, sessions_report

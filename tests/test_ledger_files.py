@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from corpus import (
+from helpers.corpus import (
     Ledger,
     a_minute_later,
     assert_sums,
@@ -27,7 +27,7 @@ from corpus import (
     write_in_place,
     write_json,
 )
-from ledgers import LONG, PLAIN, T0, append_call, assert_no_write_needed, cline, empty, sessions, total  # noqa: F401 (fixtures)
+from helpers.ledgers import LONG, PLAIN, T0, append_call, assert_no_write_needed, cline, empty, sessions, total  # noqa: F401 (fixtures)
 
 from trayburn import files
 from trayburn.engine import Engine

@@ -11,7 +11,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from corpus import Ledger, dumps, manifest, messages_doc
+from helpers.corpus import Ledger, dumps, manifest, messages_doc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

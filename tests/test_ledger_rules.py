@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from corpus import (
+from helpers.corpus import (
     QUIRKS,
     age,
     assert_sums,
@@ -23,7 +23,7 @@ from corpus import (
     user,
     write_json,
 )
-from ledgers import REAL, T0, append_call, assert_no_write_needed, cline, empty, sessions, total  # noqa: F401 (fixtures)
+from helpers.ledgers import REAL, T0, append_call, assert_no_write_needed, cline, empty, sessions, total  # noqa: F401 (fixtures)
 
 # ---- the rules, on hand-made sessions ------------------------------------------------------------------
 
@@ -49,8 +49,8 @@ def test_fork_counted_once_owned_by_the_earliest(ledger, empty):
 
 
 def test_a_fork_with_no_messages_file_does_not_count_its_parent_again(ledger, empty):
-    """A real /fork copies the parent's usage into the fork's `metadata.usage` (cline-format.md). While the fork
-    has no readable messages file, that rollup must not count again what the parent's calls already count."""
+    """A real /fork copies the parent's usage into the fork's `metadata.usage` (docs/formats/cline-cli.md). While
+    the fork has no readable messages file, that rollup must not count again what the parent's calls already count."""
     parent, fork = "1796020000000_paren", "1796020500000_forkd"
     make_session(empty, parent, T0, [assistant("msg_parent01", ms(T0), 1000, 10, cost=0.01)])
     usage = {"inputTokens": 1000, "outputTokens": 10, "cacheReadTokens": 0, "cacheWriteTokens": 0, "totalCost": 0.01}

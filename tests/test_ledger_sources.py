@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from corpus import (
+from helpers.corpus import (
     counted,
     write_json,
 )
-from ledgers import cline, empty, sessions  # noqa: F401 (fixtures)
+from helpers.ledgers import cline, empty, sessions  # noqa: F401 (fixtures)
 
 # ---- the Source seam: a second source is a new class, not an edit of the refresh ------------------------
 

@@ -8,14 +8,14 @@ The same path on a real X tray (trayer, the gtk backend) is in test_tray_desktop
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from corpus import assistant, dumps, make_session, user, write_in_place
+from helpers.corpus import assistant, make_session, user
+from helpers.live import SHOWN_WITHIN_S, append_call, now_ms, started_now
 
 from trayburn import watch
 from trayburn.engine import Engine
@@ -23,24 +23,6 @@ from trayburn.tray import host
 from trayburn.tray.app import TrayApp
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's; others poll")
-SHOWN_WITHIN_S = 2.0
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def append_call(folder: Path, cost: float) -> None:
-    """One more model call at the end of a session's messages file, rewritten in place as the CLI does."""
-    path = folder / f"{folder.name}.messages.json"
-    doc = json.loads(path.read_bytes())
-    n = len(doc["messages"])
-    doc["messages"] += [user(f"u-live{n}", now_ms()), assistant(f"msg_live{n:04d}", now_ms(), 1000, 10, cost=cost)]
-    write_in_place(path, dumps(doc))
-
-
-def started_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 
 
 class Shown:
@@ -140,7 +122,7 @@ def test_the_waker_wakes_for_a_write_a_new_folder_and_a_close_and_for_nothing_el
 def test_a_call_in_an_editor_apps_task_and_a_new_task_are_each_shown_within_two_seconds(tmp_path):
     """Roo Code's tasks (written as Roo writes them: a new file, then renamed over ui_messages.json) wake the
     tray as the Cline CLI's sessions do: the `tasks/` folder for a new task, today's task folders for writes."""
-    from taskfolders import TaskWriter, say, storage, usage_say
+    from helpers.taskfolders import TaskWriter, say, storage, usage_say
 
     roo = TaskWriter(storage(Path.home(), "roo"), "roo")
     ui = [say(now_ms(), "text", "go"), usage_say(now_ms(), "api_req_started", 1000, 10, 0, 0, 0.25)]
@@ -172,7 +154,7 @@ def test_a_call_in_an_editor_apps_task_and_a_new_task_are_each_shown_within_two_
 def test_another_machines_file_synced_in_is_shown_within_two_seconds(tmp_path):
     """Each source says where its new sessions appear (`Source.watch_folders`): the sessions folder, and with
     sharing the machines folder, where a sync tool renames another machine's new file over its old one."""
-    from sync_machines import boxes
+    from helpers.sync_machines import boxes
 
     here, there = boxes(tmp_path, "here", "there")
     folder = make_session(there.sessions, "1796100000000_far1", started_now(), [user("u0", now_ms())])

@@ -9,13 +9,13 @@ import time
 from datetime import date
 
 import pytest
-from corpus import assistant, make_session, user
-from test_live import SHOWN_WITHIN_S, append_call, now_ms, started_now
+from helpers.corpus import assistant, make_session, user
+from helpers.live import SHOWN_WITHIN_S, append_call, now_ms, started_now
 
 from trayburn.engine import Engine
 
 pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
-from window_harness import display, env, open_window, wait_for  # noqa: E402, F401  (fixtures)
+from helpers.window_harness import display, env, open_window, wait_for  # noqa: E402, F401  (fixtures)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's; others poll")
 

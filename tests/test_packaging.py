@@ -55,11 +55,13 @@ def built_app(tmp_path_factory) -> Path:
     return built
 
 
+@pytest.mark.build  # builds the app with PyInstaller: `-m "not build"` leaves it out
 @needs_build
 def test_built_app_counts_todays_calls(built_app: Path, tmp_path: Path) -> None:
     expected = json.loads((CORPUS / "EXPECTED.json").read_text())
     day = corpus_day(expected)
     env = isolated_env(tmp_path) | {"CLINE_DIR": str(CORPUS), "TZ": "UTC"}
+    (tmp_path / "none.toml").write_text("")  # an empty settings file: the defaults (--config must name a file)
     args = [str(built_app), "today", "--json", "--config", str(tmp_path / "none.toml")]
     args += ["--state-dir", str(tmp_path / "state")]
     if "--date" in run(built_app, ["today", "--help"], env).stdout:
@@ -98,6 +100,7 @@ def run(app: Path, args: list[str], env: dict[str, str]) -> subprocess.Completed
     return subprocess.run([str(app), *args], env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.build  # builds the app with PyInstaller: `-m "not build"` leaves it out
 @needs_build
 def test_built_app_replays_the_demo(built_app: Path, tmp_path: Path) -> None:
     env = isolated_env(tmp_path)

@@ -1,4 +1,4 @@
-"""The parser, rule by rule (cline-format.md "Rules a correct reader follows"), on the real
+"""The parser, rule by rule (docs/formats/cline-cli.md, "What a reader must get right"), on the real
 corpus and on the hand-made files in tests/data/quirks/. Bytes in, facts out: no files opened
 by the code under test."""
 
@@ -9,7 +9,7 @@ import json
 import math
 
 import pytest
-from corpus import CORPUS, QUIRKS, TOKEN_FIELDS, assistant, dumps, expected_sessions, manifest, messages_doc, ms
+from helpers.corpus import CORPUS, QUIRKS, TOKEN_FIELDS, assistant, dumps, expected_sessions, manifest, messages_doc, ms
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

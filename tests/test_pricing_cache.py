@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from corpus import CORPUS, assistant, isolated_env, make_session, ms
+from helpers.corpus import CORPUS, assistant, isolated_env, make_session, ms
 
 from trayburn import cli
 from trayburn.errors import Exit

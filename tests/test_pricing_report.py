@@ -11,12 +11,12 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from corpus import Ledger, assistant, isolated_env, make_session, ms, set_tz  # noqa: F401 (fixture)
+from helpers.corpus import Ledger, assistant, isolated_env, make_session, ms, set_tz  # noqa: F401 (fixture)
+from helpers.prices import NIGHT, NOON, ROUTED, USAGES, list_cost
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_pricing import NIGHT, NOON, ROUTED, USAGES, list_cost
 
-from trayburn import cli, render
+from trayburn import billing, cli, render
 from trayburn.engine import Engine
 from trayburn.figures import export, history, periods
 from trayburn.figures.day import day_report, hourly_costs, session_detail, sessions, sessions_report, totals_between
@@ -63,6 +63,10 @@ def test_each_route_in_the_day_report_at_its_list_price(tmp_path, raw, route, pr
     r = day_report(led, PriceBook(), DAY)
     want = sum(list_cost(provider, ref, u, t) for u in USAGES for t in times)
     assert (r.calls, r.unpriced_calls) == (len(messages), 0)
+    if billing.kind(route, raw) == billing.PLAN:  # a plan's calls: their list price is their API value, not spend
+        assert (r.cost_usd, r.plan_calls) == (0.0, len(messages))
+        assert r.plan_api_value_usd == pytest.approx(want, rel=0.01)
+        return
     assert r.estimated_cost_usd == pytest.approx(want, rel=0.01)
     assert len(r.models) == 1 and r.models[0].cost_usd == pytest.approx(want, rel=0.01)
     led.close()
@@ -101,7 +105,11 @@ ROUTES = [  # (model id, route) pairs with tiers, daily periods, plans, no price
     ("gpt-4o", "openai-compatible"),
     ("cline-pass/glm-5.2", "cline-pass"),
     ("z-ai/glm-4.6", None),
+    ("deepseek-flash", None),  # on the session's route: a plan's, with daily periods, when it is cline-pass
     ("mystery-model-x", "openai-compatible"),
+    ("mystery-model-x", "claude-code"),  # a plan's call of a model with no price: the cost written is its value
+    ("cline-free/glm-5.2", "cline"),
+    ("arcee-ai/trinity-large-preview:free", "cline"),
 ]
 TOKENS = st.one_of(st.integers(0, 5_000), st.integers(150_000, 450_000))
 USAGE = st.tuples(TOKENS, st.integers(1, 20_000), TOKENS, st.integers(0, 30_000))  # all zero: not a call
@@ -109,17 +117,24 @@ CALL = st.tuples(st.sampled_from(ROUTES), USAGE, st.integers(0, 86_399_999), st.
 
 
 def per_call(book, calls, session_provider):
-    """The calls priced one by one with PriceBook.call_cost: (estimate, unpriced calls, plan value)."""
-    est, unpriced, plan = 0.0, 0, 0.0
+    """The calls priced one by one with PriceBook.call_cost: (estimate, unpriced calls, plan value, reported
+    spend). A plan's call is valued at list price whatever its cost (the cost written when there is none),
+    a free model's is nothing, a paid one's is its cost, else its estimate."""
+    est, unpriced, plan, reported = 0.0, 0, 0.0, 0.0
     for (model, route), usage, t, cost in calls:
         usd = book.call_cost(model, *usage, provider=route, session_provider=session_provider, at_ms=ms(START) + t)
-        if cost is None and usd is None:
+        kind = billing.kind(route or session_provider, model)
+        if kind == billing.PLAN:
+            plan += min(usd, MAX_COST) if usd is not None else (cost or 0.0)
+        elif kind == billing.FREE:
+            continue
+        elif cost is not None:
+            reported += cost
+        elif usd is None:
             unpriced += 1
-        elif cost is None:
+        else:
             est += min(usd, MAX_COST)
-        elif cost == 0 and (route or session_provider) == "cline-pass" and usd is not None:
-            plan += usd
-    return est, unpriced, plan
+    return est, unpriced, plan, reported
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -132,10 +147,11 @@ def test_grouped_estimates_equal_the_calls_priced_one_by_one(calls, session_prov
     ]
     with tempfile.TemporaryDirectory() as tmp:
         led = ledger_with(Path(tmp), {"1796020000000_prop1": (session_provider, messages)})
-        est, unpriced, plan = per_call(book, calls, session_provider)
+        est, unpriced, plan, reported = per_call(book, calls, session_provider)
         day = day_report(led, book, DAY)
         assert day.calls == len(calls)
         assert day.estimated_cost_usd == pytest.approx(est, rel=1e-9, abs=1e-12)
+        assert day.cost_usd == pytest.approx(est + reported, rel=1e-9, abs=1e-12)  # the paid calls' alone
         assert day.unpriced_calls == unpriced
         assert day.plan_api_value_usd == pytest.approx(plan, rel=1e-9, abs=1e-12)
         assert sum(m.cost_usd for m in day.models) == pytest.approx(day.cost_usd, rel=1e-9, abs=1e-12)
@@ -160,12 +176,16 @@ def test_grouped_estimates_equal_the_calls_priced_one_by_one(calls, session_prov
         assert (listed.estimated_cost_usd, listed.unpriced_calls) == (pytest.approx(est, rel=1e-9, abs=1e-12), unpriced)
         exported = list(export.rows(led, book, periods.day_of(DAY)))  # each call as the session detail prices it
         shown = lambda c: (c.tokens.input, c.tokens.output, c.tokens.cache_read, c.tokens.cache_write)  # noqa: E731
-        as_detail = sorted((shown(c), c.cost_usd or -1.0, c.estimated) for c in detail.calls)
+        as_detail = sorted(
+            (shown(c), c.cost_usd or -1.0, c.estimated, c.billing, c.plan_api_value_usd or -1.0) for c in detail.calls
+        )
         as_export = sorted(
             (
                 (r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens),
                 r.cost_usd or -1.0,
                 r.estimated,
+                r.billing,
+                r.api_value_usd or -1.0,
             )
             for r in exported
         )
@@ -214,7 +234,7 @@ def test_plan_calls_show_their_api_value_beside_the_spend_never_in_it(tmp_path, 
     assert (out["cost_usd"], out["estimated_cost_usd"], out["plan_calls"]) == (0.25, 0.0, 4)
     assert out["plan_api_value_usd"] == pytest.approx(value, rel=0.01)
     assert cli.main(["today", "--date", "2026-11-30"]) == 0
-    assert f"covered by plan, API value ${value:,.2f}" in capsys.readouterr().out
+    assert f"ClinePass: 4 calls, ${value:,.2f} of API value included" in capsys.readouterr().out
     assert cli.main(["session", "1796020000000_plan1", "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["plan_api_value_usd"] == pytest.approx(value, rel=0.01) and s["cost_usd"] == 0.25

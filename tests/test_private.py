@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -16,7 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from corpus import copy_corpus, expected, set_tz  # noqa: F401
+from helpers.corpus import copy_corpus, expected, set_tz  # noqa: F401
 
 from trayburn import autostart, cli, demo, files, settings, system
 from trayburn.system import InstanceLock
@@ -307,3 +308,25 @@ def test_read_file_reads_whole_files_and_never_past_its_limit(tmp_path):
         files.read_file(path, 1000)
     with pytest.raises(FileNotFoundError):
         files.read_file(tmp_path / "none", 10)
+
+
+@posix
+def test_a_shared_sticky_folder_of_ours_is_refused_and_its_mode_left_alone(tmp_path, capsys):
+    """`--state-dir /tmp` (or a log folder there) as root: /tmp is root's own, so the old rule made it 0700 and
+    every other user lost /tmp. A folder with the sticky bit is refused whoever owns it, its mode unchanged; the
+    control: a folder of ours without it is made private as ever."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    with pytest.raises(files.Refused) as caught:
+        files.private_dir(shared)
+    assert caught.value.kind == "not_private" and "shared by every user" in str(caught.value)
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
+    code, _, err = _cli(capsys, "demo", "--json", "--state-dir", str(shared))
+    assert code == 1 and "shared by every user" in err and "Traceback" not in err
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o755)
+    mine.chmod(0o755)
+    files.private_dir(mine)
+    assert stat.S_IMODE(os.stat(mine).st_mode) == 0o700

@@ -7,7 +7,7 @@ import json
 from datetime import date
 
 import pytest
-from corpus import (
+from helpers.corpus import (
     CORPUS,
     TOKEN_FIELDS,
     assistant,
@@ -411,7 +411,12 @@ def test_today_json_contract(tmp_path, monkeypatch, capsys, set_tz):
         "machines",  # issue 13: the day by machine; this one alone while nothing is shared
         "complete",  # issue 19: false while history is still being read
         "sessions_read",  # [read, all] sessions while incomplete
+        "burn_usd_per_hour",  # issue 31: today's pace (None on another day)
+        "projected_day_usd",  # issue 31: today at that pace by midnight (None on another day, or too early)
+        "free_calls",  # issue 27: calls of a free model ($0, never priced)
+        "plans",  # issue 27: the plans that covered calls, by name
     }
+    assert out["burn_usd_per_hour"] is None and out["projected_day_usd"] is None  # 2026-11-30 is not today
     assert [(m["this"], m["id"], m["calls"]) for m in out["machines"]] == [(True, None, out["calls"])]
     assert set(out["tokens"]) == {"input", "output", "cache_read", "cache_write"}
     assert set(out["top_model"]) == {"name", "cost_usd", "calls"}

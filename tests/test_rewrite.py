@@ -10,7 +10,7 @@ import queue
 import threading
 
 import pytest
-from corpus import (
+from helpers.corpus import (
     REWRITE_SID,
     REWRITE_START,
     Ledger,

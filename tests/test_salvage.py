@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-from corpus import copy_corpus, isolated_env, sessions_of
+from helpers.corpus import copy_corpus, isolated_env, sessions_of
 
 from trayburn.engine import Engine
-from trayburn.ledger import salvage
+from trayburn.ledger import backups, salvage
 
 CALL = "SELECT key, ts_ms, input, output, cache_read, cache_write, cost FROM calls WHERE counted=1"
 
@@ -44,7 +44,10 @@ def _watch_opens(path: Path) -> int:
     return fd
 
 
-@pytest.fixture(scope="module", params=[4096, 512], ids=["4k-pages", "512-byte-pages"])
+# 512-byte pages: eight times the pages of the same ledger, so a sweep damaging each in turn takes seconds (`slow`)
+@pytest.fixture(
+    scope="module", params=[4096, pytest.param(512, marks=pytest.mark.slow)], ids=["4k-pages", "512-byte-pages"]
+)
 def built(request, tmp_path_factory):
     """A real ledger, its counted calls, the calls of sessions deleted from disk, and a backup of it."""
     root = tmp_path_factory.mktemp(f"built{request.param}")
@@ -68,7 +71,7 @@ def built(request, tmp_path_factory):
         db.close()
     db = sqlite3.connect(ledger)
     try:
-        kept = salvage.make_backup(db, ledger)
+        kept = backups.make_backup(db, ledger)
         gone_keys = {
             r[0] for r in db.execute(f"SELECT key FROM calls WHERE session_id IN ({','.join('?' * len(gone))})", gone)
         }
@@ -170,13 +173,13 @@ def test_backups_are_daily_private_checked_and_the_last_seven_kept(built, tmp_pa
         day = 86400.0
         start = time.time() - 10 * day
         for i in range(9):
-            assert salvage.make_backup(db, here, now=start + i * day) is not None
-        assert salvage.daily_backup(db, here, now=start + 8.5 * day) is None  # made within the day: none
-        assert salvage.daily_backup(db, here, now=start + 9 * day) is not None  # a day after the last: one
+            assert backups.make_backup(db, here, now=start + i * day) is not None
+        assert backups.daily_backup(db, here, now=start + 8.5 * day) is None  # made within the day: none
+        assert backups.daily_backup(db, here, now=start + 9 * day) is not None  # a day after the last: one
     finally:
         db.close()
-    made = salvage.backups(here)
-    assert len(made) == salvage.BACKUPS_KEPT and all((os.stat(b).st_mode & 0o777) == 0o600 for b in made)
+    made = backups.backups(here)
+    assert len(made) == backups.BACKUPS_KEPT and all((os.stat(b).st_mode & 0o777) == 0o600 for b in made)
     assert not [n for n in os.listdir(state) if n.endswith(".tmp")]
     assert _counted(made[0]) == truth  # a backup is the ledger, whole
     size = salvage.read_pages(here).size
@@ -185,10 +188,10 @@ def test_backups_are_daily_private_checked_and_the_last_seven_kept(built, tmp_pa
         fh.write(b"\xff" * size)
     db = sqlite3.connect(here)
     try:
-        assert salvage.make_backup(db, here) is None
+        assert backups.make_backup(db, here) is None
     finally:
         db.close()
-    assert salvage.backups(here) == made
+    assert backups.backups(here) == made
     assert not [n for n in os.listdir(state) if n.endswith(".tmp")]
 
 
@@ -204,11 +207,12 @@ def test_a_fifo_or_a_link_named_like_a_backup_is_never_opened(built, tmp_path):
     shutil.copy2(ledger, here)
     real = state / "ledger.db.backup-20200101-000000"
     shutil.copy2(kept, real)
+    os.utime(real, (1577836800, 1577836800))  # written in 2020, as its name says
     fifo = state / "ledger.db.backup-29991231-235959"  # the newest by its name
     os.mkfifo(fifo, 0o600)
     os.symlink(fifo, state / "ledger.db.backup-29991231-235958")
     found: list[Path | None] = []
-    looking = threading.Thread(target=lambda: found.append(salvage.newest_sound(here)), daemon=True)
+    looking = threading.Thread(target=lambda: found.append(backups.newest_sound(here)), daemon=True)
     looking.start()
     looking.join(timeout=60)  # a guard, not a wait: it returns at once unless it opened the FIFO
     if looking.is_alive():
@@ -216,8 +220,8 @@ def test_a_fifo_or_a_link_named_like_a_backup_is_never_opened(built, tmp_path):
         looking.join()
         pytest.fail("newest_sound opened a FIFO named like a backup and waited on it")
     assert found == [real]
-    assert salvage.backups(here) == [real]
-    assert salvage.backup_due(here)  # the real one is years old; the FIFO is not the day's backup
+    assert backups.backups(here) == [real]
+    assert backups.backup_due(here)  # the real one is years old; the FIFO is not the day's backup
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # left as it was
 
 
@@ -238,7 +242,7 @@ def test_a_rebuild_killed_mid_salvage_loses_nothing_at_the_next_open(tmp_path):
     engine = Engine(env=env)
     engine.refresh()
     engine.close()  # makes the day's backup
-    (kept,) = salvage.backups(ledger)
+    (kept,) = backups.backups(ledger)
     for sid in later:
         shutil.move(held / sid, sessions_of(cline) / sid)
     engine = Engine(env=env)
@@ -302,23 +306,23 @@ def test_the_days_backup_is_made_after_the_figures_never_at_open(built, tmp_path
     env = isolated_env(tmp_path, CLINE_DIR=str(cline), TRAYBURN_STATE_DIR=str(state))
     engine = Engine(env=env)
     engine.refresh()
-    assert salvage.backups(here) == []  # open and refresh: none yet
+    assert backups.backups(here) == []  # open and refresh: none yet
     engine.close()
-    (made,) = salvage.backups(here)
+    (made,) = backups.backups(here)
     assert _counted(made) == _counted(here) == truth
     engine = Engine(env=env)
     engine.refresh()
     engine.close()
-    assert salvage.backups(here) == [made]  # made within the day: no other
+    assert backups.backups(here) == [made]  # made within the day: no other
 
     made.unlink()
     engine = Engine(env=env)
     engine.ledger.backup_after_s = 0  # as the tray is after an hour
     engine.refresh()
-    assert len(salvage.backups(here)) == 1
+    assert len(backups.backups(here)) == 1
     engine.close()
-    salvage.backups(here)[0].unlink()
+    backups.backups(here)[0].unlink()
     engine = Engine(env=env)
     assert engine.check_integrity() is None
-    assert len(salvage.backups(here)) == 1  # doctor's check, and the tray's daily one
+    assert len(backups.backups(here)) == 1  # doctor's check, and the tray's daily one
     engine.close()

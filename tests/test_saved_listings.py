@@ -11,7 +11,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from corpus import a_minute_later, age_all, assistant, dumps, make_session, messages_doc, ms, write_in_place, write_json
+from helpers.corpus import (
+    a_minute_later,
+    age_all,
+    assistant,
+    dumps,
+    make_session,
+    messages_doc,
+    ms,
+    write_in_place,
+    write_json,
+)
 
 from trayburn.sources.cline_cli import layout
 

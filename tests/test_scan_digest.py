@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from corpus import (
+from helpers.corpus import (
     Ledger,
     a_minute_later,
     age_all,

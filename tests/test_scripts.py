@@ -48,6 +48,7 @@ def test_once_set_up_nothing_is_downloaded(tmp_path):
     """With every index unreachable, setup still succeeds at once: it calls no pip at all."""
     complete()
     offline = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path), "PIP_CONFIG_FILE": os.devnull}
+    setup(env=offline)  # the first run in this HOME links the trayburn command and says so, once
     for args in ((), ("--test",)):
         done = setup(*args, env=offline)
         assert (done.returncode, done.stderr) == (0, ""), done.stderr
@@ -87,6 +88,7 @@ def copy_of_the_scripts(tmp_path: Path) -> Path:
 NO_INDEX = {"PIP_NO_INDEX": "1", "PIP_CONFIG_FILE": os.devnull, "PIP_FIND_LINKS": os.devnull}
 
 
+@pytest.mark.slow  # a real scripts/setup run into a fresh .venv (pip, no index): seconds
 @posix
 def test_without_the_rights_to_install_it_prints_the_apt_command_once(tmp_path):
     """A non-root user who cannot sudo, with a package missing: the command to run is printed once
@@ -124,6 +126,7 @@ def test_without_the_rights_to_install_it_prints_the_apt_command_once(tmp_path):
     assert second.returncode == 1 and "xvfb" not in second.stderr, second.stderr
 
 
+@pytest.mark.slow  # a real scripts/setup run into a fresh .venv (pip, no index): seconds
 @posix
 @pytest.mark.skipif(sys.base_prefix == "/usr", reason="needs a Python of its own (pyenv, uv, conda), not Debian's")
 def test_a_python_of_its_own_is_not_sent_to_apt_for_itself(tmp_path):
@@ -150,6 +153,7 @@ def test_a_python_of_its_own_is_not_sent_to_apt_for_itself(tmp_path):
     assert "libgirepository1.0-dev" in missing and "python" not in missing, done.stderr
 
 
+@pytest.mark.slow  # a real scripts/setup run into a fresh .venv (pip, no index): seconds
 @posix
 def test_without_apt_it_says_what_is_needed_and_falls_back_to_xorg(tmp_path):
     """No apt-get and no PyGObject headers: the packages are named, the X11 backend is chosen,
@@ -205,3 +209,73 @@ def test_build_system_can_read_the_license_field():
     assert data["project"]["license"] == "MIT"
     assert "setuptools>=77" in data["build-system"]["requires"]
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+def checkout(tmp_path: Path) -> Path:
+    """A copy of this checkout's scripts and pyproject.toml whose .venv is complete (its stamp matches, as after a
+    first ./scripts/setup): setup takes its fast path. Its .venv/bin/trayburn is a stand-in that names itself."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "scripts", repo / "scripts")
+    shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
+    venv = repo / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    stand_in(venv, "python", 'exec python3 "$@"')
+    stand_in(venv, "trayburn", 'echo "trayburn of $(readlink -f "$0")"')
+    digest = subprocess.run(
+        ["bash", "-c", "cat pyproject.toml scripts/setup | sha256sum | cut -c1-16"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (repo / ".venv" / ".trayburn-setup").write_text(f"{digest}:python3 0 1\n")
+    return repo
+
+
+def run_setup(repo: Path, home: Path, path: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HOME": str(home), "PATH": path}
+    env.pop("TRAYBURN_BIN_DIR", None)
+    return subprocess.run(
+        ["bash", str(repo / "scripts" / "setup")], capture_output=True, text=True, timeout=60, env=env
+    )
+
+
+@posix
+def test_after_setup_the_trayburn_command_is_on_the_path(tmp_path):
+    """~/.local/bin on PATH (as Debian's and Ubuntu's login puts it once it exists): setup links the command there,
+    says so in one line, and `trayburn` then runs this checkout's; a second run says nothing."""
+    repo, home = checkout(tmp_path), tmp_path / "home"
+    bin_dir = home / ".local" / "bin"
+    path = f"{bin_dir}:{os.environ['PATH']}"
+    done = run_setup(repo, home, path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"trayburn setup: the trayburn command is on your PATH: {bin_dir / 'trayburn'} (try: trayburn today)"
+    ]
+    ran = subprocess.run(["trayburn"], capture_output=True, text=True, env={**os.environ, "PATH": path}, timeout=30)
+    assert ran.stdout.strip() == f"trayburn of {repo / '.venv' / 'bin' / 'trayburn'}"
+    again = run_setup(repo, home, path)
+    assert (again.returncode, again.stderr) == (0, "")
+
+
+@posix
+def test_when_the_folder_is_not_on_the_path_setup_says_the_exact_line(tmp_path):
+    repo, home = checkout(tmp_path), tmp_path / "home"
+    done = run_setup(repo, home, os.environ["PATH"])
+    line = done.stderr.strip().splitlines()[-1]
+    assert "not on your PATH yet" in line, done.stderr
+    export = line.split(": ", 2)[-1].split(" (")[0]  # export PATH="/…/.local/bin:$PATH"
+    assert export == f'export PATH="{home / ".local" / "bin"}:$PATH"', line
+    ran = subprocess.run(["bash", "-c", f"{export}; trayburn"], capture_output=True, text=True, timeout=30)
+    assert ran.stdout.startswith("trayburn of "), ran.stderr
+
+
+@posix
+def test_another_trayburn_in_the_folder_is_left_alone(tmp_path):
+    repo, home = checkout(tmp_path), tmp_path / "home"
+    bin_dir = home / ".local" / "bin"
+    bin_dir.mkdir(parents=True)
+    theirs = stand_in(bin_dir, "trayburn", "echo pipx's trayburn")
+    done = run_setup(repo, home, f"{bin_dir}:{os.environ['PATH']}")
+    assert done.returncode == 0 and done.stderr == ""  # the fast path stays quiet
+    assert theirs.read_text().endswith("echo pipx's trayburn\n") and not theirs.is_symlink()

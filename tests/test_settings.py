@@ -7,7 +7,7 @@ import os
 import tomllib
 
 import pytest
-from corpus import copy_corpus, expected, set_tz  # noqa: F401
+from helpers.corpus import copy_corpus, expected, set_tz  # noqa: F401
 
 from trayburn import cli, setting_kinds, settings
 from trayburn.errors import Exit

@@ -9,8 +9,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from corpus import CORPUS, Ledger, age_all, as_sums, assert_sums, counted, expected, sessions_of, set_tz  # noqa: F401
-from sync_machines import SESSION_IDS, boxes
+from helpers.corpus import CORPUS, Ledger, age_all, as_sums, assert_sums, counted, expected, sessions_of, set_tz  # noqa: F401
+from helpers.sync_machines import SESSION_IDS, boxes
 
 from trayburn.sources import machine
 

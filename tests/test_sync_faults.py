@@ -11,8 +11,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from corpus import counted
-from sync_machines import SESSION_IDS, boxes
+from helpers.corpus import counted
+from helpers.sync_machines import SESSION_IDS, boxes
 
 from trayburn.sources import machine
 from trayburn.sync.share import Sharing
@@ -252,3 +252,49 @@ def test_an_import_by_another_process_in_between_is_never_skipped_over(here):
     path.write_bytes(version(100, 3))  # back to the first version's rows
     engine.refresh()
     assert counted(engine.ledger, "session_id LIKE ?", (f"{OTHER}/%",))[:2] == (1, 100)
+
+
+def _peer(calls: int) -> bytes:
+    """A peer's file of `calls` calls (40 a session), as a machine with a year and more of heavy use writes it."""
+    sessions = [
+        (f"1796{i:08d}_abcde", 1796026733097 + i, None, "completed", "proj", "cli", "gpt-4o", "openrouter")
+        + (None, None, None)
+        for i in range(calls // 40)
+    ]
+    rows = [
+        (f"msg_{i:012d}", 1796026733097 + i * 1000, "anthropic/claude-sonnet-4.5", "openrouter", 51234, 812, 48000)
+        + (1200, 0.012345, i // 40, "lead")
+        for i in range(calls)
+    ]
+    header = machine.Header(1, 1, "0123456789abcdef", "peer", "feedfacefeedface", 1796026733097, "0.4", False)
+    return machine.encode(machine.MachineDoc(header, sessions, rows))
+
+
+@pytest.mark.slow  # (encodes and decodes 400,000 calls: about 10 s)
+def test_a_400000_call_peer_is_read_whole_and_the_readers_bound_stays():
+    """A year and more at 1,000 calls a day: the file an older reader refused whole (over its 32 MB unpacked) is
+    read whole; the reader keeps its bounds (rows and bytes) for what is past them."""
+    data = _peer(400_000)
+    assert len(data) < machine.MAX_FILE_BYTES
+    with pytest.raises(machine.FormatError) as caught:
+        machine.decode(data, limit=machine.OLD_READER_BYTES)  # what trayburn 0.3 read at most
+    assert caught.value.kind == "too_big"
+    doc = machine.decode(data)
+    assert len(doc.calls) == 400_000 and doc.calls[-1][0] == "msg_000000399999"
+    fields = msgspec.json.encode({"session_fields": machine.SESSION_FIELDS, "call_fields": machine.CALL_FIELDS})[1:-1]
+    over = b'{"format":"trayburn-machine","version":1,"machine":{"id":"0123456789abcdef"},' + fields
+    over += b',"sessions":[],"calls":[' + b",".join([b"[]"] * (machine.MAX_CALLS + 1)) + b"]}"
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)
+    with pytest.raises(machine.FormatError) as caught:
+        machine.decode(packer.compress(over) + packer.flush())
+    assert caught.value.kind == "too_big" and f"{machine.MAX_CALLS:,}" in str(caught.value)
+
+
+def test_the_writer_says_its_file_nears_the_readers_bound_well_before_it():
+    from trayburn.sync.share import size_note
+
+    assert size_note(100_000, 12 * 10**6) is None
+    old = size_note(300_000, 37 * 10**6)
+    assert old is not None and "0.3 and older" in old  # past what older readers take: said, not refused
+    near = size_note(int(machine.MAX_CALLS * 0.75), 90 * 10**6)
+    assert near is not None and f"{machine.MAX_CALLS:,}" in near and "refuse it whole" in near

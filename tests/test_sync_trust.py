@@ -11,8 +11,8 @@ import time
 import zlib
 
 import msgspec
-from corpus import CORPUS, Ledger, counted, sessions_of
-from sync_machines import SESSION_IDS, boxes
+from helpers.corpus import CORPUS, Ledger, counted, sessions_of
+from helpers.sync_machines import SESSION_IDS, boxes
 
 from trayburn.sources import machine
 
@@ -143,8 +143,8 @@ def test_a_file_nested_200000_levels_deep_costs_that_file_only(tmp_path):
 
 
 def test_a_file_that_unpacks_past_the_limit_is_refused_quickly_and_costs_that_file_only(tmp_path):
-    """Real machine files are kilobytes to a few megabytes: one that unpacks to 40 MB (40 KB on disk) is
-    refused at the limit (32 MB), not decoded, and nothing else changes."""
+    """Real machine files are kilobytes to tens of megabytes: one that unpacks past the limit (a bomb: a few
+    hundred KB on disk) is refused at the limit, not decoded, and nothing else changes."""
     (a,) = boxes(tmp_path, "a")
     a.copy_sessions(SESSION_IDS[:3])
     engine = a.engine()
@@ -152,15 +152,15 @@ def test_a_file_that_unpacks_past_the_limit_is_refused_quickly_and_costs_that_fi
         engine.refresh()
         mine = counted(engine.ledger)
         doc = machine.decode(a.file().read_bytes())
-        bomb = _forged(doc, padding="0" * 40_000_000)
-        assert len(bomb) < 100_000
+        bomb = _forged(doc, padding="0" * (machine.MAX_JSON_BYTES + 8_000_000))
+        assert len(bomb) < 400_000
         t0 = time.perf_counter()
         try:
             machine.decode(bomb)
         except machine.FormatError as exc:
             assert exc.kind == "too_big"
         else:
-            raise AssertionError("a 40 MB file decoded")
+            raise AssertionError("a file past the limit decoded")
         print(f"refused in {time.perf_counter() - t0:.3f} s")
         (a.file().parent / f"{FORGER}{machine.EXT}").write_bytes(bomb)
         engine.refresh()
@@ -218,3 +218,45 @@ def test_processes_of_one_machine_sharing_at_once_never_take_it_for_a_clone(tmp_
         for p in procs:
             p.join(60)
     assert renamed == [0, 0, 0] and a.machine_id() == first
+
+
+def _one_me(box) -> None:
+    """doctor lists this machine once, under its one id, and says no id was taken."""
+    doc = box.cli("doctor")
+    mine = [m for m in doc["sync"]["machines"] if m["this"] or m["name"] == box.name]
+    assert [m["id"] for m in mine] == [box.machine_id()], doc["sync"]["machines"]
+    assert doc["sync"]["renamed"] is None
+
+
+def test_an_older_version_of_this_machines_own_file_put_back_by_the_sync_tool_is_rewritten_not_a_clone(tmp_path):
+    (a,) = boxes(tmp_path, "a")
+    a.copy_sessions(SESSION_IDS[:3])
+    a.cli("today")
+    first_id, older = a.machine_id(), a.file().read_bytes()
+    a.copy_sessions(SESSION_IDS[3:5])
+    a.file().unlink()  # (a missing file is written at once)
+    a.cli("today")
+    newer = machine.decode(a.file().read_bytes())
+    a.file().write_bytes(older)  # the sync tool puts the older version back (a new mtime, an older header)
+    a.cli("today")
+    assert a.machine_id() == first_id
+    rewritten = machine.decode(a.file().read_bytes())
+    assert rewritten.header.written_ms > newer.header.written_ms and len(rewritten.calls) == len(newer.calls)
+    _one_me(a)
+
+
+def test_a_state_folder_restored_from_a_copy_is_this_machine_not_a_clone(tmp_path):
+    (a,) = boxes(tmp_path, "a")
+    a.copy_sessions(SESSION_IDS[:3])
+    a.cli("today")
+    first_id = a.machine_id()
+    shutil.copytree(a.state, tmp_path / "state-copy")  # a backup of the state folder
+    a.copy_sessions(SESSION_IDS[3:5])
+    a.file().unlink()
+    a.cli("today")  # the file now newer than the copy's record of it
+    shutil.rmtree(a.state)
+    shutil.copytree(tmp_path / "state-copy", a.state)  # restored
+    a.cli("today")
+    assert a.machine_id() == first_id
+    assert len(machine.decode(a.file().read_bytes()).sessions) == 5
+    _one_me(a)

@@ -12,8 +12,8 @@ import time
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
-from corpus import Ledger, a_minute_later, age_all, assert_sums, counted, make_session, messages_doc, write_json
-from taskfolders import TaskWriter, add, expected_calls, request, say, storage, usage_say
+from helpers.corpus import Ledger, a_minute_later, age_all, assert_sums, counted, make_session, messages_doc, write_json
+from helpers.taskfolders import TaskWriter, add, expected_calls, request, say, storage, usage_say
 
 from trayburn.sources.editor_tasks import places
 from trayburn.sources.editor_tasks.places import BY_NAME, Place
@@ -358,7 +358,8 @@ def test_cline_4x_resumed_legacy_task_counted_once(tmp_path, led):
 
 
 def real_sums(root: Path) -> tuple:
-    """The real files' api_req_started and deleted_api_reqs, summed here from the files (fact sheet rules)."""
+    """The real files' api_req_started and deleted_api_reqs, summed here from the files (the rules in
+    docs/formats/editor-tasks.md)."""
     total = (0, 0, 0, 0, 0, 0.0)
     for ui_path in sorted((root / "tasks").glob("*/ui_messages.json")):
         total = add(total, expected_calls("cline", json.loads(ui_path.read_bytes())))
@@ -487,7 +488,7 @@ def test_engine_reads_every_app_by_source(tmp_path, capsys):
     assert cli.main(["config", "set", "roo_code", "false"]) == 0
     capsys.readouterr()
     engine = Engine()
-    assert [s.feed for s in engine.task_sources()] == ["tasks:cline", "tasks:kilo"]
+    assert [s.feed for s in engine.task_sources()] == [f"tasks:{a.name}" for a in places.APPS if a.name != "roo"]
     engine.close()
 
 

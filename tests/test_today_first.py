@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from corpus import (
+from helpers.corpus import (
     Ledger,
     a_minute_later,
     age,
@@ -376,7 +376,10 @@ def test_the_tray_shows_today_at_once_then_reads_the_history_saying_how_far(tmp_
     app.tick()
     assert (tray.day().calls, tray.day().cost_usd) == (want_today.calls, want_today.cost_usd)
     assert app.view.progress is not None and app.view.progress.startswith("Reading history: ")
-    assert app.view.progress in [str(item.text) for item in app.icon.menu.items]
+    lines = [str(item.text) for item in app.icon.menu.items]
+    assert app.view.progress in lines
+    # the week and month are sums of what was read so far, and say so
+    assert [line for line in lines if line.startswith(("This week: at least ", "This month: at least "))], lines
     seen = [app.view.progress]
     for _ in range(50):
         if app.view.progress is None:
@@ -385,6 +388,7 @@ def test_the_tray_shows_today_at_once_then_reads_the_history_saying_how_far(tmp_
         seen.append(app.view.progress)
     assert app.view.progress is None, seen
     assert len(seen) > 2  # several slices, each said
+    assert not [str(i.text) for i in app.icon.menu.items if "at least" in str(i.text)]  # whole now: no mark
     month = tray.period(month=True)
     assert (month.calls, month.cost_usd) == (want_month.calls, want_month.cost_usd)
     assert counted(tray.ledger) == counted(full.ledger)  # the whole history, each call once

@@ -1,6 +1,6 @@
 """A daily budget already passed when the tray starts is notified once the notifier is up (the first tick runs
 before it is), and recorded as told only then. The gtk tray in trayer on a real Xvfb and session bus, with a
-notification service that records every Notify call (tests/notify_recorder.py)."""
+notification service that records every Notify call (tests/helpers/notify_recorder.py)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,20 @@ import sys
 from datetime import date
 from pathlib import Path
 
-import desktop as harness
 import pytest
-from corpus import assistant, make_session, user
-from test_live import now_ms, started_now
-from test_tray_desktop import gtk_available
+from helpers import desktop as harness
+from helpers.corpus import assistant, make_session, user
+from helpers.desktop import gtk_available
+from helpers.live import now_ms, started_now
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="real-desktop tests run on Linux"),
     pytest.mark.skipif(bool(harness.missing_tools()), reason=f"apt-get install {' '.join(harness.missing_tools())}"),
 ]
-RECORDER = Path(__file__).parent / "notify_recorder.py"
+RECORDER = Path(__file__).parent / "helpers" / "notify_recorder.py"
 
 
+@pytest.mark.display  # starts an X server of its own
 def test_a_budget_passed_before_the_start_is_notified_once_the_notifier_is_up(tmp_path):
     if not gtk_available():
         pytest.skip("the gtk tray backend needs PyGObject: pip install 'trayburn[gtk]'")

@@ -7,7 +7,6 @@ Screenshots land in tests/_artifacts/ (look at them). Menu text is read back wit
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -15,7 +14,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from desktop import image_colours
+from helpers.desktop import gtk_available, image_colours
+from helpers.menus import add_session
+from helpers.ocr import ocr
 
 from trayburn import demo
 from trayburn.engine import Engine
@@ -23,16 +24,6 @@ from trayburn.engine import Engine
 pytestmark = pytest.mark.skipif(
     shutil.which("tesseract") is None, reason="reading the menu back needs tesseract (apt-get install tesseract-ocr)"
 )
-
-
-def gtk_available() -> bool:
-    try:
-        import gi
-
-        gi.require_version("Gtk", "3.0")
-        return True
-    except (ImportError, ValueError):
-        return False
 
 
 @pytest.fixture
@@ -51,34 +42,11 @@ def tray(desktop, desktop_app, tmp_path):
     return proc, icon, config, state, sessions
 
 
-def ocr(path: Path) -> str:
-    big = path.with_suffix(".x3.png")
-    subprocess.run(["convert", str(path), "-resize", "300%", "-colorspace", "Gray", str(big)], check=True)
-    done = subprocess.run(["tesseract", str(big), "-", "--psm", "6"], capture_output=True, text=True, check=True)
-    return done.stdout
-
-
 def icon_pixels(desktop, icon, path: Path) -> bytes:
     from PIL import Image
 
     desktop.screenshot(path, icon.rect)
     return Image.open(path).convert("RGB").tobytes()
-
-
-def add_session(sessions: Path, new_id: str) -> None:
-    """A new session: the long recorded one, under a new id, with its own message ids."""
-    src = next(p for p in sessions.iterdir() if p.name.endswith("_y8q37"))
-    dst = sessions / new_id
-    dst.mkdir()
-    manifest = json.loads((src / f"{src.name}.json").read_text())
-    manifest["session_id"] = new_id
-    (dst / f"{new_id}.json").write_text(json.dumps(manifest, indent=2))
-    doc = json.loads((src / f"{src.name}.messages.json").read_text())
-    for m in doc["messages"]:
-        m["id"] = f"{new_id}-{m.get('id')}"
-        if "metrics" in m:
-            m["metrics"]["cost"] = 1.25  # make the day's figure visibly bigger
-    (dst / f"{new_id}.messages.json").write_text(json.dumps(doc, indent=2))
 
 
 def test_icon_docks_and_shows_todays_cost_and_changes_with_a_new_session(desktop, tray, artifacts):
@@ -256,12 +224,12 @@ def test_a_call_appended_to_a_running_session_reaches_the_docked_icon_within_two
     messages file (in place, as the CLI writes) is in the icon's tooltip and drawing within 2 s."""
     import time
 
-    from corpus import make_session, user
-    from test_live import SHOWN_WITHIN_S, append_call, now_ms, started_now
+    from helpers.corpus import make_session, user
+    from helpers.live import SHOWN_WITHIN_S, append_call, now_ms, started_now
 
     if not gtk_available():
         pytest.skip("the gtk tray backend needs PyGObject: pip install 'trayburn[gtk]' (see README)")
-    from corpus import assistant
+    from helpers.corpus import assistant
 
     sessions = tmp_path / "cline" / "data" / "sessions"
     running = make_session(

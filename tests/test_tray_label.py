@@ -4,17 +4,16 @@ status tray under Xvfb), and kept live: a call written to the running session ch
 
 from __future__ import annotations
 
-import re
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-import desktop as harness
 import pytest
-from corpus import assistant, make_session, user
-from test_live import SHOWN_WITHIN_S, append_call, now_ms, started_now
-from test_tray_desktop import gtk_available
+from helpers import desktop as harness
+from helpers.corpus import assistant, make_session, user
+from helpers.desktop import gtk_available
+from helpers.live import SHOWN_WITHIN_S, append_call, now_ms, started_now
+from helpers.sni import item_property, items
 
 from trayburn.tray.app import host_draws_labels
 
@@ -24,27 +23,7 @@ pytestmark = [
 ]
 
 
-def gdbus(desk: harness.Desktop, dest: str, path: str, method: str, *args: str) -> str:
-    argv = ["gdbus", "call", "--session", "--dest", dest, "--object-path", path, "--method", method, *args]
-    done = subprocess.run(argv, env=desk.env, capture_output=True, text=True, timeout=10)
-    return done.stdout if done.returncode == 0 else ""
-
-
-def items(desk: harness.Desktop) -> list[str]:
-    """The registered items ("<bus name>/<object path>"), as the panel's watcher lists them."""
-    watcher = "org.kde.StatusNotifierWatcher"
-    get = "org.freedesktop.DBus.Properties.Get"
-    out = gdbus(desk, watcher, "/StatusNotifierWatcher", get, watcher, "RegisteredStatusNotifierItems")
-    return re.findall(r"'([^']+)'", out)
-
-
-def item_property(desk: harness.Desktop, item: str, name: str) -> str:
-    bus, _, path = item.partition("/")
-    out = gdbus(desk, bus, "/" + path, "org.freedesktop.DBus.Properties.Get", "org.kde.StatusNotifierItem", name)
-    found = re.search(r"<'(.*)'>", out)
-    return found.group(1) if found else ""
-
-
+@pytest.mark.display  # starts an X server of its own
 def test_the_items_label_is_todays_cost_and_follows_a_new_call(tmp_path):
     if not gtk_available():
         pytest.skip("the appindicator backend needs PyGObject: pip install 'trayburn[gtk]'")

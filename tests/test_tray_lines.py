@@ -4,18 +4,16 @@ folder, the models with no price, and sharing's own settings and problems."""
 
 from __future__ import annotations
 
-import time
 import tomllib
 from pathlib import Path
 
 import pytest
-from corpus import age_all, assistant, iso, make_session
-from sync_machines import boxes
-from test_tray_menu import Spawned, find, texts
+from helpers.corpus import age_all, iso, make_session
+from helpers.menus import Spawned, a_minute_ago_ms, find, plan_and_unpriced_day, routed, texts
+from helpers.sync_machines import boxes
 
 from trayburn import settings
 from trayburn.engine import Engine
-from trayburn.figures import periods
 from trayburn.tray import host
 from trayburn.tray.app import TrayApp
 
@@ -23,33 +21,8 @@ pystray = host.load_pystray("dummy")
 CAPS = host.capabilities("dummy")
 
 
-def now_ms() -> int:
-    """A moment of today, a minute ago (or just after midnight, early in the day)."""
-    midnight = periods.local_midnight_ms(periods.now_date())
-    return max(int(time.time() * 1000) - 60_000, midnight + 1_000)
-
-
-def routed(mid: str, ts: int, model: str, route: str, **kw) -> dict:
-    m = assistant(mid, ts, model=model, **kw)
-    m["modelInfo"]["provider"] = route
-    return m
-
-
 def make_app(config: Path, state: Path, env: dict[str, str] | None = None) -> TrayApp:
     return TrayApp(Engine(config, state, env=env), pystray, CAPS, spawn=Spawned())
-
-
-def plan_and_unpriced_day(sessions: Path) -> None:
-    t = now_ms()
-    plan = [
-        routed(
-            f"p{i}", t + i, "cline-pass/glm-5.2", "cline-pass", input=40_000, output=1_200, cache_read=30_000, cost=0
-        )
-        for i in range(3)
-    ]
-    paid = routed("paid", t + 5, "claude-sonnet-4-5", "cline", cost=0.25)
-    unknown = routed("u1", t + 6, "acme-1", "openai-compatible")
-    make_session(sessions, f"{t}_plan1", iso(t), plan + [paid, unknown], provider="cline-pass")
 
 
 def test_plan_covered_calls_and_unpriced_models_have_their_lines(tmp_path):
@@ -66,7 +39,7 @@ def test_plan_covered_calls_and_unpriced_models_have_their_lines(tmp_path):
     line = texts(menu)
     today = line.index(str(find(menu, "Today: ").text))
     assert str(find(menu, "Today: ").text).startswith("Today: $0.25 · 5 calls")
-    plan = f"3 calls covered by plan, API value {money.text(day.plan_api_value_usd)}"
+    plan = f"ClinePass: 3 calls, {money.text(day.plan_api_value_usd)} of API value included"
     assert plan in line and line.index(plan) > today
     assert "1 call unpriced: acme-1 — add a price in settings" in line
     assert find(menu, "1 call unpriced").enabled
@@ -80,27 +53,28 @@ def test_the_plan_line_is_in_the_display_currency(tmp_path):
     app = make_app(config, tmp_path / "state", env={"LC_ALL": "en_US.UTF-8", "HOME": str(tmp_path)})
     app.tick()
     day, money = app.engine.day(), app.engine.money()
-    line = str(find(app.icon.menu, "3 calls covered by plan").text)
-    assert line.endswith(money.text(day.plan_api_value_usd)) and "€" in line and "$" not in line
+    line = str(find(app.icon.menu, "ClinePass: 3 calls").text)
+    assert line.endswith(f"{money.text(day.plan_api_value_usd)} of API value included")
+    assert "€" in line and "$" not in line
 
 
 def test_no_plan_no_unpriced_no_machines_no_lines(tmp_path):
     sessions = tmp_path / "sessions"
-    t = now_ms()
+    t = a_minute_ago_ms()
     make_session(sessions, f"{t}_paid1", iso(t), [routed("a", t, "claude-sonnet-4-5", "cline", cost=0.4)])
     config = tmp_path / "settings.toml"
     config.write_text(f'sessions_dir = "{sessions}"\n')
     app = make_app(config, tmp_path / "state")
     app.tick()
     line = " | ".join(texts(app.icon.menu))
-    assert "covered by plan" not in line and "unpriced" not in line and "machines" not in line
+    assert "API value" not in line and "unpriced" not in line and "machines" not in line
     settings = texts(find(app.icon.menu, "Settings").submenu)
     assert "Share across machines…" in settings and "Stop sharing" not in settings
 
 
 def machines(tmp_path):
     laptop, desktop = boxes(tmp_path, "laptop", "desktop")
-    t = now_ms()
+    t = a_minute_ago_ms()
     for box, cost in ((laptop, 0.2), (desktop, 0.5)):
         sid = f"{t}_{box.name}"
         make_session(box.sessions, sid, iso(t), [routed(f"{box.name}-1", t, "claude-sonnet-4-5", "cline", cost=cost)])
@@ -180,7 +154,7 @@ def test_a_no_change_tick_asks_the_ledger_nothing_beyond_the_refresh(tmp_path):
 def test_a_file_that_stays_unreadable_is_no_news_at_every_tick(tmp_path):
     """A session file over max_file_mb is a problem once; the ticks after it rebuild nothing."""
     laptop, _ = machines(tmp_path)
-    t = now_ms()
+    t = a_minute_ago_ms()
     big = make_session(laptop.sessions, f"{t}_big", iso(t), [routed("big-1", t, "claude-sonnet-4-5", "cline")])
     (big / f"{t}_big.messages.json").write_bytes(b" " * 2_000_000)  # over the limit below
     laptop.configure(max_file_mb=1)
@@ -193,3 +167,11 @@ def test_a_file_that_stays_unreadable_is_no_news_at_every_tick(tmp_path):
     assert app.tick() is False and app.tick() is False
     app.engine.ledger.db.set_trace_callback(None)
     assert not [q for q in ran if "GROUP BY" in q.upper()], "the view was rebuilt for an old problem"
+
+
+def test_counts_of_calls_have_the_thousands_separator_used_elsewhere():
+    """ "Today: $141.03 · 6,280 calls", as the window's and the CLI's tables write counts (it said "6280 calls")."""
+    from trayburn.words import plural
+
+    assert plural(6280, "call") == "6,280 calls"
+    assert plural(1, "call") == "1 call" and plural(999, "session") == "999 sessions"

@@ -12,8 +12,9 @@ import tomllib
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-import desktop
 import pytest
+from helpers import desktop
+from helpers.menus import Spawned, add_session, find, texts
 
 from trayburn import demo, settings, system
 from trayburn.engine import Engine
@@ -26,17 +27,6 @@ pystray = host.load_pystray("dummy")
 CAPS = host.capabilities("dummy")
 
 
-def texts(menu) -> list[str]:
-    return [str(item.text) for item in menu.items]
-
-
-def find(menu, prefix: str):
-    for item in menu.items:
-        if str(item.text).startswith(prefix):
-            return item
-    raise AssertionError(f"no menu item starting with {prefix!r} in {texts(menu)}")
-
-
 @pytest.fixture
 def env(tmp_path, monkeypatch):
     home = tmp_path / "home"
@@ -45,14 +35,6 @@ def env(tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(home))
     return tmp_path
-
-
-class Spawned(list):
-    """Records what the tray would start (argv and the options it starts it with)."""
-
-    def __call__(self, argv, **options):
-        self.append(argv)
-        self.options = options
 
 
 def make_app(config: Path, state: Path) -> tuple[TrayApp, Spawned]:
@@ -350,22 +332,26 @@ class Clock:
 
 
 def test_refreshes_that_keep_failing_mark_the_figures_stale(replay):
+    """Another process holds the ledger: the panel keeps the last figure (no "!"), the menu says in a few words
+    that the figures are paused (the detail, with the ledger's path, goes to the log), then stale."""
     import sqlite3
+
+    from trayburn.tray.app import PAUSED, panel_label
 
     config, state = replay
     clock = Clock()
     app = TrayApp(Engine(config, state, busy_timeout_s=0.05), pystray, CAPS, spawn=Spawned(), clock=clock)
     app.tick()
     assert app.view.updated == "Updated just now" and not app.view.stale
+    figure = panel_label(app.view)
     holder = sqlite3.connect(state / "ledger.db", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another process holds the ledger: every refresh fails
     try:
         clock.now += 40
-        from test_tray_desktop import add_session
-
         add_session(Path(tomllib.loads(config.read_text())["cline_dir"]) / "data" / "sessions", "1796099999999_zzbsy")
         app.tick()
-        assert app.view.state is IconState.PROBLEM and app.view.problem.startswith("Refresh failed")
+        assert app.view.state is not IconState.PROBLEM and panel_label(app.view) == figure != "!"
+        assert app.view.problem == PAUSED and len(PAUSED) < 70 and str(state) not in texts(app.icon.menu)[0]
         assert app.view.updated == "Updated just now — refresh failing" and not app.view.stale
         clock.now += 200
         assert app.tick() is True
@@ -437,7 +423,7 @@ def test_settings_lines_are_short_say_where_each_folder_came_from_and_use_tilde(
 
 
 def test_amounts_have_one_precision_and_estimates_are_said_in_words(env):
-    from corpus import assistant, make_session, user
+    from helpers.corpus import assistant, make_session, user
 
     sessions = env / "cline" / "data" / "sessions"
     now = int(__import__("time").time() * 1000)
@@ -462,12 +448,12 @@ def test_amounts_have_one_precision_and_estimates_are_said_in_words(env):
     assert "Top model: GPT-4o — $0.08 (incl. $0.07 estimated)" in lines
 
 
-def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(env):
-    """With calls in the last hour the "Last hour" line is live, yet an idle tick builds no view and sets no
-    menu: the view is built again when the clock reaches the moment its oldest call leaves the hour (or
-    midnight, when that comes first: the wall clock here is the tray's own, moved by the test; the ledger's
-    figures keep the real time)."""
-    from corpus import age_all, assistant, iso, make_session, user, write_in_place
+def test_with_calls_in_the_last_hour_the_clock_rebuilds_the_glance_at_most_once_a_minute(env):
+    """With calls in the last hour the "Last hour" line is live and the burn rate fades with the clock, yet an
+    idle tick within the minute builds no view and sets no menu; a minute on, the glance is built again, reading
+    only what the clock changes (the wall clock here is the tray's own, moved by the test; the ledger's figures
+    keep the real time)."""
+    from helpers.corpus import age_all, assistant, iso, make_session, user, write_in_place
 
     cline = env / "cline-home"
     sessions = cline / "data" / "sessions"
@@ -479,24 +465,32 @@ def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(e
     config.write_text(f'cline_dir = "{cline}"\n')
     wall = Clock()
     wall.now = time.time()
-    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=Spawned(), wall=wall)
+    spawned = Spawned()
+    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=spawned, wall=wall)
     assert app.tick() is True
     assert app.view.hour_live and app.view.rate == "Last hour: $0.75/h"
+    assert app.view.pace is not None and "/h now" in app.view.pace
+    hour = find(app.icon.menu, "Last hour: ")
+    assert hour.enabled, "greyed, it looks disabled on every host"
+    hour(app.icon)  # like the other figures, it opens the summary
+    assert "summary" in spawned[-1], spawned
     menu, builds, updates = app.icon.menu, app.builds, len(app.icon.updates)
     start = wall.now
     midnight = datetime.combine(date.fromtimestamp(start) + timedelta(days=1), datetime.min.time()).timestamp()
-    due = min((t + 1000) / 1000 + 3600, midnight)  # its first call leaves the hour, or the day turns
-    for minutes in (0.5, 1, 2, 5, 20, 49):  # the minutes turn, nothing else does: no view, no menu
-        if start + minutes * 60 < due:
-            wall.now = start + minutes * 60
-            assert app.tick() is False
+    for seconds in (1, 20, 50):  # within the minute: no view, no menu
+        wall.now = start + seconds
+        assert app.tick() is False
     assert app.builds == builds and app.icon.menu is menu and app.icon.updates[updates:] == []
     kept = app.glance
-    wall.now = due + 1  # the view is built again
+    wall.now = start + 61  # a minute on: the glance is built again
     app.tick()
     assert app.builds == builds + 1
-    if due < midnight:  # only the clock moved: what it cannot change is not read again
+    if start + 61 < midnight:  # only the clock moved: what it cannot change is not read again
         assert app.glance.week is kept.week and app.glance.day.report is kept.day.report
+    wall.now = app.glance.stale_at_ms / 1000 - 1  # and not again within that minute (a minute of its clock)
+    app.tick()
+    assert app.builds == builds + 1
+    kept = app.glance
 
     now = int(time.time() * 1000)  # a new call: built and shown at the next tick, whatever the clock says
     write_in_place(folder / f"{folder.name}.messages.json", dumps_messages(folder.name, calls, now))
@@ -506,15 +500,15 @@ def test_the_minutes_turning_rebuild_nothing_until_a_call_leaves_the_last_hour(e
 
 
 def dumps_messages(sid: str, calls: list, now_ms: int) -> bytes:
-    from corpus import assistant, dumps, messages_doc
+    from helpers.corpus import assistant, dumps, messages_doc
 
     return dumps(messages_doc(sid, [*calls, assistant("a3", now_ms - 1000, cost=1.0)]))
 
 
 def test_a_glance_says_when_the_clock_alone_changes_it():
-    """`changes_at`: a call leaving the last hour, a running session falling silent (its "●" goes), a file
-    caught mid-write no longer retried as one; never sooner than a minute, except midnight, which is never
-    passed (the day, the week and the month turn then)."""
+    """`changes_at`: a call leaving the last hour (the burn rate fading: a minute on), a running session falling
+    silent (its "●" goes), a file caught mid-write no longer retried as one; never sooner than a minute, except
+    midnight, which is never passed (the day, the week and the month turn then)."""
     from trayburn.figures.costs import Tokens
     from trayburn.figures.day import STALE_AFTER_MS, SessionSummary
     from trayburn.figures.glance import CLOCK_REBUILD_MS, HOUR_MS, changes_at
@@ -546,9 +540,10 @@ def test_a_glance_says_when_the_clock_alone_changes_it():
 
     assert changes_at(now, today, None, []) == midnight
     assert changes_at(now, today, None, [session("completed", now - 1000)]) == midnight
-    assert changes_at(now, today, now - 50 * 60_000, []) == now - 50 * 60_000 + HOUR_MS
+    # a call in the last hour: the burn rate fades with the clock, so the glance is rebuilt a minute on
+    assert changes_at(now, today, now - 50 * 60_000, []) == now + CLOCK_REBUILD_MS
     running = session("running", now - 25 * 60_000)
-    assert changes_at(now, today, now - 50 * 60_000, [running]) == now - 25 * 60_000 + STALE_AFTER_MS
+    assert changes_at(now, today, None, [running]) == now - 25 * 60_000 + STALE_AFTER_MS
     assert changes_at(now, today, now - HOUR_MS + 10, [running]) == now + CLOCK_REBUILD_MS  # at most once a minute
     assert changes_at(now, today, None, [], settling=[("a.json", "truncated")]) == now + CLOCK_REBUILD_MS
     late = midnight - 20_000  # 23:59:40: a call leaving the hour after midnight, the one-minute floor past it

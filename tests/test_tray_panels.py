@@ -12,10 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import desktop as harness
 import pytest
+from helpers import desktop as harness
+from helpers.desktop import gtk_available
+from helpers.ocr import ocr
 from PIL import Image
-from test_tray_desktop import gtk_available, ocr
 
 from trayburn import demo
 
@@ -67,6 +68,7 @@ def label_box(rect: harness.Rect) -> tuple[int, int, int, int]:
 DIGITS = {16: 5, 22: 7, 24: 7, 32: 10}
 
 
+@pytest.mark.display  # starts an X server of its own
 @pytest.mark.parametrize("height", sorted(DIGITS))
 @pytest.mark.parametrize("shade", ["light", "dark"])
 def test_the_docked_cost_reads_on_light_and_dark_panels(gtk, tmp_path, out, shade, height):
@@ -138,15 +140,16 @@ def test_a_start_from_a_folder_holding_a_trayburn_folder_still_opens_the_summary
     assert len(summaries) == 1
 
 
+@pytest.mark.display  # starts an X server of its own
 def test_with_no_tray_host_the_person_is_told(gtk, tmp_path):
     desk = harness.start_desktop(tmp_path / "desk", tray=None)
     try:
         desk.spawn(["dunst"], log="dunst")
         proc = start_tray(desk, tmp_path)
         log = tmp_path / "desk" / "tray.log"
-        desk.wait_for(lambda: log.exists() and "AppIndicator extension" in log.read_text(), 30, what="the line")
+        desk.wait_for(lambda: log.exists() and "AppIndicator extension" in log.read_text(), 60, what="the line")
         bubble = desk.wait_for(
-            lambda: next(iter(desk.find_windows(cls="Dunst", viewable=True)), None), 30, what="a notification"
+            lambda: next(iter(desk.find_windows(cls="Dunst", viewable=True)), None), 60, what="a notification"
         )
         desk.screenshot(tmp_path / "no-host.png", bubble.rect)
         assert proc.poll() is None, "the tray keeps running: a panel may come up later"
@@ -155,7 +158,12 @@ def test_with_no_tray_host_the_person_is_told(gtk, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "case, display", [("no DISPLAY", None), ("a dead DISPLAY", ":4242"), ("no session bus", "desktop")]
+    "case, display",
+    [
+        ("no DISPLAY", None),
+        pytest.param("a dead DISPLAY", ":4242", marks=pytest.mark.display),  # (an X server runs beside it too)
+        pytest.param("no session bus", "desktop", marks=pytest.mark.display),  # an X server of its own, no bus
+    ],
 )
 def test_without_a_graphical_session_one_line_and_a_non_zero_exit(tmp_path, case, display):
     desk = harness.start_desktop(tmp_path / "desk", tray=None, bus=False) if display else None  # no tray, no bus
@@ -166,6 +174,7 @@ def test_without_a_graphical_session_one_line_and_a_non_zero_exit(tmp_path, case
         if display:
             env["DISPLAY"] = desk.display if display == "desktop" else display
         env["TRAYBURN_LOG_DIR"] = str(tmp_path / "logs")
+        (tmp_path / "settings.toml").write_text("")  # an empty settings file (--config must name a file)
         done = subprocess.run(
             tray_argv(tmp_path / "settings.toml", tmp_path / "state"),
             env=env,
@@ -183,6 +192,7 @@ def test_without_a_graphical_session_one_line_and_a_non_zero_exit(tmp_path, case
     assert "D-Bus" in lines[0] if display == "desktop" else "no graphical session" in lines[0]
 
 
+@pytest.mark.display  # starts an X server of its own
 def test_without_a_session_bus_the_icon_docks_in_an_xembed_tray_with_notifications_off(gtk, tmp_path):
     desk = harness.start_desktop(tmp_path / "desk", tray=harness.TRAYER_ARGS, bus=False)
     try:
@@ -221,6 +231,7 @@ def test_without_a_session_bus_the_icon_docks_in_an_xembed_tray_with_notificatio
         desk.close()
 
 
+@pytest.mark.display  # starts an X server of its own
 def test_on_a_status_notifier_panel_the_item_docks_shows_the_cost_and_opens_its_menu(gtk, tmp_path, out):
     if harness.missing_tools(harness.SNI_TOOLS):
         pytest.skip(f"apt-get install {' '.join(harness.missing_tools(harness.SNI_TOOLS))}")
@@ -284,6 +295,7 @@ def test_the_menu_shows_the_budget_and_how_much_of_it_is_spent(gtk, desktop, des
     assert "of $0.40 budget (82" in text, text
 
 
+@pytest.mark.display  # starts an X server of its own
 def test_a_notification_service_that_cannot_start_costs_notifications_not_the_tray(gtk, tmp_path):
     desk = harness.start_desktop(tmp_path / "desk", bus_sees_display=False)  # dunst would start blind
     try:
@@ -301,13 +313,13 @@ def test_a_notification_service_that_cannot_start_costs_notifications_not_the_tr
 def test_the_menu_shows_plan_value_machines_and_unpriced_models(gtk, desktop, desktop_app, tmp_path, out):
     """The lines under today's, in the real docked tray's menu: what a plan covered, the spend on all
     machines sharing one folder, the models with no price (read back with OCR)."""
-    from corpus import iso, make_session
-    from sync_machines import boxes
-    from test_tray_lines import now_ms, plan_and_unpriced_day, routed
+    from helpers.corpus import iso, make_session
+    from helpers.menus import a_minute_ago_ms, plan_and_unpriced_day, routed
+    from helpers.sync_machines import boxes
 
     laptop, other = boxes(tmp_path, "laptop", "desktop")
     plan_and_unpriced_day(laptop.sessions)
-    t = now_ms()
+    t = a_minute_ago_ms()
     make_session(other.sessions, f"{t}_desk1", iso(t), [routed("d1", t, "claude-sonnet-4-5", "cline", cost=0.5)])
     other.engine().refresh()
     env = {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": "", "HOME": str(laptop.root)}
@@ -321,4 +333,27 @@ def test_the_menu_shows_plan_value_machines_and_unpriced_models(gtk, desktop, de
     text = ocr(desktop.screenshot(tmp_path / "menu.png", menu.rect))
     desktop.key("Escape")
     desktop.wait_for_no_menu()
-    assert "covered by plan" in text and "on 2 machines" in text and "unpriced: acme-1" in text, text
+    assert "API value" in text and "on 2 machines" in text and "unpriced: acme-1" in text, text
+
+
+@pytest.mark.display  # starts an X server of its own
+def test_without_pygobject_the_tray_says_once_on_stderr_how_to_get_its_menu(tmp_path):
+    """`pip install trayburn` without the `gtk` extra: no PyGObject, so the bare X11 icon, which has no menu and
+    takes no click. The person is told once, on stderr, with the fix (the extra and the apt line). PyGObject is
+    hidden from this one process (a stand-in for an install without it); the rest is real: Xvfb, trayer."""
+    desk = harness.start_desktop(tmp_path / "desk")
+    try:
+        config = demo.prepare(tmp_path / "demo")
+        code = "import sys; sys.modules['gi'] = None; from trayburn.cli import main; sys.exit(main(sys.argv[1:]))"
+        argv = [sys.executable, "-P", "-c", code, "--config", str(config), "--state-dir", str(tmp_path / "state")]
+        env = {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
+        proc = desk.spawn(argv, log="tray", env=env)
+        desk.wait_for(lambda: "the icon is up" in log_text(tmp_path), 30, what="the icon up")
+        assert "tray backend xorg" in log_text(tmp_path)
+        stderr = (tmp_path / "desk" / "tray.log").read_text()
+        assert stderr.count("has no menu") == 1, stderr
+        line = next(line for line in stderr.splitlines() if "has no menu" in line)
+        assert "pip install 'trayburn[gtk]'" in line and "apt-get install libgirepository1.0-dev" in line, line
+        assert proc.poll() is None
+    finally:
+        desk.close()

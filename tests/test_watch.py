@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus import Ledger, a_minute_later, age_all, assistant, counted, dumps, user, write_in_place
-from polled import overflow, sessions, tray  # noqa: F401 (fixtures: the real recording, polled as the tray polls it)
+from helpers.corpus import Ledger, a_minute_later, age_all, assistant, counted, dumps, user, write_in_place
+from helpers.polled import overflow, sessions, tray  # noqa: F401 (fixtures: the real recording, polled as the tray polls it)
 
 from trayburn import watch
 

@@ -26,7 +26,7 @@ from trayburn.tray import view
 from trayburn.window import models
 
 tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
-from window_harness import (  # noqa: E402, F401  (fixtures)
+from helpers.window_harness import (  # noqa: E402, F401  (fixtures)
     BY_LABEL,
     CORPUS,
     DAY,
@@ -261,12 +261,15 @@ def test_enter_opens_a_session_and_escape_comes_back(open_window, engine):
         sum(int(c.replace(",", "")) for c in column(calls, "input")) == BY_LABEL["c_subagent"]["totals"]["inputTokens"]
     )
     assert column(calls, "tools")[:3] == ["subagent", "shell", "read"]  # spawn_agent, run_commands, read_files
-    agents = view.agents.tree
+    agents = view.agents.tree  # the lead and each helper, by name, role, models and spend
     detail = engine.session(sid)
-    assert len(agents.get_children()) == 2 == len(detail.summary.subagents)
-    assert [str(agents.set(i, "cost")) for i in agents.get_children()] == [
-        money.usd(a.cost_usd) for a in detail.summary.subagents
-    ]
+    rows = {str(agents.set(i, "name")): cells(agents, i) for i in agents.get_children()}
+    assert sorted(rows) == ["Lead", "Subagent 1", "Subagent 2"] and len(detail.summary.subagents) == 2
+    for n, a in enumerate(detail.summary.subagents, 1):  # numbered in the order their files sort (started)
+        assert (rows[f"Subagent {n}"]["role"], rows[f"Subagent {n}"]["cost"]) == ("subagent", money.usd(a.cost_usd))
+    assert rows["Lead"]["models"] == "Claude Sonnet 4.5"
+    tools = {str(view.tools.tree.set(i, "tool")) for i in view.tools.tree.get_children()}
+    assert tools == {"spawn_agent", "run_commands", "read_files", "reply"}
     assert str(view.title.cget("text")).startswith("[c_subagent]")
     assert str(view.fact_values["Session id"].cget("text")) == sid
     press(win, calls, "<Escape>")

@@ -14,7 +14,7 @@ import pytest
 tk = pytest.importorskip("tkinter", reason="the summary window needs tkinter (apt-get install python3-tk)")
 from tkinter import ttk  # noqa: E402
 
-from window_harness import DAY, _start_xvfb, display, env, settle, wait_for  # noqa: E402, F401  (fixtures)
+from helpers.window_harness import DAY, _start_xvfb, display, env, settle, wait_for  # noqa: E402, F401  (fixtures)
 
 from trayburn.engine import Engine  # noqa: E402
 from trayburn.window import theme  # noqa: E402

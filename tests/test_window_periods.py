@@ -9,7 +9,7 @@ import json
 from datetime import date
 
 import pytest
-from window_harness import (  # noqa: F401  (fixtures)
+from helpers.window_harness import (  # noqa: F401  (fixtures)
     BY_LABEL,
     DAY,
     EXPECTED,
@@ -212,7 +212,7 @@ def test_export_on_linux_is_gtks_native_chooser_in_documents_with_the_name_fille
     import subprocess
     from pathlib import Path
 
-    from test_tray_desktop import gtk_available
+    from helpers.desktop import gtk_available
 
     if not gtk_available() or not shutil.which("xdotool"):
         pytest.skip("GTK's chooser needs PyGObject (pip install 'trayburn[gtk]') and xdotool to answer it")
@@ -330,13 +330,14 @@ def test_one_precision_per_column_and_helpers_named_by_index(open_window, engine
     win = open_window(engine, session_id=sid)
     view = win.session_view
     names = [str(view.agents.tree.set(i, "name")) for i in view.agents.tree.get_children()]
-    assert names == ["Subagent 1", "Subagent 2"]
+    assert sorted(names) == ["Lead", "Subagent 1", "Subagent 2"]
     costs = column(view.calls.tree, "cost")
     assert len({len(c.split(".")[1]) for c in costs}) == 1  # a call's cost: one precision for the column
     writes = column(view.calls.tree, "cache_write")
     assert sum(int(w.replace(",", "")) for w in writes) == BY_LABEL["c_subagent"]["totals"]["cacheWriteTokens"]
     team = open_window(engine, session_id=BY_LABEL["d_team"]["session_id"]).session_view.agents
-    assert all(not n.startswith("Subagent") for n in (str(team.tree.set(i, "name")) for i in team.tree.get_children()))
+    team_names = [str(team.tree.set(i, "name")) for i in team.tree.get_children()]
+    assert sorted(team_names) == ["Lead", "worker"]
 
 
 def test_period_entry_parsing():
@@ -347,3 +348,26 @@ def test_period_entry_parsing():
     assert models.parse_entry("last-month to today", "day", today) == periods.Period(date(2026, 10, 1), DAY, "range")
     with pytest.raises(periods.BadPeriod):
         models.parse_entry("2026-13", "day", today)
+
+
+def test_week_by_tool_by_agent_cache_and_what_if(open_window, engine):
+    """The period's Tool and Agent tabs hold the engine's attribution (its shares in cents, adding up to the week's
+    cost); the line under the tables says what the cache saved, and a model picked there adds its what-if."""
+    win = open_window(engine, day=DAY, kind="week")
+    view = win.period_view
+    by_tool = engine.attribution(WEEK, "tool")
+    assert [view.tools.rows[i].values[0] for i in view.tools.order()] == [s.label for s in by_tool.rows]
+    assert sum(s.nano for s in by_tool.rows) == round(engine.history(WEEK, "day").total.totals.cost_usd * 1e9)
+    programs = view.tools.rows["tool:run_commands"].values[3]
+    assert programs.startswith("echo $0.10") and "python3" in programs
+    roles = sorted(str(view.agents.tree.set(i, "role")) for i in view.agents.tree.get_children())
+    assert roles == ["lead", "subagent", "subagent", "teammate"]
+    line = view.cache.full
+    assert line.startswith("Cache: 89") and "at list price" in line
+    view.reprice_model.set("claude-sonnet-4-5")
+    view.reprice.event_generate("<<ComboboxSelected>>")
+    settle(win.root)
+    w = engine.reprice(WEEK, "claude-sonnet-4-5")
+    assert view.cache.full.startswith("What if (not spend): these 94 calls on Claude Sonnet 4.5 would cost")
+    assert usd(w.cost_usd) in view.cache.full and view.cache.full.endswith(line)
+    assert "claude-sonnet-4-5" in view.reprice.cget("values")

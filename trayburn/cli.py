@@ -13,16 +13,17 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import sqlite3
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__, paths, render, settings
 from .errors import CantWrite, Exit, NotFound, SettingsRefused, TrayburnError, UsageError
-from .files import clean
+from .files import CONTROLS, clean
 from .words import plural
 
 if TYPE_CHECKING:
@@ -31,7 +32,18 @@ if TYPE_CHECKING:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, and main() returns instead of the parser exiting
-        raise UsageError(f"{message} (see `{self.prog} --help`)")
+        raise UsageError(f"{_choice(message)} (see `{self.prog} --help`)")
+
+
+def _choice(message: str) -> str:
+    """argparse's "argument action: invalid choice: 'x' (choose from 'on', 'off')" in words: "'x' is not one of:
+    on, off" (an option keeps its name: "--by: 'x' is not one of: …")."""
+    found = re.fullmatch(r"argument (\S+): invalid choice: (.+) \(choose from (.+)\)", message)
+    if found is None:
+        return message
+    name, given, choices = found.groups()
+    listed = ", ".join(c.strip().strip("'") for c in choices.split(","))
+    return f"{name + ': ' if name.startswith('-') else ''}{given} is not one of: {listed}"
 
 
 def _named(text: str) -> Period:
@@ -108,7 +120,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name, (text, options) in GRAMMAR.items():
         if only is None or only == name:
-            options(sub.add_parser(name, parents=[common], help=text))
+            options(sub.add_parser(name, parents=[common], help=text, description=text[:1].upper() + text[1:] + "."))
     return p
 
 
@@ -124,7 +136,8 @@ def _sessions(s: argparse.ArgumentParser) -> None:
 
 def _report(s: argparse.ArgumentParser) -> None:
     _period_options(s)
-    s.add_argument("--by", choices=BY, default="day", help="how rows are grouped (default: day)")
+    s.add_argument("--by", choices=BY + ATTRIBUTED, default="day", help="how rows are grouped (default: day)")
+    s.add_argument("--reprice", metavar="MODEL", help="also what the period's calls would cost on MODEL (a what-if)")
 
 
 def _export(s: argparse.ArgumentParser) -> None:
@@ -144,7 +157,12 @@ def _prices(s: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="a model id as Cline writes it, e.g. z-ai/glm-4.6; none: every model seen",
     )
-    s.add_argument("--provider", help="the route it was called on (Cline's provider), e.g. openrouter, cline-pass")
+    s.add_argument(
+        "--route",
+        "--provider",
+        dest="provider",
+        help="the route it was called on (Cline's provider), e.g. openrouter, cline-pass: how such a call is billed",
+    )
 
 
 def _config(s: argparse.ArgumentParser) -> None:
@@ -157,6 +175,17 @@ def _summary(s: argparse.ArgumentParser) -> None:
     s.add_argument("session_id", nargs="?")
     s.add_argument("--date", type=_date)
     s.add_argument("--period", choices=("day", "week", "month"), help="the day, week or month holding --date")
+
+
+def _status(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--format", choices=STATUS_FORMATS, help="default: plain, or json with --json")
+    s.add_argument("--watch", action="store_true", help="keep running: a new line whenever the figure changes")
+    s.add_argument("--project", metavar="P", help="measure against project P's budgets (as `report --by project`)")
+
+
+def _budget(s: argparse.ArgumentParser) -> None:
+    s.add_argument("action", choices=["check"])
+    s.add_argument("--project", metavar="P", help="only project P's budgets (as `report --by project` names it)")
 
 
 def _autostart(s: argparse.ArgumentParser) -> None:
@@ -178,6 +207,8 @@ GRAMMAR: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "report": ("a period's spend by day, week, month, project, model…", _report),
     "export": ("a period's calls, one row each, as CSV or JSON", _export),
     "session": ("one session in full, with its calls", _session),
+    "status": ("today's spend and pace in one line, for a status bar or a prompt", _status),
+    "budget": ("budget check: exit 0 under, 1 from 80 %%, 2 over, and one line saying which", _budget),
     "doctor": ("where trayburn looks, what it found, what is wrong", _none),
     "prices": ("which price applies to a model id, and where it came from", _prices),
     "config": ("the settings file: path, show, set KEY VALUE, unset KEY", _config),
@@ -189,6 +220,8 @@ GRAMMAR: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 
 
 BY = ("day", "week", "month", "project", "model", "session", "source", "machine")
+STATUS_FORMATS = ("plain", "json", "waybar", "polybar", "i3blocks")  # (status.FORMATS: imported only to run it)
+ATTRIBUTED = ("tool", "agent")  # figures.attribution's: a call's cost by the tools it used, by the agent that made it
 PERIOD_HELP = "YYYY-MM-DD, today, yesterday, 7d, 30d, week, last-week, month or last-month"
 
 
@@ -224,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         for option in ("config", "state_dir"):  # absolute, as the variables: children run in the home folder
             if getattr(args, option, None) and not str(getattr(args, option)).startswith("~"):
                 setattr(args, option, os.path.abspath(getattr(args, option)))
-        code = COMMANDS[args.command or "tray"](args)
+        _settings_file_given(args)
+        code = _run(args)
         failed = False
         return code
     except SystemExit as exc:  # --help and --version print and stop
@@ -241,9 +275,50 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.flush()
         while _OPENED:  # the ledger closed when the command ends, not whenever its engine is collected
             _OPENED.pop().close()
+        _NOTICES.clear()
         if warnings is not None:
             warnings.say(as_json, failed)
 
+
+def _settings_file_given(args: argparse.Namespace) -> None:
+    """A --config naming no file is a mistyped path (it was read as "no settings" without a word); `config`
+    writes a new file where it is told, and `demo` makes its own."""
+    given = getattr(args, "config", None)
+    if given and args.command not in ("config", "demo") and not os.path.exists(os.path.expanduser(given)):
+        raise UsageError(
+            f"--config {given}: no such settings file (leave --config out for yours; "
+            "`trayburn config set KEY VALUE --config FILE` makes a new one)"
+        )
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command; when a query of it meets a damaged page of the ledger, the ledger is checked and rebuilt
+    (its pages, its backups, then Cline's files) and the command runs once more on it, so the command that met
+    the damage answers. Met again after the rebuild: LedgerDamaged, exit 70."""
+    from .ledger import LedgerDamaged  # (imported with the engine anyway by every command that can meet it)
+
+    try:
+        return COMMANDS[args.command or "tray"](args)
+    except LedgerDamaged as exc:
+        if not _OPENED:
+            raise
+        log.warning("%s", exc)
+        while _OPENED:
+            engine = _OPENED.pop()
+            try:
+                engine.ledger.repair()
+                if engine.ledger.notice and engine.ledger.notice not in _NOTICES:
+                    _NOTICES.append(engine.ledger.notice)
+                    _say(engine.ledger.notice, args.json, {"notice": engine.ledger.notice})
+            finally:
+                engine.close()
+        try:
+            return COMMANDS[args.command or "tray"](args)
+        except LedgerDamaged as again:
+            raise LedgerDamaged(f"{again}; it was still damaged after a rebuild (see `trayburn doctor`)") from None
+
+
+log = logging.getLogger("trayburn.cli")
 
 GUI_COMMANDS = (None, "tray", "summary", "demo")  # they log to trayburn's log file (logs.setup)
 _SAID: set[str] = set()  # what this command said on stderr already (a fault, an error)
@@ -312,20 +387,37 @@ def _engine(args: argparse.Namespace, refresh: bool = True, since: date | None =
 
     engine = Engine(args.config, args.state_dir)
     _OPENED.append(engine)
-    if engine.ledger.notice:
-        print(clean(f"trayburn: {engine.ledger.notice}"), file=sys.stderr)
     if refresh and since is not None:
         engine.refresh_day(since, HISTORY_SLICE_S)
     elif refresh:
         engine.refresh()
+    _rebuild_said(args, engine)
     engine.forget_listings()  # (one refresh per command: the figures then need none of it)
     return engine
+
+
+def _rebuild_said(args: argparse.Namespace, engine: Any) -> None:
+    """A ledger rebuilt by this command (at open, in its refresh, or after a query met damage): what came back
+    and from where, then what is still missing after the refresh (said as warnings: the figures stand)."""
+    notice = engine.ledger.notice
+    if notice and notice not in _NOTICES:
+        _NOTICES.append(notice)
+        _say(notice, args.json, {"notice": notice})
+    rebuilt = engine.ledger.rebuilt() if _NOTICES else None
+    if rebuilt is not None and rebuilt.here:
+        line = rebuilt.line()
+        if line not in _NOTICES:
+            _NOTICES.append(line)
+            _say(line, args.json, {"notice": line, "lost_calls": rebuilt.lost, "lost_by_day": dict(rebuilt.days)})
+
+
+_NOTICES: list[str] = []  # what this process said of a rebuild already
 
 
 def _emit(args, data, text: str) -> int:
     if args.json:
         try:
-            out = render.as_json(data)
+            out = render.as_json(_cleaned(data))
         except ValueError as exc:  # a NaN or Infinity got through: refuse to print invalid JSON
             raise TrayburnError(f"a figure is not a finite number ({exc}); please report this") from None
         print(out)
@@ -335,14 +427,28 @@ def _emit(args, data, text: str) -> int:
 
 
 def _emit_list(items: Iterable[dict], doc: dict | None = None, key: str = "") -> int:
-    """A JSON list printed as it is made (`render.json_list`); with `doc`, as its `key`."""
+    """A JSON list printed as it is made (`render.json_list`), each item cleaned as `_emit` cleans; with `doc`,
+    as its `key`."""
+    rows = (_cleaned(item) for item in items)
     try:
-        for chunk in render.json_list(items) if doc is None else render.json_with_list(doc, key, items):
+        for chunk in render.json_list(rows) if doc is None else render.json_with_list(_cleaned(doc), key, rows):
             sys.stdout.write(chunk)
     except ValueError as exc:  # a NaN or Infinity got through: the list stops there, and says why
         raise TrayburnError(f"a figure is not a finite number ({exc}); please report this") from None
     print()
     return 0
+
+
+def _cleaned(data: Any) -> Any:
+    """JSON's strings cleaned as the text outputs are (`files.CONTROLS`: a C1 control such as U+009B, a
+    bidirectional override such as U+202E), keys and values, at any depth; everything else as it is."""
+    if isinstance(data, str):
+        return CONTROLS.sub("", data)
+    if isinstance(data, dict):
+        return {_cleaned(k): _cleaned(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_cleaned(v) for v in data]
+    return data
 
 
 def _stale(args: argparse.Namespace, engine: Any, code: int, what: str = "the figures above are") -> int:
@@ -358,8 +464,11 @@ def _stale(args: argparse.Namespace, engine: Any, code: int, what: str = "the fi
 def cmd_today(args) -> int:
     engine = _engine(args, since=args.date or datetime.now().date())
     (r, machines), money = engine.day_and_machines(args.date), engine.money()
-    text = render.day(r, money) + render.machines_line(machines, args.date is None, money)
+    today = args.date in (None, datetime.now().date())
+    pace = engine.pace(r.cost_usd) if today else None  # the pace is today's only
+    text = render.day(r, money, pace) + render.machines_line(machines, args.date is None, money)
     data = {**r.to_json(), "machines": machines.to_json(), **_completeness(engine)}
+    data.update(pace.to_json() if pace else {"burn_usd_per_hour": None, "projected_day_usd": None})
     text += render.incomplete_line(engine.progress)
     return _stale(args, engine, _emit(args, _converted(data, money), text))
 
@@ -394,11 +503,79 @@ def cmd_sessions(args) -> int:
 def cmd_report(args) -> int:
     period = period_of(args)
     engine = _engine(args, since=period.since)  # the period's files first; older history later
-    r, money = engine.history(period, args.by), engine.money()
-    if args.json:  # the rows printed as they are made (every session of a long history: 40 MB as dicts)
-        doc = replace(r, rows=[]).to_json(money)
-        return _stale(args, engine, _emit_list((g.to_json(money) for g in r.rows), doc, "rows"))
-    return _stale(args, engine, _emit(args, None, render.history(r, money)))
+    period = _bounded(args, engine, period)
+    money = engine.money()
+    budgets: dict[str, dict] = {}
+    rows: Iterable[dict] | None = None  # a history's rows, printed as they are made (20,000 sessions: 40 MB as dicts)
+    if args.by in ATTRIBUTED:
+        a = engine.attribution(period, args.by)
+        data, text = a.to_json(), render.attribution(a, money)
+    else:
+        r = engine.history(period, args.by)
+        budgets = _project_budgets(engine, r) if args.by == "project" else {}
+        data, rows = replace(r, rows=[]).to_json(money), _history_rows(r, money, budgets)
+        text = "" if args.json else render.history(r, money, budgets)
+    cache = engine.cache_saved(period)
+    data["cache"], line = cache.to_json(), render.cache_line(cache, money)
+    text += f"\n{line}" if line else ""
+    if args.reprice:
+        what_if = engine.reprice(period, args.reprice)
+        data["what_if"] = what_if.to_json()
+        text += "\n" + render.what_if_line(what_if, money)
+    if args.json and rows is not None:
+        return _stale(args, engine, _emit_list(rows, data, "rows"))
+    return _stale(args, engine, _emit(args, data, text))
+
+
+def _history_rows(r: Any, money: Any, budgets: dict[str, dict]) -> Iterator[dict]:
+    """A history's rows as JSON, each with its budget when some project has one."""
+    for g in r.rows:
+        row = g.to_json(money)
+        if budgets:
+            row["budget"] = budgets.get(row["key"])
+        yield row
+
+
+def _project_budgets(engine: Any, r: Any) -> dict[str, dict]:
+    """Each project row's budget for the report's period (a day: its daily one; a month from its 1st: its
+    monthly one), with the share of it spent; none for another period."""
+    from .figures import budgets
+
+    out = {}
+    for g in r.rows:
+        found = budgets.for_period(engine.settings.project_budgets.get(g.key, {}), r.period)
+        if found is not None:
+            which, usd = found
+            out[g.key] = {"which": which, "budget_usd": usd, "share": round(g.totals.cost_usd / usd, 6)}
+    return out
+
+
+MAX_ROWS = 20_000  # rows of a report by day, week or month (55 years of days): a wider period is cut to its calls
+_PER_ROW = {"day": 1, "week": 7, "month": 30}
+
+
+def _bounded(args: argparse.Namespace, engine: Any, period: Period) -> Period:
+    """A report by day, week or month lists every part of the period, those without calls too: over MAX_ROWS of
+    them (1970 to 9998 by day is 2.9 million), the period is cut to the days that hold calls, and said; still
+    over: a usage error (in time and memory, such a report is bounded either way)."""
+    from .figures import periods
+
+    per = _PER_ROW.get(args.by)
+    if per is None or period.days // per <= MAX_ROWS:
+        return period
+    span = engine.ledger.counted_span()
+    if span is not None:
+        first, last = (datetime.fromtimestamp(ms / 1000).date() for ms in span)
+        since, until = max(period.since, first), min(period.until, last)
+        if since <= until and (until - since).days // per <= MAX_ROWS:
+            line = f"{period.since} to {period.until} is over {MAX_ROWS:,} {args.by}s: the report covers {since} to"
+            line += f" {until}, the {args.by}s that hold calls"
+            _say(line, args.json, {"notice": line})
+            return periods.Period(since, until)
+    raise UsageError(
+        f"{period.since} to {period.until} by {args.by} is over {MAX_ROWS:,} rows; narrow --since/--until or use"
+        " --by month"
+    )
 
 
 def cmd_export(args) -> int:
@@ -422,6 +599,54 @@ def cmd_export(args) -> int:
         file=sys.stderr,
     )
     return _stale(args, engine, 0, "the calls exported are")
+
+
+def cmd_status(args) -> int:
+    from . import status  # (only this command draws a status line)
+
+    fmt = args.format or ("json" if args.json else "plain")
+    engine = _engine(args, since=datetime.now().date())
+    if args.project is not None:
+        _budgeted(engine, args.project)
+    if args.watch:
+        status.watch_lines(engine, fmt, args.project)
+        return 0
+    line = status.render(status.build(engine, args.project), fmt)
+    print(line if fmt in ("json", "waybar") else clean(line))  # (JSON escapes what a terminal would obey)
+    return _stale(args, engine, 0, "the figure above is")
+
+
+BUDGET_EXITS = {0: 0, 80: 1, 100: 2}  # under, past the warning level (80 %), over (100 %)
+
+
+def cmd_budget(args) -> int:
+    """`budget check`: the budget nearest its end (or past it), one line, exit 0, 1 or 2."""
+    from . import status
+    from .figures import budgets
+
+    engine = _engine(args, since=datetime.now().date())
+    if args.project is not None:
+        _budgeted(engine, args.project)
+    today, money = datetime.now().date(), engine.money()
+    spent = engine.totals(today, today).cost_usd
+    worst = budgets.worst(status.states(engine, today, spent, args.project))
+    if worst is None:
+        data = {"state": "none", "budget": None, "exit_code": 0}
+        _emit(args, data, "no budget set (daily_budget, monthly_budget or project_budgets in the settings)")
+        return _stale(args, engine, 0, "the figure above is")
+    word = {0: "under", 80: "warning", 100: "over"}[worst.level]
+    pct = "over 10×" if worst.share > 10 else f"{worst.share * 100:.0f} %"
+    line = f"{word}: {worst.name}, {money.cents(worst.spent_usd)} of {money.cents(worst.budget_usd)} ({pct})"
+    code = BUDGET_EXITS[worst.level]
+    _emit(args, {"state": word, "budget": worst.to_json(), "exit_code": code}, line)
+    return _stale(args, engine, code, "the figure above is")
+
+
+def _budgeted(engine: Any, project: str) -> None:
+    """A project named for its budgets must have one: a typo never passes a check silently."""
+    if not engine.settings.project_budgets.get(project):
+        named = ", ".join(sorted(engine.settings.project_budgets)) or "none"
+        raise NotFound(f"no budget is set for project '{project}' (projects with one: {named})")
 
 
 def _inside(path: str, folder: Any) -> bool:
@@ -463,7 +688,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     h.extra["kilo"] = engine.kilo_json()
     if h.kind == "ok" and sync.problem_line:  # every sync problem is a problem (its figures may be short)
         h.kind, h.ok, h.verdict = "sync_problems", False, f"Sharing has a problem: {sync.problem_line}"
+    h.extra["backups"] = engine.ledger.backups()
+    rebuilt = engine.ledger.rebuilt()
+    h.extra["rebuilt"] = rebuilt.to_json() if rebuilt is not None else None
+    if rebuilt is not None and not rebuilt.seen and h.kind in ("ok", "ledger_damaged"):  # said until shown once
+        h.kind, h.ok = "ledger_rebuilt", False
+        h.verdict = f"The ledger was rebuilt: {rebuilt.notice}; {rebuilt.line()}"
     _emit(args, h.to_json(), render.doctor(h, engine.loaded.exists, unpriced))
+    if rebuilt is not None and not rebuilt.seen:
+        engine.ledger.rebuild_seen()
     return Exit.OK if h.kind == "ok" else Exit.PROBLEMS
 
 
@@ -472,7 +705,7 @@ def cmd_prices(args) -> int:
 
     if not args.models:  # every model the ledger has seen, the unpriced first
         if args.provider:
-            raise UsageError("--provider applies to the models named: give one, e.g. `trayburn prices z-ai/glm-4.6`")
+            raise UsageError("--route applies to the models named: give one, e.g. `trayburn prices z-ai/glm-4.6`")
         engine = _engine(args)
         models = engine.models_seen()
         return _stale(args, engine, _emit(args, {"models": [m.to_json() for m in models]}, render.models_seen(models)))
@@ -569,6 +802,7 @@ def cmd_demo(args) -> int:
         if getattr(args, "window", False):
             args.session_id, args.date, args.period = None, None, None
             return cmd_summary(args)
+        args.demo = True  # (what to suggest where it cannot be shown)
         return cmd_tray(args)
 
 
@@ -589,6 +823,8 @@ COMMANDS = {
     "report": cmd_report,
     "export": cmd_export,
     "session": cmd_session,
+    "status": cmd_status,
+    "budget": cmd_budget,
     "doctor": cmd_doctor,
     "prices": cmd_prices,
     "config": cmd_config,

@@ -8,14 +8,16 @@ import logging
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from datetime import date, timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from . import demo, paths, settings
-from .figures import history, money, periods
+from .figures import attribution, budgets, history, listprice, money, periods
+from .figures.budgets import BudgetState
+from .figures.burn import Burn, burn, runaways
 from .figures.costs import Pricer, Totals
 from .figures.day import (
     DayReport,
@@ -39,6 +41,7 @@ from .figures.glance import (
 )
 from .figures.history import MachinesReport
 from .files import Checkpoint, stat_file
+from .health import Health, HealthKind, kind_of, verdict
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
 from .pricing import PriceBook
 from .sources.base import Source, storable_id
@@ -50,70 +53,6 @@ if TYPE_CHECKING:
     from .sync.share import ShareState, Sharing, SyncHealth
 
 log = logging.getLogger(__name__)
-
-# What state trayburn's inputs are in; the tray and `doctor` choose by this, never by the verdict's words.
-HealthKind = Literal[
-    "ok",
-    "ledger_disk_full",  # the ledger cannot be written: the disk is full (figures as of the last refresh)
-    "ledger_read_only",  # the ledger can be opened only for reading (permissions; figures are stale)
-    "ledger_io",  # the ledger failed a read or write (an I/O error; figures are stale)
-    "ledger_damaged",  # the ledger failed SQLite's integrity check (`check_integrity`): moved aside and rebuilt
-    "settings_broken",  # the settings file does not parse: defaults are in use (see settings_problem)
-    "override_missing",  # a setting or variable points to a folder that does not exist (see problem_level)
-    "not_installed",  # no Cline folder at the default place, and no sessions folder
-    "no_sessions_folder",  # the sessions folder does not exist yet (Cline has recorded no session)
-    "sessions_not_a_folder",  # the sessions path exists but is a file
-    "no_sessions",  # the sessions folder exists and holds none
-    "file_problems",  # some files could not be read (see problems: path and reason); the rest is counted
-    "sync_problems",  # sharing through sync_dir has a problem (doctor's, from `sync_health`); the rest is counted
-]
-
-
-@dataclass
-class Health:
-    """What `trayburn doctor` and the tray's problem line say."""
-
-    kind: HealthKind
-    levels: paths.Levels
-    config_path: Path
-    config_error: str | None
-    config_warnings: list[str]
-    sessions: int
-    removed_sessions: int
-    problems: list[tuple[str, str]]  # (path, reason)
-    verdict: str
-    ok: bool
-    ledger_path: Path
-    ledger_notice: str | None = None
-    settling: list[tuple[str, str]] = field(default_factory=list)  # failed within the last minute
-    extra: dict = field(default_factory=dict)
-    problem_level: paths.Level | None = None  # for override_missing: the level whose override points nowhere
-    settings_problem: settings.SettingsProblem | None = None  # for settings_broken: kind, message, line, key
-    ledger_fault: str | None = None  # for ledger_*: what is wrong with the ledger (figures are stale meanwhile)
-
-    def to_json(self) -> dict:
-        return {
-            "kind": self.kind,
-            "ok": self.ok,
-            "verdict": self.verdict,
-            "levels": [
-                {"name": lv.name, "path": str(lv.path), "origin": lv.origin, "source": lv.source(), "exists": lv.exists}
-                for lv in self.levels
-            ],
-            "config": {
-                "path": str(self.config_path),
-                "error": self.config_error,
-                "problem": asdict(self.settings_problem) if self.settings_problem else None,
-                "warnings": self.config_warnings,
-            },
-            "problem_level": self.problem_level.name if self.problem_level else None,
-            "sessions": self.sessions,
-            "removed_sessions": self.removed_sessions,
-            "problems": [{"path": p, "reason": r} for p, r in self.problems],
-            "being_written": [{"path": p, "reason": r} for p, r in self.settling],
-            "ledger": {"path": str(self.ledger_path), "notice": self.ledger_notice, "fault": self.ledger_fault},
-            **self.extra,
-        }
 
 
 class Engine:
@@ -147,7 +86,10 @@ class Engine:
             self.settings.cline_dir, self.settings.data_dir, self.settings.sessions_dir, self.env
         )
         self.book = PriceBook(
-            self.settings.prices, self.settings.aliases, cache=paths.prices_cache_file(self.state_dir)
+            self.settings.prices,
+            self.settings.aliases,
+            cache=paths.prices_cache_file(self.state_dir),
+            billing=self.settings.billing,
         )
         self._config_stamp = _stamp(self.config_path)
         for warning in self.loaded.warnings:
@@ -249,13 +191,13 @@ class Engine:
         from .sources.editor_tasks import places
 
         s, out = self.settings, {}
+        root, data = self.levels.root, self.levels.data
+        cli_data = places.cline_data_places(root.path, root.source(), data.path, data.source())
         for app in places.APPS:
             on = getattr(s, app.enabled_key, True)
             dirs = getattr(s, app.dirs_key, [])
             out[app.name] = (
-                places.places(app, dirs, self.env, paths.home(self.env), sys.platform, self.levels.data.path)
-                if on
-                else []
+                places.places(app, dirs, self.env, paths.home(self.env), sys.platform, cli_data) if on else []
             )
         return out
 
@@ -272,8 +214,18 @@ class Engine:
                 tasks = sum(1 for e in os.scandir(p.tasks) if e.is_dir()) if exists else 0
                 rows.append({"path": str(p.tasks), "origin": p.origin, "exists": exists, "tasks": tasks})
             on = bool(getattr(self.settings, app.enabled_key, True))
-            out.append({"app": name, "label": app.label, "enabled": on, "enabled_key": app.enabled_key, "places": rows})
+            row = {"app": name, "label": app.label, "enabled": on, "enabled_key": app.enabled_key, "places": rows}
+            if app.cost_unit is not None and any(r["tasks"] for r in rows):
+                row["written_cost"] = self._written_costs(app, places)
+            out.append(row)
         return out
+
+    def _written_costs(self, app, places: list) -> dict:
+        """An app whose files' cost unit is not proven dollars (IBM Bob): what its files wrote, kept aside."""
+        from .sources.editor_tasks.source import written_costs
+
+        tasks, total = written_costs(app, places, self.settings.max_file_mb * 10**6)
+        return {"tasks": tasks, "total": round(total, 6), "unit": app.cost_unit}
 
     def task_sources(self) -> list[Source]:
         """One source per editor app that is on (Cline's pre-4.0 tasks, Roo Code, Kilo Code), kept between
@@ -326,8 +278,8 @@ class Engine:
         return {"label": "Kilo Code 7", "enabled": on, "enabled_key": "kilo_code", "databases": rows}
 
     def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
-        """(label, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the
-        menu's "CLI $1.20 · VS Code $3.40" line (`editor_tasks.places.menu_line` writes it from this)."""
+        """(app, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the menu's
+        "Cline CLI $1.20 · Cline for VS Code $3.40" line (`editor_tasks.places.menu_line` writes it from this)."""
         from .sources.editor_tasks.places import source_label
 
         first = since or periods.now_date()
@@ -375,7 +327,10 @@ class Engine:
         per hour (the window's chart)."""
         d = day or periods.now_date()
         report, machines = self.day_and_machines(d)
-        return day_figures(self.ledger, self.book, d, machines, hourly, report)
+        figures = day_figures(self.ledger, self.book, d, machines, hourly, report)
+        if d != periods.now_date():
+            return figures
+        return replace(figures, burn=self.pace(figures.report.cost_usd))
 
     def day_and_machines(self, day: date | None = None) -> tuple[DayReport, MachinesReport]:
         """The day's figure (default today) and its spend by machine, from one grouped read of its calls."""
@@ -385,6 +340,21 @@ class Engine:
         priced = pricer, pricer.groups(start, end, by=("origin",))
         machines = history.machines_between(self.ledger, self.book, start, end, self.machine_name(), priced)
         return day_report(self.ledger, self.book, d, priced), machines
+
+    def pace(self, spent_today_usd: float, now_ms: int | None = None) -> Burn:
+        """Today's burn rate and where the day ends at that pace (`figures.burn`); `spent_today_usd`: today's
+        spend so far."""
+        now = periods.utc_now_ms() if now_ms is None else now_ms
+        return burn(self.ledger, self.book, now, periods.now_date(), spent_today_usd)
+
+    def budgets(self, today: date, day_usd: float, month_usd: float) -> list[BudgetState]:
+        """Every budget set, with its spend: the daily and monthly ones, then each project's
+        (`project_budgets`; the projects' spend is read only when one has a budget)."""
+        s = self.settings
+        spend = budgets.project_spend(self.ledger, self.book, today, s.project_budgets)
+        return budgets.overall(s.daily_budget, s.monthly_budget, day_usd, month_usd) + budgets.per_project(
+            s.project_budgets, spend
+        )
 
     def glance(self, health: Health, since: Glance | None = None) -> Glance:
         """What the tray's menu shows, from the ledger as it is (`figures.glance.Glance`). `health`: as just
@@ -399,23 +369,29 @@ class Engine:
             base = replace(since, day=with_sessions(since.day, self.ledger, self.book))
         else:
             base = self._until_midnight(today)
+        pace = self.pace(base.day.report.cost_usd, now)
+        alerts = (self.settings.session_alert_usd, self.settings.rate_alert_usd_per_hour)
+        found = runaways(self.ledger, self.book, base.day.sessions, pace, *alerts)
         return replace(
             base,
+            day=replace(base.day, burn=pace),
             last_hour=hour,
             hour_first_ms=first,
             progress=self.progress,
             sync_problem=self.sync_problem(health.problems),
             built_ms=now,
-            stale_at_ms=changes_at(now, today, first, base.day.sessions, health.settling),
+            stale_at_ms=changes_at(now, today, first, base.day.sessions, health.settling, found),
+            runaways=found,
         )
 
     def _until_midnight(self, today: date) -> Glance:
         """The part of today's glance the clock leaves alone until midnight (`glance` sets the rest)."""
         day = self.day_figures(today)
+        month = self.period(month=True)
         return Glance(
             day=day,
             week=self.period(),
-            month=self.period(month=True),
+            month=month,
             last_hour=Totals(),
             hour_first_ms=None,
             yesterday=None if day.report.calls else self.day(today - timedelta(days=1)),
@@ -426,11 +402,25 @@ class Engine:
             sync_problem=None,
             built_ms=0,
             stale_at_ms=0,
+            budgets=tuple(self.budgets(today, day.report.cost_usd, month.cost_usd)),
         )
 
     def history(self, period, by: str = "day"):
         """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
         return history.report(self.ledger, self.book, period, by, self.machine_name())
+
+    def attribution(self, period: periods.Period | None, by: str, session_id: str | None = None):
+        """A period's (or, `period` None, one session's) cost by tool or by agent (attribution.Attribution)."""
+        figure = attribution.by_tool if by == "tool" else attribution.by_agent
+        return figure(self.ledger, self.book, period, session_id)
+
+    def cache_saved(self, period: periods.Period) -> listprice.CacheReport:
+        """What cache reads saved over the period, per model, at list price."""
+        return listprice.cache_saved(self.ledger, self.book, *period.bounds_ms())
+
+    def reprice(self, period: periods.Period, model: str) -> listprice.WhatIf:
+        """The period's calls at `model`'s list price: a what-if, never spend."""
+        return listprice.reprice(self.ledger, self.book, *period.bounds_ms(), model)
 
     def overview(self, period):
         """A period by day, project, model and source from one read (the window's period view)."""
@@ -568,23 +558,14 @@ class Engine:
         )
 
     def _kind(self, sessions: int) -> tuple[HealthKind, paths.Level | None]:
-        if self.fault is not None:
-            return self.fault.kind, None  # type: ignore[return-value]  # one of the ledger_* kinds
-        if self.integrity_problem is not None:
-            return "ledger_damaged", None
-        if self.loaded.problem:
-            return "settings_broken", None
-        level = self._missing_override()
-        if level is not None:
-            return "override_missing", level
-        root, sess = self.levels.root, self.levels.sessions
-        if sess.path.exists() and not sess.exists:
-            return "sessions_not_a_folder", None
-        if not sess.exists and not self._editor_tasks():  # (editor tasks alone are data: the CLI is optional)
-            if not root.exists and root.origin == "default" and not sess.path.exists():
-                return "not_installed", None
-            return "no_sessions_folder", None
-        return ("ok" if sessions else "no_sessions"), None
+        return kind_of(
+            self.fault.kind if self.fault is not None else None,  # one of the ledger_* kinds
+            self.integrity_problem is not None,
+            self.loaded.problem is not None,
+            self.levels,
+            bool(self._editor_tasks()),
+            sessions,
+        )
 
     def _editor_tasks(self) -> dict[str, int]:
         """Live sessions of the editor task sources (VS Code's Cline tasks, Roo Code, Kilo Code), by feed."""
@@ -592,51 +573,22 @@ class Engine:
 
     def _verdict(self, kind: HealthKind, level: paths.Level | None, sessions: int) -> str:
         """The sentence for a person (the tray and doctor choose by `kind`, not by these words)."""
-        sess = self.levels.sessions
-        held = f"{sessions} session{'' if sessions == 1 else 's'} in {sess.path}"
-        if kind.startswith("ledger_") and self.fault is not None:
-            return f"The figures are stale: {self.fault}"
-        if kind == "ledger_damaged":
-            return f"The ledger failed SQLite's integrity check ({self.integrity_problem}); {self.ledger.notice}"
-        if kind == "file_problems":
-            return f"{held}; some files could not be read (listed above), the rest is counted"
-        if kind == "settings_broken":
-            return f"The settings file is broken, defaults are in use: {self.loaded.error}"
-        if kind == "override_missing" and level is not None:
-            who = f"The setting {level.name} in {self.config_path}" if level.origin == "settings" else level.variable
-            return f"{who} points to {level.path}, which does not exist"
-        if kind == "not_installed":
-            return f"The Cline CLI is not installed (nothing at {self.levels.root.path})"
-        if kind == "sessions_not_a_folder":
-            return f"The sessions path {sess.path} is a file, not a folder"
-        if kind == "no_sessions_folder":
-            return f"The sessions folder {sess.path} does not exist yet: Cline has not recorded a session"
-        if kind == "no_sessions":
-            return f"The sessions folder {sess.path} exists but holds no sessions"
-        tasks = self._editor_tasks()
-        if not tasks:
-            return f"OK: {held}"
         from .sources.editor_tasks import places
 
+        tasks = self._editor_tasks()
         labels = {f"tasks:{app.name}": app.label for app in places.APPS} | {"kilo": "Kilo Code 7"}
-        apps = ", ".join(f"{n} of {labels.get(feed, feed)}" for feed, n in sorted(tasks.items()))
-        cli = self.ledger.live_by_feed().get(ClineCliSource.feed, 0)
-        if sess.exists:
-            where = f"{cli} session{'' if cli == 1 else 's'} in {sess.path}"
-        elif not self.levels.root.exists:
-            where = f"the Cline CLI is not installed (nothing at {self.levels.root.path})"
-        else:
-            where = f"no Cline CLI sessions folder yet ({sess.path})"
-        return f"OK: editor tasks ({apps}); {where}"
-
-    def _missing_override(self) -> paths.Level | None:
-        """An override (setting or variable) pointing nowhere, among the levels the sessions folder derives from."""
-        used = [self.levels.sessions]
-        while used[0].origin == "default" and used[0] is not self.levels.root:
-            used.insert(0, self.levels.root if used[0] is self.levels.data else self.levels.data)
-        sess = self.levels.sessions  # a sessions path that is a file is `sessions_not_a_folder`
-        return next(
-            (lv for lv in used if lv.origin != "default" and not (lv.path.exists() if lv is sess else lv.exists)), None
+        return verdict(
+            kind,
+            level,
+            sessions,
+            self.levels,
+            self.config_path,
+            fault=str(self.fault) if self.fault is not None else None,
+            integrity=self.integrity_problem,
+            notice=self.ledger.notice,
+            settings_error=self.loaded.error,
+            apps=[(labels.get(feed, feed), n) for feed, n in sorted(tasks.items())],
+            cli_sessions=self.ledger.live_by_feed().get(ClineCliSource.feed, 0) if tasks else 0,
         )
 
     def forget_listings(self) -> None:

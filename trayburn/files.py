@@ -53,12 +53,20 @@ def _ours(st: os.stat_result) -> bool:
 
 def private_dir(path: str | os.PathLike[str]) -> Path:
     """The folder, created if missing; made 0700 when it is ours. A folder of another user's that
-    other users can write is refused (Refused "not_private")."""
+    other users can write is refused (Refused "not_private"), and so is a shared folder with the sticky bit
+    (`/tmp` itself, as root): its mode is never changed."""
     folder = Path(path)
     folder.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
     st = os.stat(folder)  # followed: the folder itself may be a link (a moved ~/.local, say)
     if not _POSIX:
         return folder
+    if _ours(st) and st.st_mode & stat.S_ISVTX:  # a shared folder (/tmp as root): never made private
+        raise Refused(
+            "not_private",
+            folder,
+            f"{folder} is a folder shared by every user (its sticky bit is set), so trayburn will not keep its "
+            "files there nor change its mode; choose a folder of your own",
+        )
     if _ours(st):
         if stat.S_IMODE(st.st_mode) != PRIVATE_DIR:
             os.chmod(folder, PRIVATE_DIR)

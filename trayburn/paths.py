@@ -164,6 +164,11 @@ def notified_file(state: Path) -> Path:
     return state / "notified.json"
 
 
+def alerts_file(state: Path) -> Path:
+    """The runaway sessions and project budgets the tray has told of, and the runaways silenced from its menu."""
+    return state / "alerts.json"
+
+
 def demo_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where `trayburn demo` makes its throwaway folders: under TRAYBURN_STATE_DIR when that is set
     (tests and sandboxes keep everything in one place), else the platform's cache folder."""

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .figures.attribution import Attribution, Share
+from .figures.burn import Burn
+from .figures.costs import covered_by
 from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 from .figures.history import MachinesReport
+from .figures.listprice import CacheReport, WhatIf
 from .figures.money import Money, usd
 from .files import clean
 from .sources.base import MAX_COST
-from .words import UNPRICED_MARK, USD, columns, plan_text, plural, shorten, tokens
+from .words import NOT_PAID, UNPRICED_MARK, USD, Covered, columns, pace_text, plan_text, plural, shorten, tokens
 
 
 def one_line(text: str) -> str:
@@ -41,7 +46,7 @@ def _pad(cell: str, width: int, right: bool) -> str:
 
 
 if TYPE_CHECKING:
-    from .engine import Health
+    from .health import Health
     from .pricing.show import SeenModel
 
 # What to do, by Health.kind (the verdict says what is wrong; this says what to try).
@@ -75,6 +80,7 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
         lines.append(f"  {h.ledger_notice}")
     if h.ledger_fault:
         lines.append(f"  problem: {h.ledger_fault}")
+    lines += backup_lines(h.extra.get("backups"), h.extra.get("rebuilt"))
     lines.append(
         f"Sessions:        {h.sessions}"
         + (f" (+{h.removed_sessions} removed from disk, still counted)" if h.removed_sessions else "")
@@ -101,6 +107,24 @@ def doctor(h: Health, settings_file_exists: bool, unpriced: Sequence[SeenModel] 
     return "\n".join(lines)
 
 
+def backup_lines(backups: dict[str, Any] | None, rebuilt: dict[str, Any] | None) -> list[str]:
+    """doctor's lines on the ledger's backups (`backups.report`) and its last rebuild (`salvage.Rebuilt`)."""
+    lines = []
+    if backups is not None:
+        newest = backups["newest"]
+        age = f"; the newest {newest['path']}, {newest['age_s'] / 3600:.0f} h old" if newest else ""
+        lines.append(f"  backups: {backups['count']} of trayburn's (the last {backups['kept']} are kept){age}")
+        failure = backups.get("last_failure")
+        if failure:
+            lines.append(f"  the last backup failed: {failure['reason']}")
+        for path in backups.get("not_trayburns", []):
+            lines.append(f"  named like a backup, not trayburn's (never used unless sound, never deleted): {path}")
+    if rebuilt is not None:
+        when = datetime.fromtimestamp(rebuilt["at_ms"] / 1000).strftime("%Y-%m-%d %H:%M")
+        lines.append(f"  rebuilt {when}: {rebuilt['line']}")
+    return lines
+
+
 def task_place_lines(apps: list[dict[str, Any]]) -> list[str]:
     """doctor's part on the editor apps' task folders (`Engine.task_places_json`): found ones, then off ones."""
     shown = any(not a["enabled"] or any(p["exists"] or p["origin"].startswith("settings") for p in a["places"])
@@ -119,6 +143,11 @@ def task_place_lines(apps: list[dict[str, Any]]) -> list[str]:
             lines.append(f"  {app['label']:16} {p['path']}  [{p['origin']}]  {plural(p['tasks'], 'task')}")
         lines += [f"  {app['label']:16} {p['path']}  [{p['origin']}]  (missing)" for p in app["places"]
                   if not p["exists"] and p["origin"].startswith("settings")]  # fmt: skip
+        written = app.get("written_cost")
+        if written and written["tasks"]:
+            lines.append(f"  {'':16} its files' cost fields total {written['total']:g} over "
+                         f"{plural(written['tasks'], 'task')}, unit {written['unit']}: not counted; "
+                         "its calls are estimated from their tokens at list price")  # fmt: skip
     return lines
 
 
@@ -195,10 +224,13 @@ def json_with_list(doc: dict[str, Any], key: str, items: Iterable[Any]) -> Itera
     yield tail
 
 
-def day(r: DayReport, money: Money = USD) -> str:
+def day(r: DayReport, money: Money = USD, pace: Burn | None = None) -> str:
+    """`pace`: today's burn rate and projection (`figures.burn`), on the line under the head."""
     cost = cost_cell(r.cost_usd, r.estimated_cost_usd, r.unpriced_calls, r.calls, compact=True, money=money)
     head = f"{r.date} ({r.timezone}): {cost} over {plural(r.calls, 'call')} in {plural(r.sessions, 'session')}"
     lines = [head]
+    if pace is not None:
+        lines.append(f"  {pace_text(pace, money)}")
     if r.estimated_cost_usd:
         lines.append(f"  of which {money.text(r.estimated_cost_usd)} estimated from tokens (no cost reported)")
     if r.unpriced_calls:
@@ -206,7 +238,7 @@ def day(r: DayReport, money: Money = USD) -> str:
         has, are = ("has", "is") if r.unpriced_calls == 1 else ("have", "are")
         lines.append(f"  {plural(r.unpriced_calls, 'call')} {has} no known price and {are} not in the total ({names};")
         lines.append("  `trayburn prices` says how to add a price)")
-    lines += _plan_and_cap(r.plan_calls, r.plan_api_value_usd, r.capped_calls, money)
+    lines += _plan_and_cap(r, r.capped_calls, money)
     t = r.tokens
     lines.append(
         f"  tokens: {tokens(t.input)} in ({tokens(t.cache_read)} cache read, "
@@ -228,18 +260,20 @@ def _noted(text: str, money: Money) -> str:
     return text + (f"\n({money.note})" if money.note else "")
 
 
-def _plan_and_cap(plan_calls: int, plan_value: float, capped: int, money: Money = USD) -> list[str]:
+def _plan_and_cap(covered: Covered, capped: int, money: Money = USD) -> list[str]:
     lines = []
-    what = plan_text(plan_calls, plan_value, money)
+    what = plan_text(covered, money.text)
     if what:
-        lines.append(f"  {what} (what the same tokens cost at list price; not in the total)")
+        lines.append(f"  {what} (not in the total)")
     if capped:
         lines.append(f"  {plural(capped, 'call')} with absurd token counts: each estimate held at {usd(MAX_COST)}")
     return lines
 
 
 def _model_cost(m: ModelCost, money: Money) -> str:
-    return cost_cell(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money=money)
+    return NOT_PAID.get(m.billing or "") or cost_cell(
+        m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money=money
+    )
 
 
 def cost_cell(
@@ -263,7 +297,8 @@ def sessions(items: list[SessionSummary], money: Money = USD) -> str:
             s.state + (" (removed)" if s.removed else ""),
             ", ".join(s.models) or "-",
             str(s.calls),
-            cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money=money),
+            covered_by(s.calls, s.plan_calls, s.free_calls)
+            or cost_cell(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money=money),
             s.id,
         ]
         for s in items
@@ -282,7 +317,7 @@ def session(d: SessionDetail, money: Money = USD) -> str:
         f"  {plural(s.calls, 'call')}, {cost_cell(s.cost_usd, 0.0, s.unpriced_calls, s.calls, money=money)}"
         + (f" ({money.text(s.estimated_cost_usd)} estimated)" if s.estimated_cost_usd else ""),
     ]
-    lines += _plan_and_cap(s.plan_calls, s.plan_api_value_usd, s.capped_calls, money)
+    lines += _plan_and_cap(s, s.capped_calls, money)
     for sub in s.subagents:
         lines.append(f"  {sub.kind} {sub.name}: {plural(sub.calls, 'call')}, {money.text(sub.cost_usd)}")
     days = len({c.time[:10] for c in d.calls}) > 1  # calls of several days (a resumed session): dated
@@ -293,7 +328,7 @@ def session(d: SessionDetail, money: Money = USD) -> str:
             c.agent,
             tokens(c.tokens.input),
             tokens(c.tokens.output),
-            money.text(c.cost_usd, c.estimated),
+            NOT_PAID.get(c.billing) or money.text(c.cost_usd, c.estimated),
             ", ".join(c.tools),
         ]
         for c in d.calls
@@ -303,11 +338,14 @@ def session(d: SessionDetail, money: Money = USD) -> str:
     return "\n".join(lines)
 
 
-def history(r, money) -> str:
-    """`trayburn report`: one line per day (week, month, project, model, session, source) and a total."""
+def history(r, money, budgets: dict[str, dict] | None = None) -> str:
+    """`trayburn report`: one line per day (week, month, project, model, session, source) and a total;
+    `budgets`: by project, each row's budget and the share of it spent ("$5.00 daily, 82 %")."""
 
     def cost(g) -> str:
         t = g.totals
+        if covered := covered_by(t.calls, t.plan_calls, t.free_calls):
+            return covered
         if t.calls and t.unpriced_calls >= t.calls:
             return "unpriced"
         tail = f" (+{t.unpriced_calls} unpriced)" if t.unpriced_calls else ""
@@ -321,7 +359,14 @@ def history(r, money) -> str:
     head = f"{r.period.since} to {r.period.until} ({r.timezone}), by {r.by}"
     rows = [line(g) for g in r.rows] + [line(r.total)]
     rows[-1][0] = "total"
-    body = table([r.by, "sessions", "calls", "in", "out", "cost"], rows, right={1, 2, 3, 4, 5})
+    columns = [r.by, "sessions", "calls", "in", "out", "cost"]
+    if budgets:
+        columns.append("budget")
+        for g, row in zip(r.rows, rows, strict=False):
+            b = budgets.get(g.key)
+            row.append(f"{money.cents(b['budget_usd'])} {b['which']}, {b['share'] * 100:.0f} %" if b else "")
+        rows[-1].append("")
+    body = table(columns, rows, right={1, 2, 3, 4, 5})
     lines = [head, "", body]
     if r.total.totals.estimated_usd:
         lines.append(f"* includes {money.text(r.total.totals.estimated_usd)} estimated from tokens (no cost reported)")
@@ -418,3 +463,60 @@ def _age(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f} {unit}"
     return f"{seconds:.0f} s"
+
+
+def attribution(a: Attribution, money: Money = USD) -> str:
+    """`trayburn report --by tool|agent`: a row per tool (a shell tool's programs indented under it) or per agent,
+    and the total; by tool, the rule it follows (an attribution, not a measurement)."""
+
+    def cost(s: Share) -> str:
+        return cost_cell(s.nano / 1e9, s.estimated_usd, s.unpriced_calls, s.calls, money=money)
+
+    def row(s: Share, indent: str = "") -> list[str]:
+        name = indent + shorten(s.label, 40 - len(indent))
+        if a.by == "agent":
+            return [name, s.role, ", ".join(s.models), f"{s.calls:,}", cost(s)]
+        return [name, f"{s.calls:,}", f"{s.uses:,}", cost(s)]
+
+    rows = []
+    for s in a.rows:
+        rows.append(row(s))
+        rows += [row(c, "  ") for c in s.under]
+    total = row(a.total)
+    total[0] = "total"
+    if a.by == "agent":
+        total[1:3] = ["", ""]
+    rows.append(total)
+    if a.by == "agent":
+        body = table(["agent", "role", "models", "calls", "cost"], rows, right={3, 4})
+    else:
+        body = table(["tool", "calls", "uses", "cost"], rows, right={1, 2, 3})
+    scope = f"session {a.session_id}" if a.session_id else f"{a.since} to {a.until} ({a.timezone})"
+    lines = [f"{scope}, by {a.by}", "", body]
+    if a.rule:
+        lines.append(a.rule)
+    if a.total.estimated_usd:
+        lines.append(f"* includes {money.text(a.total.estimated_usd)} estimated from tokens (no cost reported)")
+    return "\n".join(lines)
+
+
+def cache_line(c: CacheReport, money: Money = USD) -> str | None:
+    """'Cache: 4.5M of 5.0M input tokens read from cache (89%), saving $1.33 at list price'; None without input."""
+    t = c.total
+    if not t.input_tokens or t.hit_share is None:
+        return None
+    saved = "an unknown amount (a model without a price)" if t.saved_usd is None else money.text(t.saved_usd)
+    line = f"Cache: {tokens(t.cache_read_tokens)} of {tokens(t.input_tokens)} input tokens read from cache"
+    return f"{line} ({t.hit_share:.0%}), saving {saved} at list price"
+
+
+def what_if_line(w: WhatIf, money: Money = USD) -> str:
+    """'What if (not spend): these 94 calls on Claude Sonnet 4.5 at list price would cost $3.06 (spent $0.33)'."""
+    spent = money.text(w.spend_usd) + (f", +{w.spend_unpriced_calls} unpriced" if w.spend_unpriced_calls else "")
+    head = f"What if (not spend): these {plural(w.calls, 'call')} on {w.name} at list price"
+    if w.cost_usd is None:
+        return f"{head}: no price known for it on {', '.join(w.unpriced_routes) or 'any route'} (spent {spent})"
+    tail = ""
+    if w.unpriced_calls:
+        tail = f"; {plural(w.unpriced_calls, 'call')} left out: no price for it on {', '.join(w.unpriced_routes)}"
+    return f"{head} would cost {money.text(w.cost_usd)} (spent {spent}){tail}"

@@ -146,6 +146,29 @@ class Aliases(Table[str]):
         return f"`[{key}]`"
 
 
+class Routes(Table[str]):
+    """[billing] "route" = "plan" | "paid": a plan route trayburn does not know yet, or a known one counted as paid."""
+
+    values = ("plan", "paid")
+
+    def check(self, value: Any) -> dict[str, str]:
+        if not isinstance(value, dict):
+            raise ValueError('must be a table of "route" = "plan" or "paid"')
+        for route, said in value.items():
+            if not route.strip() or said not in self.values:
+                raise ValueError(f'"{route}" must be "plan" or "paid", not {said!r}')
+        return dict(value)
+
+    def with_entry(self, table: dict, key: str, entry: str, text: str | None) -> dict:
+        if text is not None and text.strip().lower() not in self.values:
+            raise ValueError(f"{key} must be plan or paid, not '{text}'")
+        _update_table(table, entry, None if text is None else text.strip().lower())
+        return table
+
+    def readme_key(self, key: str) -> str:
+        return f"`[{key}]`"
+
+
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
 
 
@@ -179,6 +202,43 @@ class Prices(Table[dict[str, float]]):
 
     def readme_key(self, key: str) -> str:
         return f'`[{key}."model"]`'
+
+
+BUDGET_FIELDS = ("daily", "monthly")
+
+
+class ProjectBudgets(Table[dict[str, float]]):
+    """[project_budgets."project"] tables: `daily` and `monthly` in USD (0 turns one off)."""
+
+    def check(self, value: Any) -> dict[str, dict[str, float]]:
+        if not isinstance(value, dict):
+            raise ValueError('must be a table of [project_budgets."project"] tables')
+        out = {}
+        for project, row in value.items():
+            if not isinstance(row, dict):
+                raise ValueError(f'project_budgets."{project}" must be a table with daily and/or monthly')
+            for k, v in row.items():
+                if k not in BUDGET_FIELDS:
+                    raise ValueError(f'project_budgets."{project}".{k} is unknown (use daily or monthly)')
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
+                    raise ValueError(f'project_budgets."{project}".{k} must be US dollars, 0 or more')
+            kept = {k: float(v) for k, v in row.items() if v}
+            if kept:
+                out[project] = kept
+        return out
+
+    def with_entry(self, table: dict, key: str, entry: str, text: str | None) -> dict:
+        project, _, part = entry.rpartition(".")
+        if part not in BUDGET_FIELDS or not project:
+            raise ValueError(f"use project_budgets.PROJECT.daily or .monthly, not '{key}'")
+        row = table.setdefault(project, {})
+        _update_table(row, part, None if text is None else _number(key, text))
+        if not row:
+            del table[project]
+        return table
+
+    def readme_key(self, key: str) -> str:
+        return f'`[{key}."project"]`'
 
 
 def _number(key: str, text: str) -> float:

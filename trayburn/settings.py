@@ -21,7 +21,21 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .files import Refused, atomic_write, read_file
-from .setting_kinds import Aliases, Choice, Currency, Flag, Folders, Kind, Number, Prices, Table, Text, Whole
+from .setting_kinds import (
+    Aliases,
+    Choice,
+    Currency,
+    Flag,
+    Folders,
+    Kind,
+    Number,
+    Prices,
+    ProjectBudgets,
+    Routes,
+    Table,
+    Text,
+    Whole,
+)
 from .sources.editor_tasks.places import APPS
 
 MAX_BYTES = 1_000_000  # a settings file is a few hundred bytes; anything near this is not one
@@ -132,6 +146,22 @@ class Settings:
         None,
         "USD; the window's month view shows spend against it and a month-end projection",
     )
+    project_budgets: dict[str, dict[str, float]] = setting(
+        ProjectBudgets(),
+        {},
+        "`daily`, `monthly` in USD for a project as `report --by project` names it: the same notices and marks",
+        shown="none",
+    )
+    session_alert_usd: float | None = setting(
+        Number("a number of US dollars, 0 or more (0 turns the alert off)", zero_is_off=True),
+        None,
+        "USD; a running session whose spend passes it is notified once and named atop the menu",
+    )
+    rate_alert_usd_per_hour: float | None = setting(
+        Number("a number of US dollars per hour, 0 or more (0 turns the alert off)", zero_is_off=True),
+        None,
+        "USD per hour; a running session spending faster is notified once and named atop the menu",
+    )
     theme: str = setting(
         Choice("auto", "light", "dark"),
         "auto",
@@ -144,6 +174,13 @@ class Settings:
     )
     prices: dict[str, dict[str, float]] = setting(
         Prices(), {}, "`input`, `output`, `cache_read`, `cache_write` in USD per million tokens", shown="none"
+    )
+    billing: dict[str, str] = setting(
+        Routes(),
+        {},
+        '`"my-gateway" = "plan"`: its calls are covered by a plan (API value, $0 spent); `"openai-codex" = "paid"`:'
+        " count a plan route's calls as spend",
+        shown="none (`cline-pass`, `openai-codex`, `openai-codex-cli`, `claude-code` are plans)",
     )
     currency: str = setting(
         Currency(), "USD", 'show amounts in this currency (ISO code, e.g. `"EUR"`), converted with `usd_rate`'

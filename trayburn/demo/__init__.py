@@ -6,7 +6,11 @@ folders, settings or ledger.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -102,7 +106,28 @@ def prepared(args) -> Iterator[None]:
         return
     with tempfile.TemporaryDirectory(prefix="demo-", dir=_demo_home()) as tmp:
         _point(args, Path(tmp))
+        with _removed_on_sigterm(Path(tmp)):
+            yield
+
+
+@contextmanager
+def _removed_on_sigterm(folder: Path) -> Iterator[None]:
+    """SIGTERM (the session ending at logout, `kill`) ends the process without running a `finally`: the demo's
+    copy (~700 KB) is removed first, then the process ends as SIGTERM ends it."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread sets handlers
         yield
+        return
+
+    def ended(signum: int, _frame: Any) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    previous = signal.signal(signal.SIGTERM, ended)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _point(args, root: Path) -> None:

@@ -1,8 +1,11 @@
 """What counted calls cost: reported costs as they are, the others estimated when read (so better price
-data re-prices old calls), and plan-covered calls valued at list price beside the spend, never in it.
-Never speaks SQL (the ledger's `cost_groups` does) and never shows a call without a price as $0.
+data re-prices old calls); plan-covered calls valued at list price beside the spend, never in it, and free
+calls $0. Never speaks SQL (the ledger's `cost_groups` does) and never shows a call without a price as $0.
 
 The one place the estimation rules live:
+- a call is paid, covered by a plan or free by its route and model id (`billing.Billing.of`), never by its cost
+  field: a plan's or a free model's call is $0 of spend whatever its cost says; a plan call's API value is its
+  tokens at list price (the cost Cline wrote, where no list price is known), a free call has none;
 - calls are priced in the groups `Ledger.cost_groups` returns: one route, one tier band, so a group's
   summed tokens cost exactly what its calls priced one by one would (`Price.cost(tier_input=)`); calls
   whose price depends on their time (`Price.periodic`) or whose tokens are absurd come one by one;
@@ -17,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..billing import FREE, PAID, PLAN, route_of
 from ..ledger import Bucket, CostGroup, Ledger, Route, Usage
 from ..pricing import Price, PriceBook
-from ..pricing.price import is_plan, route_of
 from ..sources.base import MAX_COST
 
 
@@ -42,9 +45,11 @@ class Totals:
     reported_usd: float = 0.0
     estimated_usd: float = 0.0
     unpriced_calls: int = 0
-    plan_calls: int = 0  # calls a plan covered (cost 0 on a plan route)
+    plan_calls: int = 0  # calls a plan covered (on a plan route, whatever their cost field says)
     plan_api_value_usd: float = 0.0  # what those calls' tokens cost at list price: never in cost_usd
     capped_calls: int = 0  # estimates held at MAX_COST (absurd token counts)
+    free_calls: int = 0  # calls of a free model: $0, and no price
+    plans: set[str] = field(default_factory=set)  # the names of the plans that covered calls ("ClinePass")
 
     @property
     def cost_usd(self) -> float:
@@ -64,9 +69,12 @@ class Totals:
         self.plan_calls += other.plan_calls
         self.plan_api_value_usd += other.plan_api_value_usd
         self.capped_calls += other.capped_calls
+        self.free_calls += other.free_calls
+        self.plans |= other.plans
 
     def add(self, g: CostGroup, pricer: Pricer) -> None:
-        """A group of calls: reported costs as they are, the others estimated, plan calls valued."""
+        """A group of calls: paid ones at their reported costs, the others estimated; a plan's valued
+        beside the spend; a free model's counted."""
         s = g.sums
         self.calls += s.calls
         t = self.tokens
@@ -74,8 +82,18 @@ class Totals:
         t.output += s.output
         t.cache_read += s.cache_read
         t.cache_write += s.cache_write
-        self.reported_usd += s.reported_usd
+        billed = pricer.billed(g.route)
+        if billed == FREE:
+            self.free_calls += s.calls
+            return
         price = pricer.price(g.route)
+        if billed == PLAN:
+            self.plan_calls += s.calls
+            self.plans.add(pricer.plan_name(g.route))
+            whole = Usage(s.calls, g.floored_input, s.output, s.cache_read, s.cache_write)
+            self.plan_api_value_usd += s.reported_usd if price is None else _group_cost(price, g, whole)[0]
+            return
+        self.reported_usd += s.reported_usd
         if s.unpriced_calls:
             if price is None:
                 self.unpriced_calls += s.unpriced_calls
@@ -83,10 +101,6 @@ class Totals:
                 usd, capped = _group_cost(price, g, Usage(*s[6:]))
                 self.estimated_usd += usd
                 self.capped_calls += capped
-        if g.zero.calls and is_plan(route_name(g.route)):
-            self.plan_calls += g.zero.calls
-            if price is not None:
-                self.plan_api_value_usd += _group_cost(price, g, g.zero)[0]
 
 
 def route_name(r: Route) -> str:
@@ -113,15 +127,16 @@ class Plan:
     bands: tuple[int, ...] = ()
     alone: tuple[Route, ...] = ()
     alone_above: int | None = None
-    plans: bool = True  # some route is a plan's: its calls that reported 0 are valued apart
+    covered: tuple[Route, ...] = ()  # the plan routes: their calls are valued whatever their cost
 
 
 @dataclass(frozen=True)
 class CallCost:
-    cost_usd: float | None  # None: no cost reported and no known price
+    cost_usd: float | None  # None: no cost reported and no known price; 0 for a plan's or a free call
     estimated: bool
     capped: bool
     plan_api_value_usd: float | None  # a plan-covered call's list price
+    billing: str = PAID  # paid | plan | free
 
 
 class OneCall(Protocol):
@@ -152,6 +167,7 @@ class Pricer:
         self.ledger, self.book = ledger, book
         self._prices: dict[Route, Price | None] = {}
         self._keys: dict[Route, str] = {}
+        self._billed: dict[Route, str] = {}
 
     def price(self, r: Route) -> Price | None:
         if r not in self._prices:
@@ -166,14 +182,26 @@ class Pricer:
     def name(self, r: Route) -> str:
         return self.book.name_of(self.key(r))
 
+    def billed(self, r: Route) -> str:
+        """paid, plan or free: by the call's route and model id (`billing.Billing.of`), never its cost."""
+        if r not in self._billed:
+            self._billed[r] = self.book.billing.of(route_name(r), r.model)
+        return self._billed[r]
+
+    def plan_name(self, r: Route) -> str:
+        return self.book.billing.name(route_name(r))
+
     def plan(self, start_ms: int, end_ms: int, session_id: str | None = None) -> Plan:
-        priced = [(r, p) for r in self.ledger.priced_routes(start_ms, end_ms, session_id) if (p := self.price(r))]
+        routes = self.ledger.priced_routes(start_ms, end_ms, session_id)
+        covered = tuple(r for r, _ in routes if self.billed(r) == PLAN)
+        wanted = [r for r, no_cost in routes if (no_cost and self.billed(r) == PAID) or r in covered]
+        priced = [(r, p) for r in wanted if (p := self.price(r))]
         top = max((p.max_rate for _, p in priced), default=0.0)
         return Plan(
             tuple(sorted({s for _, p in priced for s in p.tier_starts()})),
             tuple(r for r, p in priced if p.periodic),
             int(MAX_COST * 1e6 / top) if top > 0 else None,
-            any(is_plan(route_name(r)) for r, _ in priced),
+            covered,
         )
 
     def groups(
@@ -189,7 +217,7 @@ class Pricer:
         spans of time inside it, each group's bucket number first in its `by`)."""
         p = plan or self.plan(start_ms, end_ms, session_id)
         led = self.ledger
-        return led.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id, buckets, p.plans)
+        return led.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id, buckets, p.covered)
 
     def totals(self, start_ms: int, end_ms: int) -> Totals:
         totals = Totals()
@@ -198,18 +226,31 @@ class Pricer:
         return totals
 
     def call(self, c: OneCall, session_provider: str | None) -> CallCost:
-        """One call: its reported cost, else its estimate at its time; a plan call's list price."""
+        """One call: a paid one's reported cost, else its estimate at its time; a plan call $0 with its list
+        price (the cost Cline wrote where none is known) as API value; a free call $0."""
         route = Route(c.model, c.provider, session_provider)
-        plan = c.cost == 0 and is_plan(route_name(route))
-        if c.cost is not None and not plan:
+        billed = self.billed(route)
+        if billed == FREE:
+            return CallCost(0.0, False, False, None, FREE)
+        if c.cost is not None and billed == PAID:
             return CallCost(c.cost, False, False, None)
         price = self.price(route)
         if price is None:
-            return CallCost(c.cost, False, False, None)
+            return CallCost(c.cost, False, False, None) if billed == PAID else CallCost(0.0, False, False, c.cost, PLAN)
         usd, held = capped(price.cost(c.input, c.output, c.cache_read, c.cache_write, at_ms=c.ts_ms))
-        if plan:
-            return CallCost(c.cost, False, False, usd)
+        if billed == PLAN:
+            return CallCost(0.0, False, False, usd, PLAN)
         return CallCost(usd, True, held, None)
+
+
+def covered_by(calls: int, plan_calls: int, free_calls: int) -> str | None:
+    """ "plan" or "free" when every one of some calls was a plan's or a free model's (what to show in place of
+    their cost, which is nothing); None otherwise. The sessions list, the report and the window use it."""
+    if calls and plan_calls == calls:
+        return PLAN
+    if calls and free_calls == calls:
+        return FREE
+    return None
 
 
 def priced_cost(cost_usd: float, calls: int, unpriced_calls: int) -> float | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..ledger import ALL_TIME, CostGroup, Ledger, Route, SessionRow
 from ..pricing import PriceBook
-from .costs import Pricer, Tokens, Totals, priced_cost
+from .costs import Pricer, Tokens, Totals, covered_by, priced_cost
 from .periods import day_bounds, iso_local, local_midnight_ms, timezone_name
 
 __all__ = ["Tokens", "Totals", "priced_cost"]  # re-exported: the figures' callers import them from here
@@ -52,6 +52,13 @@ class ModelCost:
     tokens: int = 0
     key: str = ""  # the canonical model key (`glm-4-6`) the row groups by
     plan_api_value_usd: float = 0.0
+    plan_calls: int = 0
+    free_calls: int = 0
+
+    @property
+    def billing(self) -> str | None:
+        """ "plan" or "free" when every call of the model was a plan's or a free model's (its cost: nothing)."""
+        return covered_by(self.calls, self.plan_calls, self.free_calls)
 
 
 @dataclass
@@ -66,12 +73,14 @@ class DayReport:
     tokens: Tokens
     top_model: ModelCost | None
     models: list[ModelCost]
-    # calls a plan covered (cost 0 on a plan route, ClinePass) and their tokens' list price: shown
-    # beside the spend ("covered by plan, API value $X"), never in cost_usd
+    # calls a plan covered (on a plan route: ClinePass, whatever their cost field says) and their tokens'
+    # list price: shown beside the spend ("ClinePass: 3 calls, $0.08 of API value included"), never in cost_usd
     plan_calls: int = 0
     plan_api_value_usd: float = 0.0
     capped_calls: int = 0  # estimates held at MAX_COST per call (absurd token counts)
     unpriced_models: list[str] = field(default_factory=list)  # names of the models with unpriced calls
+    free_calls: int = 0  # calls of a free model (`cline-free/…`): $0, never priced
+    plans: list[str] = field(default_factory=list)  # the plans that covered calls, by name ("ClinePass")
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -87,7 +96,7 @@ class DayReport:
 @dataclass
 class Subagent:
     name: str
-    kind: str  # subagent | teammate
+    kind: str  # subagent | teammate | subagents (an editor task's, summed by the task)
     calls: int
     cost_usd: float
 
@@ -115,6 +124,8 @@ class SessionSummary:
     plan_calls: int = 0
     plan_api_value_usd: float = 0.0  # never in cost_usd
     capped_calls: int = 0
+    free_calls: int = 0
+    plans: list[str] = field(default_factory=list)
 
     @property
     def running(self) -> bool:
@@ -142,6 +153,7 @@ class CallRow:
     tools: list[str]
     capped: bool = False  # an estimate held at MAX_COST
     plan_api_value_usd: float | None = None  # a plan-covered call's list price (its cost_usd is 0)
+    billing: str = "paid"  # paid | plan | free (`billing.Billing.of`: by route and model id, never the cost)
 
 
 @dataclass
@@ -206,12 +218,14 @@ def day_report(
         plan_api_value_usd=totals.plan_api_value_usd,
         capped_calls=totals.capped_calls,
         unpriced_models=[m.name for m in models if m.unpriced_calls],
+        free_calls=totals.free_calls,
+        plans=sorted(totals.plans),
     )
 
 
 def _model_cost(name: str, key: str, t: Totals) -> ModelCost:
     return ModelCost(name, t.cost_usd, t.calls, t.estimated_usd, t.unpriced_calls, t.tokens.total, key,
-                     t.plan_api_value_usd)  # fmt: skip
+                     t.plan_api_value_usd, t.plan_calls, t.free_calls)  # fmt: skip
 
 
 def _by_cost(m: ModelCost) -> tuple:
@@ -276,6 +290,7 @@ def display_title(title: str | None, prompt: str | None) -> str:
 
 
 AGENTS = ("subagent", "teammate")  # the calls of a file of their own, shown as the session's subagents
+SUMMED = "subagents"  # an editor task's subagents' spend, summed by the task itself (one line in its messages)
 
 
 def sessions(
@@ -323,8 +338,9 @@ def _summary(m: SessionRow, groups: list[CostGroup], pricer: Pricer, now_ms: int
             models.append(name)
         last = max(last or 0, g.last_ms or 0)
         _, file, agent = g.by
-        if agent in AGENTS:
-            sub = subs.setdefault(file or "", Subagent(_agent_name(file or ""), agent, 0, 0.0))
+        if agent in AGENTS or agent == SUMMED:
+            who = "(summed by the task)" if agent == SUMMED else _agent_name(file or "")
+            sub = subs.setdefault(SUMMED if agent == SUMMED else file or "", Subagent(who, agent, 0, 0.0))
             sub.calls += one.calls
             sub.cost_usd += one.cost_usd
     if not models and m.model:
@@ -352,6 +368,8 @@ def _summary(m: SessionRow, groups: list[CostGroup], pricer: Pricer, now_ms: int
         plan_calls=totals.plan_calls,
         plan_api_value_usd=totals.plan_api_value_usd,
         capped_calls=totals.capped_calls,
+        free_calls=totals.free_calls,
+        plans=sorted(totals.plans),
     )
 
 
@@ -384,6 +402,7 @@ def session_detail(ledger: Ledger, book: PriceBook, sid: str, now_ms: int | None
                 tool_words(c.tools),
                 cost.capped,
                 cost.plan_api_value_usd,
+                cost.billing,
             )
         )
     s = summary

@@ -27,6 +27,8 @@ from ..errors import CantWrite, TrayburnError
 from ..files import CONTROLS, clean
 from ..ledger import Ledger, queries
 from ..pricing import PriceBook
+from ..sources.editor_tasks.places import source_label
+from .attribution import SHELLS, agent_of
 from .costs import Pricer
 from .day import _USER_INPUT
 from .history import project_name
@@ -43,15 +45,22 @@ class ExportRow(NamedTuple):
     title: str
     project: str
     source: str
-    agent: str  # lead | subagent | teammate
+    agent: str  # lead | subagent | teammate | subagents (an editor task's subagents, summed by the task)
     model: str
     provider: str
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int
     cache_write_tokens: int
-    cost_usd: float | None  # None: no reported cost and no known price
+    cost_usd: float | None  # None: no reported cost and no known price; 0 for a plan's or a free model's call
     estimated: bool  # cost_usd is trayburn's estimate from the tokens
+    agent_name: str = ""  # "lead", a subagent's id, a teammate's name (attribution.agent_of)
+    tools: str = (
+        ""  # the tools its reply called, space-separated; a shell tool's programs after it: run_commands(git npm)
+    )
+    billing: str = "paid"  # paid | plan | free (by the call's route and model id, never its cost field)
+    api_value_usd: float | None = None  # a plan's call: its tokens at list price (never in cost_usd)
+    app: str = ""  # the app that wrote the session, for people ("Cline CLI", "Cline for VS Code")
 
 
 FIELDS = ExportRow._fields
@@ -62,7 +71,7 @@ def rows(ledger: Ledger, book: PriceBook, period: Period) -> Iterator[ExportRow]
     prices it (`Pricer.call`: its route is its provider, else its session's)."""
     start, end = period.bounds_ms()
     pricer = Pricer(ledger, book)
-    sessions: dict[str, tuple[str, str, str]] = {}  # id → title, project, source: worked out once a session
+    sessions: dict[str, tuple[str, str, str, str]] = {}  # id → title, project, source, app: once a session
     for c in ledger.export_calls(start, end):
         about = sessions.get(c.session_id)
         if about is None:
@@ -70,11 +79,12 @@ def rows(ledger: Ledger, book: PriceBook, period: Period) -> Iterator[ExportRow]
         yield _row(c, about, pricer)
 
 
-def _about(c: queries.ExportCall) -> tuple[str, str, str]:
-    return title(c.title, c.prompt), project_name(c.workspace_root or c.cwd), c.source or "unknown"
+def _about(c: queries.ExportCall) -> tuple[str, str, str, str]:
+    source = c.source or "unknown"
+    return title(c.title, c.prompt), project_name(c.workspace_root or c.cwd), source, source_label(source)
 
 
-def _row(c: queries.ExportCall, about: tuple[str, str, str], pricer: Pricer) -> ExportRow:
+def _row(c: queries.ExportCall, about: tuple[str, str, str, str], pricer: Pricer) -> ExportRow:
     cost = pricer.call(c, c.session_provider)
     return ExportRow(
         time=datetime.fromtimestamp(c.ts_ms / 1000).astimezone().isoformat(timespec="milliseconds"),
@@ -91,7 +101,24 @@ def _row(c: queries.ExportCall, about: tuple[str, str, str], pricer: Pricer) -> 
         cache_write_tokens=c.cache_write,
         cost_usd=cost.cost_usd,
         estimated=cost.estimated,
+        agent_name=agent_of(c.agent, c.path)[1],
+        tools=tools_cell(c.tools, c.commands),
+        billing=cost.billing,
+        api_value_usd=cost.plan_api_value_usd,
+        app=about[3],
     )
+
+
+def tools_cell(tools: str | None, commands: str | None) -> str:
+    """`read_files run_commands(git npm)`: each tool its reply called, a shell tool with the programs it ran."""
+    names = (tools or "").split(",") if tools else []
+    words = iter((commands or "").split(",")) if commands is not None else None
+    out = []
+    for name in names:
+        if name in SHELLS and words is not None:
+            name += f"({next(words, '')})"
+        out.append(name)
+    return " ".join(out)
 
 
 def title(title: str | None, prompt: str | None) -> str:
@@ -221,6 +248,11 @@ def write_csv(items: Iterator[ExportRow], stream: TextIO, money: Money) -> int:
             r.cache_write_tokens,
             "" if r.cost_usd is None else repr(r.cost_usd),
             "true" if r.estimated else "false",
+            safe(r.agent_name),
+            safe(r.tools),
+            r.billing,
+            "" if r.api_value_usd is None else repr(r.api_value_usd),
+            safe(r.app),
         ]
         if _extra(money):
             value = money.amount(r.cost_usd)

@@ -18,6 +18,7 @@ from datetime import date
 
 from ..ledger import Bucket, CostGroup, Ledger, Route, queries
 from ..pricing import PriceBook
+from ..sources.editor_tasks.places import source_label
 from .costs import Pricer, Totals, priced_cost
 from .day import NO_PROJECT, _r, display_title, project_name
 from .money import Money
@@ -70,6 +71,7 @@ class Group:
             plan_calls=t.plan_calls,  # covered by a plan: their list price beside the spend, never in it
             plan_api_value_usd=round(t.plan_api_value_usd, 9),
             capped_calls=t.capped_calls,
+            free_calls=t.free_calls,  # calls of a free model: $0, never priced
         )
         if money.currency != "USD":
             out.update(money.to_json(cost))
@@ -189,9 +191,9 @@ def _namer(
     if by == "project":
         projects = {sid: project_name(k.workspace_root or k.cwd) for sid, k in keys.items()}
         return lambda bucket, sid, route: (projects.get(sid, NO_PROJECT),) * 2
-    if by == "source":
+    if by == "source":  # key: the `source` as written; label: the app people know ("Cline CLI")
         sources = {sid: k.source or NO_SOURCE for sid, k in keys.items()}
-        return lambda bucket, sid, route: (sources.get(sid, NO_SOURCE),) * 2
+        return lambda bucket, sid, route: (key := sources.get(sid, NO_SOURCE), source_label(key))
     if by == "machine":  # key: the machine's id ("this" for this one); label: its name
         where = {sid: k.origin for sid, k in keys.items()}
 

@@ -6,8 +6,10 @@ store.py     the Ledger: refresh orchestration over Sources (stat â†’ change? â†
 writer.py    the Writer a source writes through, the settling of who counts each call, RefreshStats, and names
              kept byte-exact (not UTF-8) with session ids made printable
 queries.py   every typed read returning named rows (the only SQL the figures rely on): calls, periods, machines
-salvage.py   what a damaged ledger keeps: daily backups, its pages read without SQLite, the copy into a rebuilt
-             ledger (and of a ledger deleted or replaced under a running trayburn)
+salvage.py   what a damaged ledger keeps: the copy into a rebuilt ledger (and of a ledger deleted or replaced under
+             a running trayburn), and what it held that nothing gave back
+pages.py     a damaged SQLite file's rows read page by page, without SQLite
+backups.py   the daily backups: made, checked, rotated by their own time; which a rebuild may trust
 """
 
 from .queries import (
@@ -25,7 +27,15 @@ from .queries import (
     Sums,
     Usage,
 )
-from .schema import SCHEMA_VERSION, LedgerBusy, LedgerError, LedgerFull, LedgerReadOnly, LedgerUnavailable
+from .schema import (
+    SCHEMA_VERSION,
+    LedgerBusy,
+    LedgerDamaged,
+    LedgerError,
+    LedgerFull,
+    LedgerReadOnly,
+    LedgerUnavailable,
+)
 from .store import Ledger
 from .writer import RefreshStats
 
@@ -38,6 +48,7 @@ __all__ = [
     "CostGroup",
     "Ledger",
     "LedgerBusy",
+    "LedgerDamaged",
     "LedgerError",
     "ModelSeen",
     "LedgerFull",

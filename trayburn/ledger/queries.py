@@ -128,7 +128,7 @@ class CostGroup(NamedTuple):
     by: tuple
     at_ms: int | None
     sums: Sums  # every call of the group; its unpriced_* part: the calls without a reported cost
-    zero: Usage  # the calls that reported a cost of 0 (on a plan route: covered by the plan)
+    floored_input: int  # its calls' input, each at least its cache tokens (what a plan's value prices); 0 unless asked
     last_ms: int
 
 
@@ -151,14 +151,13 @@ _BY = {
     "agent": "c.agent",
     "session": "c.session_id",
     "origin": "s.origin",  # the machine a call's session came from (None: this one)
+    "tools": "CASE WHEN c.seq < 0 THEN NULL ELSE c.tools END",  # its tools, comma-separated (NULL: a rollup's)
+    "commands": "c.commands",  # the programs its shell commands ran (NULL: none, or read before schema 6)
 }
 _ROUTE = "(c.model IS ? AND c.provider IS ? AND s.provider IS ?)"  # one Route's calls
 _FLOOR = "MAX(c.input, c.cache_read + c.cache_write)"  # a call's input, at least its cache tokens
-_ZERO = (
-    f"SUM(c.cost = 0), TOTAL(CASE WHEN c.cost = 0 THEN {_FLOOR} END), TOTAL(CASE WHEN c.cost = 0 THEN c.output END),"
-    " TOTAL(CASE WHEN c.cost = 0 THEN c.cache_read END), TOTAL(CASE WHEN c.cost = 0 THEN c.cache_write END)"
-)
-_NO_ZERO = "0, 0, 0, 0, 0"
+_WHOLE = f"TOTAL({_FLOOR})"  # the group's input, each call's floored (its other sums are in _SUMS already)
+_NO_WHOLE = "0"
 _SESSION = " LEFT JOIN sessions s ON s.id = c.session_id"
 _WHERE = " WHERE c.counted=1 AND c.ts_ms>=? AND c.ts_ms<?"
 _JOINED = " FROM calls c" + _SESSION + _WHERE
@@ -181,16 +180,22 @@ def _band(starts: Sequence[int]) -> str:
     return f"CASE {whens} ELSE 0 END"
 
 
-def _alone(routes: Sequence[Route], above: int | None) -> tuple[str, tuple]:
-    """The call's id when it must be priced on its own (its route's price depends on its time, or its
-    tokens are past `above`), else 0; only for calls an estimate or a plan value prices."""
-    conds = [_ROUTE] * len(routes)
+def _alone(routes: Sequence[Route], above: int | None, covered: Sequence[Route] = ()) -> tuple[str, tuple]:
+    """The call's id when it must be priced on its own, else 0: a call of a route whose price depends on its time
+    (`routes`; only the calls a price applies to: those without a reported cost, and every call of the `covered`
+    routes, a plan's, valued whatever their cost), and any call whose tokens are past `above` (a reported cost
+    counts the same alone or grouped, so no cost is looked at: nor the session's provider)."""
+    conds: list[str] = []
+    params: tuple = ()
+    if routes:
+        priced = " OR ".join(["c.cost IS NULL", *[_ROUTE] * len(covered)])
+        conds.append(f"({priced}) AND ({' OR '.join([_ROUTE] * len(routes))})")
+        params = tuple(v for r in (*covered, *routes) for v in r)
     if above is not None:
         conds.append(f"{_FLOOR} + c.output > {int(above)}")
     if not conds:
         return "0", ()
-    params = tuple(v for r in routes for v in r)
-    return f"CASE WHEN (c.cost IS NULL OR c.cost = 0) AND ({' OR '.join(conds)}) THEN c.id ELSE 0 END", params
+    return f"CASE WHEN ({') OR ('.join(conds)}) THEN c.id ELSE 0 END", params
 
 
 class SessionCounts(NamedTuple):
@@ -219,12 +224,12 @@ class Queries:
         )
         return [ModelSums(r[0], r[1], _sums(r[2:])) for r in rows]
 
-    def priced_routes(self, start_ms: int, end_ms: int, session_id: str | None = None) -> list[Route]:
-        """The routes of counted calls in [start, end) (of one session) a price applies to: those
-        without a reported cost, or with a cost of 0 (a plan's)."""
+    def priced_routes(self, start_ms: int, end_ms: int, session_id: str | None = None) -> list[tuple[Route, bool]]:
+        """The routes of counted calls in [start, end) (of one session), each with whether some of its calls
+        have no reported cost (what an estimate prices; a plan's calls are valued whatever their cost)."""
         where, params = _scope(start_ms, end_ms, session_id)
-        sql = f"SELECT DISTINCT c.model, c.provider, s.provider{where} AND (c.cost IS NULL OR c.cost = 0)"
-        return [Route(*r) for r in self._rows(sql, params)]
+        sql = f"SELECT c.model, c.provider, s.provider, MAX(c.cost IS NULL){where} GROUP BY 1, 2, 3"
+        return [(Route(*r[:3]), bool(r[3])) for r in self._rows(sql, params)]
 
     def cost_groups(
         self,
@@ -236,7 +241,7 @@ class Queries:
         by: tuple[str, ...] = (),
         session_id: str | None = None,
         buckets: Sequence[Bucket] | None = None,
-        zero: bool = True,
+        covered: Sequence[Route] = (),
     ) -> list[CostGroup]:
         """Counted calls in [start, end) (of one session), grouped so that pricing each group's summed
         tokens costs what pricing its calls one by one would: by route, tier band (`bands`: every tier
@@ -244,11 +249,12 @@ class Queries:
         "origin"); the calls of the `alone` routes, and those with more than `alone_above` input + output
         tokens, one by one. With `buckets` (spans of time inside [start, end)), only their calls, the
         bucket's number first in `by`: one grouped query per BUCKETS_PER_QUERY buckets (SQLite bounds a
-        statement's parameters), never one per bucket or per session. `zero=False`: no route of the scope
-        is a plan's, so the calls that reported 0 are not summed apart (`CostGroup.zero` is empty)."""
-        sums = f"{_SUMS}, {_ZERO if zero else _NO_ZERO}"
+        statement's parameters), never one per bucket or per session. `covered`: the scope's plan routes, whose
+        calls are priced whatever their cost (`CostGroup.floored_input` is summed only when there are some)."""
+        sums = f"{_SUMS}, {_WHOLE if covered else _NO_WHOLE}"
+        alone_sql = _alone(alone, alone_above, covered)
         if buckets is None:
-            return self._cost_groups("", (), bands, alone, alone_above, by, _scope(start_ms, end_ms, session_id), sums)
+            return self._cost_groups("", (), bands, alone_sql, by, _scope(start_ms, end_ms, session_id), sums)
         out: list[CostGroup] = []
         for first in range(0, len(buckets), BUCKETS_PER_QUERY):
             chunk = buckets[first : first + BUCKETS_PER_QUERY]
@@ -258,7 +264,7 @@ class Queries:
             if session_id is not None:
                 scope = _IN_BUCKETS + " AND c.session_id=?", (session_id,)
             cte_params = tuple(x for bk in chunk for x in bk)
-            out += self._cost_groups(cte, cte_params, bands, alone, alone_above, ("bucket", *by), scope, sums)
+            out += self._cost_groups(cte, cte_params, bands, alone_sql, ("bucket", *by), scope, sums)
         return out
 
     def _cost_groups(
@@ -266,19 +272,18 @@ class Queries:
         cte: str,
         cte_params: tuple,
         bands: Sequence[int],
-        alone: Sequence[Route],
-        alone_above: int | None,
+        alone: tuple[str, tuple],
         by: tuple[str, ...],
         scope: tuple[str, tuple],
         sums: str,
     ) -> list[CostGroup]:
         where, params = scope
-        one, one_params = _alone(alone, alone_above)
+        one, one_params = alone
         dims = "".join(f", {_BY[d]}" for d in by)
         keys = [*range(6, 6 + len(by)), *range(1, 6)]  # the `by` values first: a cheaper sort (by session)
         # grouped by session, and no call's own row needs its session's: the sessions' providers are read
         # once, not joined to every call
-        apart = "session" in by and not alone and "origin" not in by
+        apart = "session" in by and "s.provider" not in one and "origin" not in by
         providers: dict[str, str | None] = dict(self._rows("SELECT id, provider FROM sessions")) if apart else {}
         sql = (
             f"{cte}SELECT c.model, c.provider, {'NULL' if apart else 's.provider'}, {_band(bands)}, {one}{dims},"
@@ -294,17 +299,21 @@ class Queries:
         for r in self._rows(sql, cte_params + one_params + params):
             if file:
                 r = (*r[:file], paths.get(r[file]), *r[file + 1 :])
-            z = r[k + _N : k + _N + 5]
-            zero = Usage(z[0] or 0, int(z[1]), int(z[2]), int(z[3]), int(z[4]))
-            last = r[k + _N + 5]
+            last = r[k + _N + 1]
             route = Route(r[0], r[1], providers.get(r[sid]) if apart else r[2])
-            out.append(CostGroup(route, r[3], tuple(r[5:k]), last if r[4] else None, _sums(r[k : k + _N]), zero, last))
+            at_ms = last if r[4] else None
+            out.append(CostGroup(route, r[3], tuple(r[5:k]), at_ms, _sums(r[k : k + _N]), int(r[k + _N]), last))
         return out
 
     def no_cost_routes(self) -> list[Route]:
         """The routes of counted calls without a reported cost, all time (those a price must estimate)."""
         sql = f"SELECT DISTINCT c.model, c.provider, s.provider{_JOINED} AND c.cost IS NULL"
         return [Route(*r) for r in self._rows(sql, ALL_TIME)]
+
+    def counted_span(self) -> tuple[int, int] | None:
+        """The first and last counted call's time (epoch ms; None: no call), from the day index's two ends."""
+        first, last = self._rows("SELECT MIN(ts_ms), MAX(ts_ms) FROM calls WHERE counted=1")[0]
+        return None if first is None else (first, last)
 
     def models_seen(self, only: Sequence[Route] | None = None) -> list[ModelSeen]:
         """Every route of counted calls (or only those given), all time, with its calls and tokens."""
@@ -410,6 +419,9 @@ class ExportCall(NamedTuple):
     cache_read: int
     cache_write: int
     cost: float | None
+    tools: str | None  # comma-separated (calls.tools)
+    commands: str | None  # the programs its shell commands ran (calls.commands)
+    path: str | None  # its file's (whose name names a subagent or a teammate)
 
 
 class PeriodQueries:
@@ -432,14 +444,15 @@ class PeriodQueries:
         with self._lock:
             cursor = self.db.execute(
                 "SELECT c.ts_ms, c.session_id, s.title, s.prompt, s.workspace_root, s.cwd, s.source, c.agent,"
-                " c.model, c.provider, s.provider, c.input, c.output, c.cache_read, c.cache_write, c.cost"
+                " c.model, c.provider, s.provider, c.input, c.output, c.cache_read, c.cache_write, c.cost, c.tools,"
+                " c.commands, (SELECT f.path FROM files f WHERE f.id = c.file_id)"
                 " FROM calls c LEFT JOIN sessions s ON s.id = c.session_id"
                 " WHERE c.counted = 1 AND c.ts_ms >= ? AND c.ts_ms < ? ORDER BY c.ts_ms, c.id",
                 (start_ms, end_ms),
             )
             try:
                 while rows := cursor.fetchmany(FETCH_ROWS):
-                    yield from (ExportCall(*r) for r in rows)
+                    yield from (ExportCall(*r[:-1], None if r[-1] is None else text(r[-1])) for r in rows)  # type: ignore[call-arg]
             finally:
                 cursor.close()
 

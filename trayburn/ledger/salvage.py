@@ -1,424 +1,135 @@
-"""What a damaged ledger keeps: its daily backups, its pages read without SQLite's b-trees, and the copy of what it
-still holds into a rebuilt ledger. Never opens a file that is not a regular one, and never decides on its own
-that a ledger is damaged (schema.py does).
+"""What a damaged ledger keeps: its pages (pages.py) merged with the newest sound backup (backups.py) into a
+rebuilt ledger; and what it held that nothing gave back (`rebuilt`, for `doctor`). Never decides on its own that
+a ledger is damaged (schema.py does).
 
-Backups: rotating copies of the ledger beside it, one a day, the last seven, 0600. Each is made with SQLite's
-online backup API (a consistent copy while other processes read and write: in WAL mode the copy's read
-transaction blocks no writer), into a temp file beside the ledger, checked with `integrity_check` after writing,
-then renamed into place, so a backup is whole and sound or not there at all. A ledger that fails the check is
-never backed up over a good backup. A rebuild merges the newest sound backup with what the damaged file still
-holds (`recover`, below).
+Copying a ledger's rows into another: what a damaged ledger still yields into its rebuilt successor, or a
+ledger deleted or replaced under a running trayburn into the file now at its place.
 
-Pages: the rows of a damaged SQLite file read page by page, over the documented file format
-(https://www.sqlite.org/fileformat2.html), without SQLite's b-trees. SQLite reaches a table's rows from its root
-page down; when a root or an interior page is damaged, every leaf page behind it is unreachable, though intact.
-This reader walks the file's pages in order instead and decodes every cell of every table-leaf page (type 0x0D)
-as a record: (rowid, values). Free pages (the freelist, whose old cells may hold rows since deleted or moved)
-are left out. A page that does not decode (the damaged one) is skipped whole. Which table a row belongs to is
-for the caller to tell, by its shape.
-
-The copy: what a damaged ledger still yields into its rebuilt successor, or a ledger deleted or replaced under a
-running trayburn into the file now at its place. A damaged file is read page by page (`read_pages`), so a
-damaged root hides no intact leaf, and merged with the newest sound backup (`newest_sound`). A readable ledger
-is read table by table in rowid ranges; a range SQLite cannot read is halved until only the unreadable rows are
-left out. Rows the target already has win (by session id, by path, by a call's key and file); files are matched
-by path. Then every call's owner is settled again, by the one rule.
+A damaged file's page rows are committed first (a backup that fails costs only itself), then the newest
+sound backup is merged (`backups.problem` says which are not: each is tried in turn). A readable ledger is
+read table by table in rowid ranges; a range SQLite cannot read is halved until only the unreadable rows are
+left out. Rows the target already has win (by session id, by path, by a call's key and file); files are
+matched by path. Then every call's owner is settled again, by the one rule. The calls the damaged file held
+are known beyond its table's own pages, by key, from its indexes: those the rebuild and the refreshes after it
+do not bring back are counted and dated as lost.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
-import re
 import sqlite3
-import stat
-import struct
 import time
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import files
+from ..files import atomic_write
+from . import backups
+from .pages import NotSQLite, Pages, read_pages
 from .writer import SETTLE
 
 log = logging.getLogger(__name__)
 
-BACKUPS_KEPT = 7
-BACKUP_EVERY_S = 86400.0
-_NAME = re.compile(r"\.backup-(\d{8}-\d{6})$")
-
-
-def backups(ledger: Path) -> list[Path]:
-    """The ledger's backups, newest first: regular files only (a FIFO, device or link named like one is left
-    alone: opening a FIFO waits for a writer that never comes)."""
-    try:
-        names = os.listdir(ledger.parent)
-    except OSError:
-        return []
-    prefix = f"{ledger.name}.backup-"
-    found = [n for n in names if n.startswith(prefix) and _NAME.search(n) and _regular(ledger.parent / n)]
-    return [ledger.parent / n for n in sorted(found, reverse=True)]
-
-
-def _regular(path: Path, opened: bool = False) -> bool:
-    """`path` is a regular file, not a link (lstat: nothing opened). `opened`: checked again on a descriptor
-    opened without blocking and without following a link, just before SQLite opens it by name."""
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return False
-        if not opened:
-            return True
-        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOFOLLOW)
-    except OSError:
-        return False
-    try:
-        return stat.S_ISREG(os.fstat(fd).st_mode)
-    finally:
-        os.close(fd)
-
-
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-
-
-def backup_due(ledger: Path, now: float | None = None) -> bool:
-    """No backup was made in the day before `now` (by the time in its name: when it was made)."""
-    now = time.time() if now is None else now
-    for b in backups(ledger)[:1]:
-        found = _NAME.search(b.name)
-        try:
-            made = time.mktime(time.strptime(found[1], "%Y%m%d-%H%M%S")) if found else 0.0
-        except (ValueError, OverflowError):
-            return True
-        return not 0 <= now - made < BACKUP_EVERY_S
-    return True
-
-
-def make_backup(db: sqlite3.Connection, ledger: Path, now: float | None = None) -> Path | None:
-    """A backup of the open ledger `db` (at `ledger`), checked; the oldest beyond BACKUPS_KEPT removed. None when the
-    copy failed its check or could not be written (logged: a backup never fails the caller)."""
-    now = time.time() if now is None else now
-    name = f"{ledger.name}.backup-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}"
-    target = ledger.parent / name
-    tmp = ledger.parent / f".{name}.{os.getpid()}.tmp"  # two processes due at once never share one
-    try:
-        fd = files.open_private(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
-        os.close(fd)
-        copy = sqlite3.connect(tmp, isolation_level=None)
-        try:
-            db.backup(copy)
-            copy.execute("PRAGMA journal_mode=DELETE")
-            verdict = copy.execute("PRAGMA integrity_check(1)").fetchone()[0]
-        finally:
-            copy.close()
-        if verdict != "ok":
-            log.warning("no backup of %s: the copy failed SQLite's integrity check (%s)", ledger, verdict)
-            tmp.unlink(missing_ok=True)
-            return None
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except (OSError, sqlite3.Error) as exc:
-        log.warning("no backup of %s: %s", ledger, exc)
-        tmp.unlink(missing_ok=True)
-        return None
-    for old in backups(ledger)[BACKUPS_KEPT:]:
-        old.unlink(missing_ok=True)
-    return target
-
-
-def daily_backup(db: sqlite3.Connection, ledger: Path, now: float | None = None) -> Path | None:
-    """`make` when one is due and the ledger holds a call (the cheap checks first: one folder listing)."""
-    if not backup_due(ledger, now):
-        return None
-    try:
-        if db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is None:
-            return None
-    except sqlite3.Error:
-        return None
-    return make_backup(db, ledger, now)
-
-
-def newest_sound(ledger: Path) -> Path | None:
-    """The newest backup that opens and passes SQLite's quick check (never a file that is not a regular one)."""
-    for b in backups(ledger):
-        if not _regular(b, opened=True):
-            continue
-        try:
-            src = sqlite3.connect(f"{b.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None)
-        except sqlite3.Error:
-            continue
-        try:
-            if src.execute("PRAGMA quick_check(1)").fetchone()[0] == "ok":
-                return b
-        except sqlite3.Error:
-            pass
-        finally:
-            src.close()
-    return None
-
-
-MAGIC = b"SQLite format 3\x00"
-TABLE_LEAF = 0x0D
-SIZES = (4096, 512, 1024, 2048, 8192, 16384, 32768, 65536)  # the page sizes SQLite writes
-MAX_FREE = 1 << 22  # freelist pages followed at most (a loop in a damaged chain ends there)
-
-
-class NotSQLite(ValueError):
-    """The file's header is not SQLite's (or is itself the damaged page)."""
-
-
-class Pages:
-    def __init__(self, data: bytes, wal: bytes = b"", guess: int | None = None):
-        """`guess`: the page size to assume when the header (page 1) is the damaged page: no freelist is
-        then known, and the file's text is taken as UTF-8 (as trayburn's ledger always is)."""
-        self.data, self.header = data, guess is None
-        if guess is not None:
-            self.size = self.usable = guess
-        else:
-            if len(data) < 512 or data[:16] != MAGIC:
-                raise NotSQLite("not an SQLite file (its header is damaged or missing)")
-            size = struct.unpack(">H", data[16:18])[0]
-            self.size = 65536 if size == 1 else size
-            if self.size < 512 or self.size & (self.size - 1):
-                raise NotSQLite(f"its page size ({size}) is not one SQLite writes")
-            self.usable = self.size - data[20]
-            if data[56:60] not in (b"\x00\x00\x00\x01", b"\x00\x00\x00\x00"):
-                raise NotSQLite("its text is not UTF-8")
-        self.count = len(data) // self.size
-        self.newer = _committed(wal, self.size)  # pages the WAL holds a newer committed copy of
-        self.count = max([self.count, *self.newer])
-
-    def page(self, number: int) -> bytes:
-        newer = self.newer.get(number)
-        if newer is not None:
-            return newer
-        return self.data[(number - 1) * self.size : number * self.size]
-
-    def free(self) -> set[int]:
-        """The freelist's pages (trunks and leaves), as far as its chain can be followed."""
-        out: set[int] = set()
-        if not self.header:
-            return out
-        trunk = struct.unpack(">I", self.data[32:36])[0]
-        while 0 < trunk <= self.count and trunk not in out and len(out) < MAX_FREE:
-            out.add(trunk)
-            page = self.page(trunk)
-            following, n = struct.unpack(">II", page[:8])
-            n = min(n, (self.usable - 8) // 4)
-            out.update(x for x in struct.unpack(f">{n}I", page[8 : 8 + 4 * n]) if 0 < x <= self.count)
-            trunk = following
-        return out
-
-    def rows(self) -> Iterator[tuple[int, int, list]]:
-        """(page number, rowid, values) of every cell of every table-leaf page not on the freelist."""
-        free = self.free()
-        for number in range(1, self.count + 1):
-            if number in free:
-                continue
-            try:
-                cells = list(self._leaf(number))
-            except (IndexError, ValueError, struct.error, UnicodeDecodeError, OverflowError):
-                continue  # the damaged page: skipped whole, never half-read
-            for rowid, values in cells:
-                yield number, rowid, values
-
-    def _leaf(self, number: int) -> Iterator[tuple[int, list]]:
-        page = self.page(number)
-        at = 100 if number == 1 else 0
-        if page[at] != TABLE_LEAF:
-            return
-        cells = struct.unpack(">H", page[at + 3 : at + 5])[0]
-        pointers = struct.unpack(f">{cells}H", page[at + 8 : at + 8 + 2 * cells])
-        out = []
-        for p in pointers:
-            if not at + 8 + 2 * cells <= p < self.usable:
-                raise ValueError("a cell pointer outside the page")
-            out.append(self._cell(page, p))
-        yield from out
-
-    def _cell(self, page: bytes, p: int) -> tuple[int, list]:
-        size, p = varint(page, p)
-        rowid, p = varint(page, p)
-        payload = self._payload(page, p, size)
-        return rowid, record(payload)
-
-    def _payload(self, page: bytes, p: int, size: int) -> bytes:
-        """The cell's payload, its overflow pages followed where it does not fit on the page."""
-        u = self.usable
-        most = u - 35
-        if size <= most:
-            return page[p : p + size]
-        least = ((u - 12) * 32 // 255) - 23
-        local = least + (size - least) % (u - 4)
-        if local > most:
-            local = least
-        parts = [page[p : p + local]]
-        overflow = struct.unpack(">I", page[p + local : p + local + 4])[0]
-        left, seen = size - local, set()
-        while left > 0:
-            if not 0 < overflow <= self.count or overflow in seen:
-                raise ValueError("a broken overflow chain")
-            seen.add(overflow)
-            chunk = self.page(overflow)
-            take = min(left, u - 4)
-            parts.append(chunk[4 : 4 + take])
-            left -= take
-            overflow = struct.unpack(">I", chunk[:4])[0]
-        return b"".join(parts)
-
-
-def varint(buf: bytes, p: int) -> tuple[int, int]:
-    """SQLite's big-endian varint (1-9 bytes) at `p`: (value, the offset after it)."""
-    value = 0
-    for i in range(8):
-        b = buf[p + i]
-        value = (value << 7) | (b & 0x7F)
-        if b < 0x80:
-            return value, p + i + 1
-    return (value << 8) | buf[p + 8], p + 9
-
-
-_INT = {1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 8}
-
-
-def record(payload: bytes) -> list:
-    """A record's values (NULL, integers, REAL, TEXT as str, BLOB as bytes)."""
-    header, p = varint(payload, 0)
-    if not 0 < header <= len(payload):
-        raise ValueError("a record header past its payload")
-    types = []
-    while p < header:
-        t = payload[p]
-        if t < 0x80:  # a one-byte serial type: all but long TEXT and BLOB
-            p += 1
-        else:
-            t, p = varint(payload, p)
-        types.append(t)
-    values: list = []
-    add = values.append
-    at = header
-    for t in types:
-        if t >= 12:
-            n = (t - 12) >> 1
-            raw = payload[at : at + n]
-            add(raw.decode("utf-8") if t & 1 else bytes(raw))
-            at += n
-        elif t == 0:
-            add(None)
-        elif t < 7:
-            n = _INT[t]
-            add(int.from_bytes(payload[at : at + n], "big", signed=True))
-            at += n
-        elif t == 7:
-            add(_DOUBLE(payload, at)[0])
-            at += 8
-        elif t < 10:
-            add(t - 8)
-        else:
-            raise ValueError("a reserved serial type")
-    if at > len(payload):
-        raise ValueError("a value past its record")
-    return values
-
-
-_DOUBLE = struct.Struct(">d").unpack_from
-
-
-def _committed(wal: bytes, size: int) -> dict[int, bytes]:
-    """The last committed copy of each page in a WAL file (frames after the last commit, or of an older
-    generation of the WAL, whose salts differ from its header's, are left out; checksums are not checked)."""
-    if len(wal) < 32 or struct.unpack(">I", wal[:4])[0] not in (0x377F0682, 0x377F0683):
-        return {}
-    if struct.unpack(">I", wal[8:12])[0] != size:
-        return {}
-    salts = wal[16:24]
-    pending: dict[int, bytes] = {}
-    out: dict[int, bytes] = {}
-    at = 32
-    while at + 24 + size <= len(wal):
-        number, commit = struct.unpack(">II", wal[at : at + 8])
-        if wal[at + 8 : at + 16] != salts:
-            break
-        pending[number] = wal[at + 24 : at + 24 + size]
-        if commit:
-            out.update(pending)
-            pending = {}
-        at += 24 + size
-    return out
-
-
-def read_pages(path: Path) -> Pages:
-    """The file's pages, with the committed pages of its WAL (`<path>-wal`) where there is one."""
-    wal = Path(str(path) + "-wal")
-    try:
-        newer = wal.read_bytes()
-    except OSError:
-        newer = b""
-    data = path.read_bytes()
-    try:
-        return Pages(data, newer)
-    except NotSQLite:
-        if data[:16] == MAGIC:
-            raise
-    # the header itself damaged: the page size that decodes the most rows
-    best = max((Pages(data, newer, size) for size in SIZES), key=lambda p: sum(1 for _ in p.rows()))
-    if not any(True for _ in best.rows()):
-        raise NotSQLite("not an SQLite file (its header is damaged or missing, and no page decodes)")
-    return best
-
-
 CHUNK = 1024  # rows per range read
-CHECKPOINT = ("size", "mtime_ns", "inode", "bad_size", "bad_mtime_ns", "bad_inode", "error")
+CHECKPOINT = ("size", "mtime_ns", "inode", "bad_size", "bad_mtime_ns", "bad_inode", "error", "ctime_ns", "bad_ctime_ns")
 NEEDED = {"key", "session_id", "file_id", "ts_ms", "input", "output", "cache_read", "cache_write"}
 
 
 class Salvaged(NamedTuple):
     calls: int  # calls rows copied (or already there)
     of: int  # calls rows the source held, as far as it says
+    pages: int = 0  # calls rows read from the damaged file's pages
+    backup: str | None = None  # the backup merged (its file name)
+    from_backup: int = 0  # calls rows that backup added
+    refused: tuple[tuple[str, str], ...] = ()  # backups passed over: (file name, why)
+    missing: tuple[tuple[str, int | None], ...] = ()  # (key, ts_ms if known) of calls held that neither gave
 
 
-def recover(broken: Path, db: sqlite3.Connection, ledger: Path | None = None) -> Salvaged | None:
+def recover(
+    broken: Path, db: sqlite3.Connection, ledger: Path | None = None, newest_schema: int = 99
+) -> Salvaged | None:
     """What a damaged ledger file still holds, copied into `db` (a new, empty ledger), merged with the newest
-    sound backup beside the ledger (`newest_sound`): the file's rows first, read page by page (`read_pages`: a damaged
-    root or interior page hides no intact leaf behind it), then the backup's rows the file no longer has.
-    Files are copied without their checkpoints, so every file still on disk is read again. The pages are
-    read before `db`'s write lock is taken, which is then held for the inserts and one settling of every
-    call's owner (about a second at 5,000 sessions). `ledger`: where the backups are (default: beside `db`).
-    None when neither yields anything."""
-    pass
-
+    sound backup beside the ledger: the file's rows first, read page by page (`read_pages`: a damaged root or
+    interior page hides no intact leaf behind it) and committed, then the rows of the first backup, newest
+    first, that is sound (`backups.problem`) and merges whole; each call's owner is then settled once. Files
+    are copied without their checkpoints, so every file still on disk is read again. `ledger`: where the
+    backups are (default: beside `db`); `newest_schema`: the newest ledger schema a backup may have. None
+    when neither yields anything."""
     rows: dict[str, list[tuple]] = {}
-    held = 0
+    held: dict[int, tuple[str, int | None]] = {}
     if broken.is_file():
         try:
             rows, held = _page_rows(read_pages(broken))
         except (OSError, NotSQLite) as exc:
             log.warning("no page of %s could be read: %s", broken, exc)
-    saved = newest_sound(ledger if ledger is not None else _ledger_path(db))
-    if not any(rows.values()) and saved is None:
+    pages = len(rows.get("calls", []))
+    _in_one(db, lambda: _insert_pages(db, rows))  # committed: a backup that fails below costs only itself
+    refused: list[tuple[str, str]] = []
+    merged, added = None, 0
+    for found in backups.listed(ledger if ledger is not None else _ledger_path(db)):
+        why = backups.problem(found, newest_schema)
+        if why is None:
+            before = _count(db, 0)
+            why = _merge_backup(found.path, db)
+            added = _count(db, 0) - before
+        if why is None:
+            merged = found.path.name
+            break
+        refused.append((found.path.name, why))
+        log.info("the backup %s was not used: %s", found.path, why)  # (the notice says it)
+    if not pages and merged is None:
         return None
-    if saved is not None:
-        db.execute("ATTACH DATABASE ? AS saved", (str(saved),))
+    _in_one(db, lambda: (db.execute(_SHADOWED_ROLLUPS), db.execute(SETTLE)))
+    calls = _count(db, 0)
+    missing = _missing(db, held)
+    return Salvaged(calls, max(calls, len(held)), pages, merged, added, tuple(refused), missing)
+
+
+def _in_one(db: sqlite3.Connection, work) -> None:
+    db.execute("BEGIN IMMEDIATE")
     try:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            _insert_pages(db, rows)
-            if saved is not None:
-                _insert_saved(db)
-            db.execute(_SHADOWED_ROLLUPS)
-            db.execute(SETTLE)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        of = db.execute("SELECT count(*) FROM saved.calls").fetchone()[0] if saved is not None else 0
+        work()
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def _merge_backup(path: Path, db: sqlite3.Connection) -> str | None:
+    """The backup's rows the target lacks, in one transaction (rolled back whole when it fails): None, or why not."""
+    try:
+        src = backups.open_backup(path)
+    except sqlite3.Error as exc:
+        return str(exc)
+    try:
+        got = merge(src, db, keep_checkpoints=False, settle=False)
+    except sqlite3.Error as exc:
+        return f"it could not be read ({exc})"
     finally:
-        if saved is not None:
-            db.execute("DETACH DATABASE saved")
-    calls = db.execute("SELECT count(*) FROM calls").fetchone()[0]
-    return Salvaged(calls, max(calls, held, of))
+        src.close()
+    return None if got is not None else "it lacks the ledger's columns"
+
+
+def _missing(db: sqlite3.Connection, held: dict[int, tuple[str, int | None]]) -> tuple[tuple[str, int | None], ...]:
+    """Of the calls the damaged file held (by its pages and indexes), those whose key the new ledger lacks."""
+    if not held:
+        return ()
+    keys = {key for key, _ in held.values()}
+    have: set[str] = set()
+    listed = list(keys)
+    for i in range(0, len(listed), 500):
+        part = listed[i : i + 500]
+        have.update(r[0] for r in db.execute(f"SELECT key FROM calls WHERE key IN ({','.join('?' * len(part))})", part))
+    out: dict[str, int | None] = {}
+    for key, ts in held.values():
+        if key not in have and (out.get(key) is None):
+            out[key] = ts
+    return tuple(sorted(out.items(), key=lambda kv: (kv[1] or 0, kv[0])))
 
 
 # A session's rollup row (seq < 0: its total, while no message of it had metrics) brought back from an older
@@ -435,9 +146,9 @@ _TABLES = {
     "sessions": ("id", "folder", "started_ms", "ended_ms", "status", "title", "prompt", "cwd", "workspace_root",
                  "model", "provider", "source", "forked_from", "removed", "origin", "feed"),
     "files": ("id", "path", "session_id", "kind", "agent", "size", "mtime_ns", "inode", "bad_size",
-              "bad_mtime_ns", "bad_inode", "error", "gone", "origin", "feed"),
+              "bad_mtime_ns", "bad_inode", "error", "gone", "origin", "feed", "ctime_ns", "bad_ctime_ns"),
     "calls": ("id", "key", "session_id", "file_id", "agent", "seq", "ts_ms", "model", "input", "output",
-              "cache_read", "cache_write", "cost", "tools", "counted", "provider"),
+              "cache_read", "cache_write", "cost", "tools", "counted", "provider", "commands"),
 }  # fmt: skip
 _FEWEST = {"sessions": 13, "files": 13, "calls": 15}  # schema 2's rows, before the columns schema 3 added
 
@@ -446,21 +157,22 @@ def _kind(v: list) -> str | None:
     """Which of the ledger's tables a row of this shape belongs to (None: another table's, or an index's)."""
     n = len(v)
     if n >= 13 and v[0] is None and isinstance(v[1], str | bytes) and isinstance(v[2], str):
-        calls = _FEWEST["calls"] <= n <= 16 and all(isinstance(v[i], int) for i in (3, 6, 8, 9, 10, 11))
+        calls = _FEWEST["calls"] <= n <= 17 and all(isinstance(v[i], int) for i in (3, 6, 8, 9, 10, 11))
         if calls:
             return "calls"
-        return "files" if n <= 15 and isinstance(v[3], str) else None
+        return "files" if n <= len(_TABLES["files"]) and isinstance(v[3], str) else None
     master = ("table", "index", "trigger", "view")
     if _FEWEST["sessions"] <= n <= 16 and isinstance(v[0], str) and v[0] not in master:
         return "sessions"
     return None
 
 
-def _page_rows(found) -> tuple[dict[str, list[tuple]], int]:
-    """Every row the pages yield, by table (a row's rowid as its id), and the most calls rows the file held
-    as far as its rowids tell."""
+def _page_rows(found: Pages) -> tuple[dict[str, list[tuple]], dict[int, tuple[str, int | None]]]:
+    """Every row the pages yield, by table (a row's rowid as its id), and every call the file held as far as
+    its pages and indexes tell: rowid -> (key, its time when it was counted)."""
     rows: dict[str, list[tuple]] = {t: [] for t in _TABLES}
-    highest = 0
+    keys: dict[int, str] = {}
+    times: dict[int, int] = {}
     for _page, rowid, values in found.rows():
         kind = _kind(values)
         if kind is None:
@@ -468,13 +180,22 @@ def _page_rows(found) -> tuple[dict[str, list[tuple]], int]:
         if kind != "sessions":
             values[0] = rowid  # the INTEGER PRIMARY KEY is the rowid, stored as NULL in the record
         if kind == "calls":
-            highest = max(highest, rowid)
+            keys[rowid] = values[1]
             if len(values) > 14:
+                if values[14] == 1:
+                    times[rowid] = values[6]
                 values[14] = 0  # counted: settled again at the end
         elif kind == "files":
             values[5:12] = [None] * len(values[5:12])  # no checkpoint: every file on disk is read again
+            values[15:17] = [None] * len(values[15:17])
         rows[kind].append(tuple(values))
-    return rows, highest
+    for entry in found.index_rows():
+        shape = tuple(type(v) for v in entry)
+        if shape == (str, int, int):  # calls' UNIQUE(key, file_id): key, file id, rowid
+            keys.setdefault(entry[2], entry[0])
+        elif shape == (int, int):  # calls_day: a counted call's time, rowid
+            times.setdefault(entry[1], entry[0])
+    return rows, {rowid: (key, times.get(rowid)) for rowid, key in keys.items()}
 
 
 def _insert_pages(db: sqlite3.Connection, rows: dict[str, list[tuple]]) -> None:
@@ -488,28 +209,9 @@ def _insert_pages(db: sqlite3.Connection, rows: dict[str, list[tuple]]) -> None:
             db.executemany(sql, [r for r in items if len(r) == n])
     db.execute(
         "INSERT OR IGNORE INTO files(id, path, session_id, kind, gone) SELECT c.file_id,"
-        " '(recovered: file ' || c.file_id || ' of a damaged ledger)', c.session_id, 'messages', 1"
+        " '(recovered: file ' || c.file_id || ' of a damaged ledger)', c.session_id, 'messages', 1"  # (LOST)
         " FROM calls c WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.id = c.file_id) GROUP BY c.file_id"
     )
-
-
-def _insert_saved(db: sqlite3.Connection) -> None:
-    """The backup's rows the pages did not give (by session id, by path, by a call's key and file's path)."""
-    cols = {t: sorted(_columns(db, t) & _saved_columns(db, t)) for t in _TABLES}
-    names = ",".join(cols["sessions"])
-    db.execute(f"INSERT OR IGNORE INTO main.sessions({names}) SELECT {names} FROM saved.sessions")
-    names = ",".join(c for c in cols["files"] if c != "id" and c not in CHECKPOINT)
-    db.execute(f"INSERT OR IGNORE INTO main.files({names}) SELECT {names} FROM saved.files")
-    kept = [c for c in cols["calls"] if c not in ("id", "counted", "file_id")]
-    db.execute(
-        f"INSERT OR IGNORE INTO main.calls({','.join(kept)}, file_id, counted)"
-        f" SELECT {','.join('c.' + c for c in kept)}, m.id, 0 FROM saved.calls c"
-        " JOIN saved.files sf ON sf.id = c.file_id JOIN main.files m ON m.path = sf.path"
-    )
-
-
-def _saved_columns(db: sqlite3.Connection, table: str) -> set[str]:
-    return {r[1] for r in db.execute(f"PRAGMA saved.table_info({table})")}
 
 
 def merge(
@@ -523,6 +225,7 @@ def merge(
     dst.execute("BEGIN IMMEDIATE")
     try:
         _copy_sessions(src, dst, columns["sessions"])
+        _name_lost_files(src, dst)
         file_ids = _copy_files(src, dst, columns["files"], keep_checkpoints)
         got = _copy_calls(src, dst, columns["calls"], file_ids)
         if settle:
@@ -550,6 +253,28 @@ def _copy_sessions(src: sqlite3.Connection, dst: sqlite3.Connection, cols: set[s
     dst.executemany(sql, (row for _, row in readable(src, "sessions", names)))
 
 
+LOST = "(recovered: file {} of a damaged ledger)"  # the path of a files row made for calls whose own was lost
+_LOST_GLOB = "(recovered: file * of a damaged ledger)"
+
+
+def _name_lost_files(src: sqlite3.Connection, dst: sqlite3.Connection) -> None:
+    """A files row made for calls whose own row was on a damaged page takes back its path from `src` (the same
+    id, the same session, a path `dst` does not hold yet): `src`'s copies of those calls then find them by
+    (key, file), and count once."""
+    lost = dst.execute("SELECT id, path, session_id FROM files WHERE path GLOB ?", (_LOST_GLOB,)).fetchall()
+    for file_id, path, sid in lost:
+        old = path.split()[2]
+        if not old.isdigit():
+            continue
+        try:
+            row = src.execute("SELECT path, session_id FROM files WHERE id=?", (int(old),)).fetchone()
+        except sqlite3.Error:
+            continue
+        if row is None or row[1] != sid or dst.execute("SELECT 1 FROM files WHERE path=?", (row[0],)).fetchone():
+            continue
+        dst.execute("UPDATE files SET path=? WHERE id=?", (row[0], file_id))
+
+
 def _copy_files(src: sqlite3.Connection, dst: sqlite3.Connection, cols: set[str], keep: bool) -> dict[int, int]:
     """Files rows by path (a path the target has keeps its row); old id -> the target's id."""
     names = sorted(cols - {"id"} - (set() if keep else set(CHECKPOINT)))
@@ -571,8 +296,14 @@ def _copy_calls(src: sqlite3.Connection, dst: sqlite3.Connection, cols: set[str]
     sql = f"INSERT OR IGNORE INTO calls({','.join(names)}, counted) VALUES({','.join('?' * len(names))}, 0)"
     copied, highest = 0, 0
     batch = []
+    key, sid = names.index("key"), names.index("session_id")
+    # calls whose file is unknown: a copy of one under its file's path would count it twice
+    held = "SELECT c.key, c.session_id FROM calls c JOIN files f ON f.id = c.file_id WHERE f.path GLOB ?"
+    lost = set(dst.execute(held, (_LOST_GLOB,)))
     for rowid, row in readable(src, "calls", names):
         highest = max(highest, rowid)
+        if lost and (row[key], row[sid]) in lost:
+            continue
         values = list(row)
         values[at] = file_ids.get(values[at]) or _lost_file(dst, values[at], values[names.index("session_id")])
         file_ids[row[at]] = values[at]
@@ -584,15 +315,13 @@ def _copy_calls(src: sqlite3.Connection, dst: sqlite3.Connection, cols: set[str]
 
 def _lost_file(dst: sqlite3.Connection, old_id: int, sid: str) -> int:
     """A files row for calls whose own files row could not be read (marked gone: it is not on disk)."""
+    path = LOST.format(old_id)
     cursor = dst.execute(
-        "INSERT OR IGNORE INTO files(path, session_id, kind, gone) VALUES(?, ?, 'messages', 1)",
-        (f"(recovered: file {old_id} of a damaged ledger)", sid),
+        "INSERT OR IGNORE INTO files(path, session_id, kind, gone) VALUES(?, ?, 'messages', 1)", (path, sid)
     )
     if cursor.rowcount:
         return cursor.lastrowid or 0
-    return dst.execute(
-        "SELECT id FROM files WHERE path=?", (f"(recovered: file {old_id} of a damaged ledger)",)
-    ).fetchone()[0]
+    return dst.execute("SELECT id FROM files WHERE path=?", (path,)).fetchone()[0]
 
 
 def _count(src: sqlite3.Connection, highest: int) -> int:
@@ -626,3 +355,109 @@ def _range(src: sqlite3.Connection, sql: str, lo: int, hi: int) -> Iterator[tupl
         return
     for r in rows:
         yield r[0], tuple(r[1:])
+
+
+# ---- what a rebuild said, kept for `doctor` -------------------------------------------------------------
+
+REBUILT = "rebuilt.json"  # beside the ledger: the last rebuild, what it recovered and what it could not
+LISTED = 100_000  # missing calls kept by key at most (beyond: counted only)
+
+
+def said(got: Salvaged) -> str:
+    """What a rebuild recovered and from where, for people."""
+    back = got.of - len(got.missing)
+    where = f"{got.pages} from its pages"
+    if got.backup:
+        where += f", {got.from_backup} more from the backup {got.backup}"
+    out = f"recovered {back} of {got.of} calls from it ({where})"
+    if got.refused:
+        out += "; backups not used: " + "; ".join(f"{name} ({why})" for name, why in got.refused)
+    if got.missing:
+        out += f"; {len(got.missing)} it held were in no page or backup"
+    return out
+
+
+def keep_record(ledger: Path, notice: str, got: Salvaged | None) -> None:
+    """The rebuild's record beside the ledger (best effort: a rebuild never fails for it)."""
+    got = got or Salvaged(0, 0)
+    doc = {
+        "at_ms": int(time.time() * 1000),
+        "pid": os.getpid(),
+        "notice": notice,
+        "held": got.of,
+        "pages": got.pages,
+        "backup": got.backup,
+        "from_backup": got.from_backup,
+        "refused": [list(r) for r in got.refused],
+        "missing": [list(m) for m in got.missing[:LISTED]],
+        "missing_unlisted": max(0, len(got.missing) - LISTED),
+        "seen": False,
+    }
+    try:
+        atomic_write(ledger.parent / REBUILT, json.dumps(doc).encode())
+    except OSError as exc:
+        log.warning("the record of the rebuild of %s was not kept: %s", ledger, exc)
+
+
+@dataclass
+class Rebuilt:
+    """The last rebuild of the ledger, and what it held that is still not back (after the refreshes since)."""
+
+    at_ms: int
+    notice: str
+    held: int  # calls the damaged ledger held, as far as its pages and indexes tell
+    lost: int  # of them, calls whose key the ledger still lacks
+    days: list[tuple[str, int]]  # (local day, calls lost) for those whose time is known
+    undated: int  # lost calls whose time is not known
+    seen: bool  # `doctor` has shown it
+    here: bool  # made by this process
+
+    def line(self) -> str:
+        if not self.lost:
+            return f"all {self.held} calls the damaged ledger held are back (its pages, backups and Cline's files)"
+        days = ", ".join(f"{day}: {n}" for day, n in self.days)
+        undated = f"{', ' if days else ''}{self.undated} of unknown day" if self.undated else ""
+        return (
+            f"recovered {self.held - self.lost} of the {self.held} calls the damaged ledger held; {self.lost} are in"
+            f" no page, backup or Cline file: lost ({days}{undated}; their tokens and costs are not known)"
+        )
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "line": self.line()}
+
+
+def rebuilt(db: sqlite3.Connection, ledger: Path) -> Rebuilt | None:
+    """The last rebuild's record, with what is still missing now (None: no rebuild recorded, or unreadable)."""
+    try:
+        doc = json.loads((ledger.parent / REBUILT).read_bytes())
+        missing = [(str(k), t if isinstance(t, int) else None) for k, t in doc["missing"]]
+        at_ms, notice, held = int(doc["at_ms"]), str(doc["notice"]), int(doc["held"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    have: set[str] = set()
+    keys = [k for k, _ in missing]
+    for i in range(0, len(keys), 500):
+        part = keys[i : i + 500]
+        have.update(r[0] for r in db.execute(f"SELECT key FROM calls WHERE key IN ({','.join('?' * len(part))})", part))
+    lost = [(k, t) for k, t in missing if k not in have]
+    days: dict[str, int] = {}
+    for _, t in lost:
+        if t is not None:
+            day = datetime.fromtimestamp(t / 1000).date().isoformat()
+            days[day] = days.get(day, 0) + 1
+    unlisted = int(doc.get("missing_unlisted") or 0)
+    undated = sum(1 for _, t in lost if t is None) + unlisted
+    seen, here = bool(doc.get("seen")), doc.get("pid") == os.getpid()
+    return Rebuilt(at_ms, notice, held, len(lost) + unlisted, sorted(days.items()), undated, seen, here)
+
+
+def mark_seen(ledger: Path) -> None:
+    """`doctor` showed the last rebuild: from now on it is history, no longer a problem."""
+    path = ledger.parent / REBUILT
+    try:
+        doc = json.loads(path.read_bytes())
+        if not doc.get("seen"):
+            doc["seen"] = True
+            atomic_write(path, json.dumps(doc).encode())
+    except (OSError, ValueError, AttributeError) as exc:
+        log.debug("the rebuild's record not marked seen: %s", exc)

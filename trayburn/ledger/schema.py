@@ -70,6 +70,13 @@ class LedgerError(TrayburnError):
     kind, code = "ledger", Exit.LEDGER
 
 
+class LedgerDamaged(LedgerError):
+    """A query met a damaged page of the ledger (SQLite's corruption error): `Ledger.repair` moves it aside and
+    rebuilds it (its pages, its backups, then Cline's files); the command that met it answers after that."""
+
+    kind, code = "ledger_damaged", Exit.LEDGER
+
+
 class LedgerBusy(LedgerError):
     """Another process held the ledger's lock for longer than `busy_timeout_s`: nothing was changed;
     try again later (the next poll)."""
@@ -137,7 +144,7 @@ def is_busy(exc: sqlite3.Error) -> bool:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # `feed`: the trayburn Source that wrote the row ("cline_cli", later "vscode_tasks", "machine:<id>"): a
 # refresh of one feed marks only that feed's files gone and its sessions removed. `origin`: the machine a
@@ -163,7 +170,7 @@ CREATE TABLE calls(
   id INTEGER PRIMARY KEY, key TEXT NOT NULL, session_id TEXT NOT NULL, file_id INTEGER NOT NULL, agent TEXT,
   seq INTEGER, ts_ms INTEGER NOT NULL, model TEXT, input INTEGER NOT NULL, output INTEGER NOT NULL,
   cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL, cost REAL, tools TEXT,
-  counted INTEGER NOT NULL DEFAULT 0, provider TEXT, UNIQUE(key, file_id));
+  counted INTEGER NOT NULL DEFAULT 0, provider TEXT, commands TEXT, UNIQUE(key, file_id));
 """
 CALLS_INDEXES = """
 CREATE INDEX calls_session ON calls(session_id);
@@ -250,11 +257,18 @@ UPDATE files SET size = NULL, mtime_ns = NULL, inode = NULL
 # Schema 4 → 5: the change time joins a file's checkpoint (a rewrite keeping size, mtime and inode moves it):
 # two columns (added by `_adopt_change_times`, which also fills them for files unchanged since last read).
 MIGRATE_4_TO_5 = ""
+# Schema 5 → 6: the programs a call's shell commands ran (`Call.commands`), for the cost by tool's split of
+# run_commands. Every call's tool names are already held (since schema 1), so the split by tool needs no re-read;
+# the words are not: a call stored before has NULL there, shown as "not recorded" under run_commands until its file
+# is read again (it is, when it changes). Nothing is read again for this: a history's re-read would cost a cold
+# ingest for a refinement of one row.
+MIGRATE_5_TO_6 = ""  # the column, added by `_add_commands`
 MIGRATIONS = {
     1: MIGRATE_1_TO_2,
     2: MIGRATE_2_TO_3,
     3: MIGRATE_3_TO_4,
     4: MIGRATE_4_TO_5,
+    5: MIGRATE_5_TO_6,
 }  # from version → the statements that bring it to the next
 
 
@@ -452,6 +466,12 @@ def _adopt_change_times(db: sqlite3.Connection) -> None:
             db.execute("UPDATE files SET ctime_ns=? WHERE id=?", (st.st_ctime_ns, file_id))
 
 
+def _add_commands(db: sqlite3.Connection) -> None:
+    """Schema 5 → 6: `calls.commands`, NULL for every call stored before (nothing is read again)."""
+    if "commands" not in {r[1] for r in db.execute("PRAGMA table_info(calls)")}:  # (made by this version, marked older)
+        db.execute("ALTER TABLE calls ADD COLUMN commands TEXT")
+
+
 def _migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring an older schema forward, keeping every call, in one transaction (like `_create`)."""
     db.execute("BEGIN IMMEDIATE")
@@ -461,6 +481,8 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
             run_script(db, MIGRATIONS[version])
             if version == 4:
                 _adopt_change_times(db)
+            if version == 5:
+                _add_commands(db)
             version += 1
             db.execute(f"PRAGMA user_version={version}")
         db.execute("COMMIT")
@@ -487,9 +509,11 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
             raise busy_error(path, busy_timeout_s, exc) from None
         raise unavailable(path, exc) from None
     db = _connect_checked(path, busy_timeout_s)
-    notice = f"{why}; moved it to {aside.name} and rebuilt it from Cline's files"
+    notice = f"{why}; moved it to {aside.name} and rebuilt it"
     if got is not None:
-        notice += f"; recovered {got.calls} of {got.of} calls from it"
+        notice += f": {salvage.said(got)}"
+    notice += "; what Cline's files still hold is read again"
+    salvage.keep_record(path, notice, got)
     log.warning(notice)
     return Opened(db, notice, None)
 
@@ -502,7 +526,7 @@ def _salvaged_into(tmp: Path, path: Path, busy_timeout_s: float) -> Salvaged | N
     db = _connect_checked(tmp, busy_timeout_s)
     try:
         try:
-            got = salvage.recover(path, db, ledger=path)
+            got = salvage.recover(path, db, ledger=path, newest_schema=SCHEMA_VERSION)
         except sqlite3.Error as exc:
             if verdict(exc) not in ("corrupt", "other"):
                 raise

@@ -21,9 +21,10 @@ from sys import intern
 
 from ..files import Checkpoint
 from ..sources.base import Digested, Known, Plan, Seen, Source
-from . import salvage
+from . import backups, salvage
 from .queries import MachineQueries, PeriodQueries, Queries
 from .schema import (
+    LedgerDamaged,
     LedgerError,
     LedgerUnavailable,
     busy_error,
@@ -82,7 +83,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             self.db.close()  # (the last connection to close checkpoints the write-ahead log into the file)
 
     def backup_if_due(self) -> Path | None:
-        """The day's checked backup beside the ledger (`salvage.daily_backup`: one folder listing when not due; about
+        """The day's checked backup beside the ledger (`backups.daily_backup`: one folder listing when not due; about
         0.35 s at 5,000 sessions when due), made at close, after `check_integrity` found the ledger sound, and
         after a refresh of a process open for `backup_after_s` (the tray): never at open, so never before a
         command's figures. Never raises (a backup that fails is logged)."""
@@ -91,7 +92,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             if not self._writable or self._damaged or self._identity == IN_MEMORY:
                 return None
             try:
-                return salvage.daily_backup(self.db, self.path)
+                return backups.daily_backup(self.db, self.path)
             except (OSError, sqlite3.Error) as exc:
                 log.warning("no backup of %s: %s", self.path, exc)
                 return None
@@ -113,6 +114,27 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             else:
                 self.backup_if_due()
             return problem
+
+    def repair(self) -> None:
+        """After a query met a damaged page (LedgerDamaged): the ledger checked now and, failing, moved aside and
+        rebuilt (`notice` says what came back and from where). Raises LedgerBusy or LedgerUnavailable when it
+        cannot be done now."""
+        with self._lock, self._busy_raises():
+            self._damaged = True
+            self._check_file()
+
+    def rebuilt(self) -> salvage.Rebuilt | None:
+        """The last rebuild of this ledger and what it held that is still not back (None: never rebuilt)."""
+        with self._lock, self._busy_raises():
+            return salvage.rebuilt(self.db, self.path)
+
+    def rebuild_seen(self) -> None:
+        """`doctor` showed the last rebuild: no longer a problem."""
+        salvage.mark_seen(self.path)
+
+    def backups(self) -> dict:
+        """For `doctor`: the backups beside the ledger (`backups.report`)."""
+        return backups.report(self.path)
 
     @property
     def read_only(self) -> bool:
@@ -241,11 +263,11 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             if kind in ("full", "io", "read_only"):  # the ledger is left as it is, still readable
                 self.fault = unavailable(self.path, exc)
                 raise self.fault from exc
-            if kind == "corrupt":  # met by a query: the next refresh reopens it with an integrity check
+            if kind == "corrupt":  # met by a query: `repair` (or the next refresh) checks it and rebuilds it
                 self._damaged = True
-                raise LedgerError(
-                    f"the ledger {self.path} is damaged ({exc}); trayburn checks it and rebuilds it from"
-                    " Cline's files at the next refresh (run the command again)"
+                raise LedgerDamaged(
+                    f"the ledger {self.path} is damaged ({exc}); trayburn checks it and rebuilds it from its pages,"
+                    " its backups and Cline's files"
                 ) from exc
             raise
 

@@ -303,16 +303,32 @@ class Refresh:
         start, model, provider = self._defaults(sid, fallback_ms)
         self.db.executemany(
             "INSERT INTO calls(key, session_id, file_id, agent, seq, ts_ms, model, input, output, cache_read,"
-            " cache_write, cost, tools, provider, counted) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
-            " NOT EXISTS(SELECT 1 FROM calls WHERE key=?1)) "
+            " cache_write, cost, tools, provider, commands, counted) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
+            "?13,?14,?15, NOT EXISTS(SELECT 1 FROM calls WHERE key=?1)) "
             "ON CONFLICT(key, file_id) DO UPDATE SET session_id=excluded.session_id, agent=excluded.agent,"
             " seq=excluded.seq, ts_ms=excluded.ts_ms, model=excluded.model, input=excluded.input,"
             " output=excluded.output, cache_read=excluded.cache_read, cache_write=excluded.cache_write,"
-            " cost=excluded.cost, tools=excluded.tools, provider=excluded.provider",
+            " cost=excluded.cost, tools=excluded.tools, provider=excluded.provider, commands=excluded.commands",
             [
-                (key, sid, file_id, agent, seq, ts or start, m or model, i, o, cr, cw, cost, ",".join(t), p or provider)
-                for key, seq, ts, m, i, o, cr, cw, cost, t, _, p in calls
-            ],
+                (
+                    key,
+                    sid,
+                    file_id,
+                    agent,
+                    seq,
+                    ts or start,
+                    m or model,
+                    i,
+                    o,
+                    cr,
+                    cw,
+                    cost,
+                    ",".join(t),
+                    p or provider,
+                    sh,
+                )
+                for key, seq, ts, m, i, o, cr, cw, cost, t, _, p, sh in calls
+            ],  # fmt: skip
         )
         self.stats.calls_upserted += len(calls)
 

@@ -37,7 +37,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .price import Period, Price, Rate, Rates, lookups, model_key, route_of, same_model, spelled
+from ..billing import Billing, route_of
+from .price import Period, Price, Rate, Rates, lookups, model_key, same_model, spelled
 
 log = logging.getLogger(__name__)
 FORMAT = 2
@@ -233,12 +234,20 @@ class PriceBook:
         prices: Mapping[str, Mapping[str, float]] = {},
         aliases: Mapping[str, str] = {},
         cache: str | PathLike[str] | None = None,
+        billing: Mapping[str, str] = {},
     ):
+        """`billing`: the settings' `[billing]` table (route → "plan" | "paid"), what `self.billing` says of a
+        call (plan, free or paid) besides the shipped rule."""
+        self.billing = Billing.from_settings(billing)
         self.aliases = {model_key(k): v.strip() for k, v in aliases.items() if v and v.strip()}
         self.overrides = {model_key(m, aliases): dict(p) for m, p in prices.items()}
         settings = {"prices": {m: dict(p) for m, p in prices.items()}, "aliases": dict(aliases)}
         self._cache = PriceCache(cache, settings)
         self._lock = threading.Lock()
+
+    def billed(self, raw: str | None, provider: str | None = None, session_provider: str | None = None) -> str:
+        """paid, plan or free: how a call of this model id on this route is billed (`billing.Billing.of`)."""
+        return self.billing.of(route_of(provider, session_provider), raw)
 
     # ---- what a call's model is ------------------------------------------------------------------
 

@@ -90,7 +90,7 @@ ROUTES: dict[str, str | None] = {
     "openai-compatible": None,  # any endpoint: the vendor's list price
     "openrouter": "openrouter",
     "cline": None,  # Cline's own account: resells vendors' models
-    "cline-pass": None,  # the ClinePass subscription: same models, plan-covered
+    "cline-pass": None,  # the ClinePass subscription: same models, plan-covered (billing.py)
     "deepseek": "deepseek",
     "zai": "zai",
     "z-ai": "zai",
@@ -119,10 +119,6 @@ ROUTES: dict[str, str | None] = {
     "ollama": None,  # local models have no list price: unpriced unless the settings give one
     "lmstudio": None,
 }
-
-# Routes whose calls a subscription covers: Cline reports them at cost 0. Their API value (the same
-# tokens at list price) is shown beside the spend, never added to it.
-PLAN_ROUTES = frozenset({"cline-pass"})
 
 # The route prefix of an OpenRouter-shaped id (`z-ai/glm-4.6`) → the vendor's genai-prices provider.
 VENDOR_PREFIXES: dict[str, str | None] = {
@@ -162,23 +158,11 @@ FAMILIES: tuple[tuple[str, str | None, str], ...] = (
     ("minimax", "minimax", "minimax"),
 )
 
-# Leading parts of an id that name Cline's route, not the model's vendor (`cline-pass/glm-5.2`).
-ROUTE_PARTS = frozenset({"cline", "cline-pass", "openrouter"})
+# Leading parts of an id that name Cline's route, not the model's vendor (`cline-pass/glm-5.2`; `cline-free/glm-5.2`
+# is the same model, which Cline offers free: billing.py says so, its list price is the vendor's).
+ROUTE_PARTS = frozenset({"cline", "cline-pass", "cline-free", "openrouter"})
 
 _DIGIT_DASH = re.compile(r"(?<=\d)-(?=\d)")
-
-
-def route_of(provider: str | None, session_provider: str | None = None) -> str:
-    """The route a call took: its own `modelInfo.provider`, else its session's; '' when neither says."""
-    for value in (provider, session_provider):
-        if value and value.strip() and value.strip().lower() != "unknown":
-            return value.strip().lower()
-    return ""
-
-
-def is_plan(route: str) -> bool:
-    """Whether calls on this route (a `route_of()` value) are covered by a plan."""
-    return route in PLAN_ROUTES
 
 
 def split_id(raw: str) -> tuple[str | None, str]:

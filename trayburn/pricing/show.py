@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..billing import FREE, PAID, PLAN, route_of
 from .book import PriceBook
-from .price import KINDS, Period, Rate, route_of
+from .price import KINDS, Period, Rate
 
 if TYPE_CHECKING:
     from ..ledger import ModelSeen
@@ -32,6 +33,7 @@ class SeenModel:
     unpriced_calls: int = 0  # of those, the ones on a route with no known price
     sources: list[str] = field(default_factory=list)  # where its prices come from (genai-prices provider, settings)
     unpriced_routes: list[str] = field(default_factory=list)
+    billing: list[str] = field(default_factory=list)  # "plan", "free": the routes it was called on that cost $0
 
     @property
     def priced(self) -> bool:
@@ -63,9 +65,13 @@ def seen(book: PriceBook, rows: Iterable[ModelSeen]) -> list[SeenModel]:
         row.input, row.output = row.input + r.input, row.output + r.output
         row.cache_read, row.cache_write = row.cache_read + r.cache_read, row.cache_write + r.cache_write
         row.no_cost_calls += r.no_cost_calls
+        billed = book.billed(m.model, m.provider, m.session_provider)
+        if billed != PAID:  # $0 whatever the price: a plan's (valued at it) or a free model's
+            _add(row.billing, billed)
         if price is None:
-            row.unpriced_calls += r.no_cost_calls
-            _add(row.unpriced_routes, route)
+            if billed == PAID:
+                row.unpriced_calls += r.no_cost_calls
+                _add(row.unpriced_routes, route)
         else:
             _add(row.sources, price.provider if price.source == "genai-prices" and price.provider else price.source)
     return sorted(models.values(), key=lambda s: (not s.unpriced_calls, s.priced, -s.calls, s.name))
@@ -90,12 +96,16 @@ LABELS = {"input": "input", "output": "output", "cache_read": "cache read", "cac
 
 
 def describe(book: PriceBook, raw: str, provider: str | None = None) -> dict[str, Any]:
-    """Plain data for one model id: its key and name, its price by kind and tier, and its source."""
+    """Plain data for one model id: how its calls are billed on that route (paid, plan or free), its key and
+    name, its price by kind and tier, and its source."""
     price = book.prices(raw, provider)
     key = book.key(raw, provider)
+    billed = book.billed(raw, provider)
     out: dict[str, Any] = {
         "model": raw,
         "route": route_of(provider) or None,
+        "billing": billed,
+        "plan": book.billing.name(route_of(provider)) if billed == PLAN else None,
         "key": key,
         "name": book.display(raw, provider),
         "priced": price is not None,
@@ -130,9 +140,18 @@ def render(items: list[dict[str, Any]]) -> str:
     return "\n\n".join(_one(item) for item in items)
 
 
+BILLED = {
+    PAID: "paid: its reported cost, else an estimate from its tokens at its list price",
+    PLAN: "covered by {plan}: $0 of spend whatever cost Cline wrote; its tokens at list price are its API value",
+    FREE: "a free model: $0 of spend, never priced",
+}
+
+
 def _one(d: dict[str, Any]) -> str:
     route = f" on {d['route']}" if d["route"] else ""
-    lines = [f"{d['model']}{route}: {d['name']}"]
+    lines = [f"{d['model']}{route}: {d['name']}", "  a call is " + BILLED[d["billing"]].format(plan=d["plan"])]
+    if d["billing"] == FREE:
+        return "\n".join(lines)
     if not d["priced"]:
         k = d["key"]
         lines.append("  no known price: its calls are shown as unpriced, never $0.")

@@ -10,6 +10,8 @@ task folders) is a new module implementing `Source`, not an edit of the refresh.
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from collections.abc import Callable, Container, Mapping, Sized
 from dataclasses import dataclass, field
@@ -34,7 +36,9 @@ __all__ = [
     "qualified_id",
     "reported_cost",
     "storable_id",
+    "storable_text",
     "should_read",
+    "command_words",
     "token_count",
 ]
 
@@ -82,6 +86,18 @@ def id_ms(session_id: str) -> int | None:
     return value if 1e12 <= value <= MAX_MS else None  # (1e12 ms is 2001)
 
 
+def storable_text(value: str) -> str:
+    """A string from a file, storable and shown as it was meant: lone surrogates (what JavaScript writes for a
+    string cut inside an emoji, JSON's "\\ud83d" alone) become U+FFFD; a pair split across two escapes joins up."""
+    if value.isascii():  # the common case, decided first
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
+
+
 def storable_id(value: str) -> str:
     """An identity from a file, storable and still distinct: a lone surrogate becomes its escape
     text (`\\ud83d`), so two ids differing only there stay two calls."""
@@ -110,6 +126,39 @@ class Call(NamedTuple):
     tools: tuple[str, ...]
     note: str | None = None  # why a reported value was set aside (the call still counts, its cost estimated)
     provider: str | None = None  # modelInfo.provider; None: use the session's provider
+    # the programs its shell commands ran (`command_words`), one run_commands block after another, each block's
+    # words space-separated, blocks comma-separated; None: it ran none
+    commands: str | None = None
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+MAX_WORD = 40
+
+
+def first_word(line: str) -> str:
+    """The program a command line runs, as a word to group by: its first word past `VAR=value` assignments, without
+    its folder or quotes (`FOO=1 ./node_modules/.bin/jest -x` → `jest`); "?" when there is none."""
+    for word in line.split():
+        if _ASSIGNMENT.match(word):
+            continue
+        word = word.strip("\"'`([").rstrip(";&|)").replace("\\", "/").rsplit("/", 1)[-1]
+        word = word.replace(",", "_")[:MAX_WORD]
+        return word if word.isascii() else word.encode("utf-8", "replace").decode("utf-8")
+    return "?"
+
+
+def command_words(commands: Any) -> str:
+    """The first words of a shell tool's command lines, space-separated: `commands` as the Cline CLI's run_commands
+    gives it (a list, or a JSON-encoded list in one string, docs/formats/cline-cli.md), or a single command line."""
+    if isinstance(commands, str):
+        try:
+            commands = json.loads(commands) if commands.lstrip().startswith("[") else [commands]
+        except (ValueError, RecursionError):
+            commands = [commands]
+    if not isinstance(commands, list):
+        return ""
+    lines = (c.get("command") if isinstance(c, dict) else c for c in commands)
+    return " ".join(first_word(c) for c in lines if isinstance(c, str) and c.strip())
 
 
 @dataclass(slots=True)

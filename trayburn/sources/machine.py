@@ -34,10 +34,14 @@ T = TypeVar("T")
 MAGIC = "trayburn-machine"
 VERSION = 1  # this trayburn writes version 1 and reads any file whose min_reader is <= 1
 EXT = ".json.gz"
-# Decompressed: a gzip bomb stops here. Real files are kilobytes to a few megabytes (a call is ~120 bytes:
-# 32 MB is ~250,000 calls, years of heavy use); the limit also bounds the time a file costs (~0.3 s to decode).
-MAX_JSON_BYTES = 32 * 10**6
-MAX_FILE_BYTES = MAX_JSON_BYTES  # packed: never more than it unpacks to (gzip of JSON packs 5-20x)
+# The reader's bounds. Unpacked: a gzip bomb stops here (a call is ~90-125 bytes of JSON: 128 MB holds the
+# MAX_CALLS rows, years of heavy use); rows: at most MAX_CALLS calls, which bounds a file's memory (~0.5 GB at the
+# limit) and time (a few seconds). trayburn 0.3 and older read at most OLD_READER_BYTES unpacked: a bigger file is
+# read by this version on, and the writer says so in `doctor` (sync/share.py).
+MAX_CALLS = 800_000  # over two years at 1,000 calls a day
+MAX_JSON_BYTES = 128 * 10**6
+MAX_FILE_BYTES = 64 * 10**6  # packed (gzip of these rows packs 3-5x)
+OLD_READER_BYTES = 32 * 10**6
 
 SESSION_FIELDS = (
     "id", "started_ms", "ended_ms", "status", "project", "source", "model", "provider", "title", "cwd",
@@ -89,6 +93,11 @@ _encoder = msgspec.json.Encoder()
 
 
 def encode(doc: MachineDoc, level: int = 6) -> bytes:
+    return encode_sized(doc, level)[0]
+
+
+def encode_sized(doc: MachineDoc, level: int = 6) -> tuple[bytes, int]:
+    """The file's bytes, and how many bytes they unpack to (what a reader's bound is on)."""
     h = doc.header
     body = {
         "format": MAGIC,
@@ -104,7 +113,8 @@ def encode(doc: MachineDoc, level: int = 6) -> bytes:
         "calls": doc.calls,
     }
     packer = zlib.compressobj(level, zlib.DEFLATED, 31)  # 31: the gzip container (length + CRC)
-    return packer.compress(_encoder.encode(body)) + packer.flush()
+    raw = _encoder.encode(body)
+    return packer.compress(raw) + packer.flush(), len(raw)
 
 
 def decode(data: bytes, limit: int = MAX_JSON_BYTES) -> MachineDoc:
@@ -187,6 +197,8 @@ def _rows(body: dict[str, Any], what: str, ours: tuple[str, ...], row_type: Any)
     names, rows = body.get(f"{what}_fields"), body.get(f"{what}s")
     if not isinstance(names, list) or not isinstance(rows, list):
         raise FormatError(f"no {what}s table")
+    if len(rows) > MAX_CALLS:
+        raise FormatError(f"{len(rows):,} {what}s, over the {MAX_CALLS:,} a machine file can hold", "too_big")
     if tuple(names) != ours:
         rows = _reorder(what, names, rows, ours)
     try:

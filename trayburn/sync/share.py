@@ -35,13 +35,17 @@ from ..files import Refused, atomic_write, open_private, private_dir, read_file
 from ..ledger import Ledger
 from ..sources.machine import (
     EXT,
+    MAX_CALLS,
     MAX_FILE_BYTES,
+    MAX_JSON_BYTES,
+    OLD_READER_BYTES,
     VERSION,
     FormatError,
     Header,
     MachineDoc,
     MachineSource,
-    encode,
+    decode,
+    encode_sized,
     read_header,
 )
 from . import host_name, machine_name
@@ -68,6 +72,7 @@ class ShareState:
     renamed: str | None = None  # why this machine took a new id (another computer wrote under its old one)
     tried_ms: int | None = None  # when a write was last tried (after one failed: retried once a minute)
     tried_path: str | None = None  # where
+    size_note: str | None = None  # this machine's file nears what a reader takes (`size_note`)
 
     @classmethod
     def load(cls, path: Path) -> ShareState:
@@ -89,6 +94,7 @@ class Sharing:
         self._sources: dict[tuple[str, str], MachineSource] = {}
         self._machine: Machine | None = None
         self._clash_memo: tuple[list[int], str | None] | None = None  # (our file's stat, what it said)
+        self._unpacked = 0  # the last export's size once unpacked
 
     def machine(self, name: str | None) -> Machine:
         if self._machine is None or self._machine.name != machine_name(name):
@@ -153,6 +159,8 @@ class Sharing:
         now_ms = int(self.clock() * 1000)
         due = first or not _exists(target) or (state.pending and now_ms - (state.shared_ms or 0) >= EVERY_S * 1000)
         clash = self._clash(state, target, self.machine(name))
+        if clash == OWN_HISTORY:  # an older copy of our own file, or our state restored from a copy: rewritten
+            due, clash = True, None
         if clash:  # another computer writes under our id: this one takes a new id, and says so
             self._renew(state, name, clash)
             target = paths.machines_dir(Path(sync_dir).expanduser()) / f"{self.machine(name).id}{EXT}"
@@ -200,6 +208,9 @@ class Sharing:
         state.name = machine.name
         state.written, state.calls, state.bytes = [st.st_size, st.st_mtime_ns, st.st_ino], calls, len(data)
         state.problem = state.problem_kind = None
+        state.size_note = size_note(calls, self._unpacked)
+        if state.size_note:
+            log.warning("%s", state.size_note)
 
     def _clash(self, state: ShareState, target: Path, machine: Machine) -> str | None:
         """Another computer writing under our id (a home, state folder or whole disk image cloned): our file
@@ -216,17 +227,35 @@ class Sharing:
         if self._clash_memo is not None and self._clash_memo[0] == stamp:
             return self._clash_memo[1]
         try:
-            header = read_header(read_file(target, MAX_FILE_BYTES, follow=False))
+            data = read_file(target, MAX_FILE_BYTES, follow=False)
+            header = read_header(data)
         except (OSError, FormatError):
             header = None  # a broken or foreign file under our name: ours to replace
         clash = None
         if header is not None and header.written_ms != state.shared_ms:  # not our last write, whatever its host
-            other = "another computer" if header.host != machine.host else "another computer with this one's host"
-            clash = (
-                f"{other} ({header.name or 'unnamed'}) wrote this machine's id {machine.id} (a cloned disk or home?)"
-            )
+            if header.host == machine.host and self._own_history(header, data, state):
+                clash = OWN_HISTORY
+            else:
+                other = "another computer" if header.host != machine.host else "another computer with this one's host"
+                clash = (
+                    f"{other} ({header.name or 'unnamed'}) wrote this machine's id {machine.id} (a cloned disk or"
+                    " home?)"
+                )
         self._clash_memo = (stamp, clash)
         return clash
+
+    def _own_history(self, header: Header, data: bytes, state: ShareState) -> bool:
+        """Written by this computer (its host fingerprint): an older version of our file (the sync tool put one
+        back: written before our last write), or a newer one while our state is an older copy (the state folder
+        restored from a backup): then every session the file holds is one this machine holds too. A clone that
+        has gone its own way holds sessions this one never saw."""
+        if state.shared_ms is not None and header.written_ms < state.shared_ms:
+            return True
+        try:
+            theirs = {row[0] for row in decode(data).sessions}
+        except FormatError:
+            return False
+        return theirs <= {s.id for s in self.ledger.local_sessions()}
 
     def export(self, machine: Machine, titles: bool, now_ms: int) -> tuple[bytes, int]:
         """This machine's file: its calls (one per key) and its sessions; titles and paths only with `titles`."""
@@ -255,7 +284,31 @@ class Sharing:
                 )
             )  # fmt: skip
         header = Header(VERSION, 1, machine.id, machine.name, machine.host, now_ms, __version__, titles)
-        return encode(MachineDoc(header, sessions, calls)), len(calls)
+        data, self._unpacked = encode_sized(MachineDoc(header, sessions, calls))
+        return data, len(calls)
+
+
+NEAR = 0.75  # a file this near a reader's bound (calls or bytes) is said in doctor, as a sharing problem
+
+
+def size_note(calls: int, unpacked: int) -> str | None:
+    """What `doctor` says of this machine's file's size: near the bound of every reader (a problem: past it, the
+    others refuse the file whole), or past what trayburn 0.3 and older read (they refuse it; newer ones read it)."""
+    if calls >= NEAR * MAX_CALLS or unpacked >= NEAR * MAX_JSON_BYTES:
+        return (
+            f"this machine's shared file holds {calls:,} calls ({unpacked / 1e6:.0f} MB unpacked); other machines"
+            f" read at most {MAX_CALLS:,} calls and {MAX_JSON_BYTES // 10**6} MB: past that they refuse it whole"
+        )
+    if unpacked > OLD_READER_BYTES:
+        return (
+            f"this machine's shared file is {unpacked / 1e6:.0f} MB unpacked: trayburn 0.3 and older, which read"
+            " at most"
+            f" {OLD_READER_BYTES // 10**6} MB, refuse it (upgrade trayburn on the other machines)"
+        )
+    return None
+
+
+OWN_HISTORY = "own history"  # `_clash`: the file under our id is this machine's own, an older or a newer copy
 
 
 class _NotShared(Exception):
@@ -399,12 +452,15 @@ class SyncHealth:
     problem_kind: str | None = None
     renamed: str | None = None  # why this machine took a new id (another computer wrote under its old one)
     machines: list[MachineStatus] = field(default_factory=list)
+    size_note: str | None = None  # this machine's file nears (or passes) what readers take (`size_note`)
 
     @property
     def problem_line(self) -> str | None:
         """The first thing wrong with sharing, for the menu's problem line (None: nothing)."""
         if self.problem:
             return self.problem
+        if self.size_note:
+            return self.size_note
         bad = next((m for m in self.machines if m.problem and not m.this), None)
         return f"{bad.name or bad.id}'s shared file: {bad.problem}" if bad else None
 
@@ -418,7 +474,7 @@ def survey(sharing: Sharing, sync_dir: str | None, name: str | None, titles: boo
     machine = sharing.machine(name)
     state = sharing.state()
     out = SyncHealth(sync_dir, machine.id, machine.name, titles, state.shared_ms, state.problem, state.problem_kind)
-    out.renamed = state.renamed
+    out.renamed, out.size_note = state.renamed, state.size_note
     counted = sharing.ledger.counted_by_origin()
     folder = paths.machines_dir(Path(sync_dir).expanduser())
     held = {f.origin: f for f in sharing.ledger.machine_files()}

@@ -39,7 +39,8 @@ from ..figures.day import SessionSummary
 from ..figures.glance import Glance
 from ..system import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock, open_path
 from ..window import tk_missing
-from . import host
+from . import host, watcher
+from .alerts import Alerts
 from .dialogs import Children, DialogActions, Popen
 from .draw import render_icon, render_mark
 from .host import StartCheck
@@ -56,6 +57,8 @@ from .view import (
 )
 
 log = logging.getLogger(__name__)
+
+PAUSED = "Paused: the ledger is busy (another trayburn process)"  # the menu's line while another holds the ledger
 HISTORY_SLICE_S = 1.0  # a poll reads today's files, then this long of the rest of the history (a first run)
 HISTORY_PAUSE_S = 0.5  # between those slices, while history is left: the menu stays responsive
 
@@ -91,6 +94,7 @@ class TrayApp(DialogActions):
         self._drawn: tuple[object, ...] | None = None
         self._labelled: str | None = None
         self._logged_budget: set[tuple[str, int]] = set()  # budget notices logged (day, level), shown or not
+        self.alerts = Alerts(paths.alerts_file(engine.state_dir))  # runaways and project budgets told, silenced
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()  # one tick at a time (poller, "Refresh now", settings actions)
@@ -103,14 +107,19 @@ class TrayApp(DialogActions):
         self._errors: dict[str, str] = {}  # the files the last tick could not read
         self.waker: watch.Waker | None = None  # Linux: wakes the poller when a session is written (`run`)
         self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (roots, folders) it follows
+        self.may_switch = False  # a gtk icon gives way to a StatusNotifierItem when a watcher comes (`main`)
+        self._next_backend: str | None = None  # the backend the icon is becoming (`_watcher_came`)
+        self._make_icon(host.icon_class(pystray))
+
+    def _make_icon(self, cls: type) -> None:
         first = render_icon("–", IconState.NO_DATA, self.theme, self.size)
-        self.icon = host.icon_class(pystray)("trayburn", first, "trayburn", menu=None)
+        self.icon = cls("trayburn", first, "trayburn", menu=None)
         self.icon.on_size = self.resize
         self.labels = getattr(self.icon, "has_label", False)  # the item carries today's cost as text
         draws = getattr(self.icon, "draws_label", False) or host_draws_labels()
         self.mark_only = self.labels and draws  # that host draws it: the icon is the mark
-        if not getattr(self.icon, "activates", caps.has_default_action):
-            self.caps = replace(caps, has_default_action=False)
+        if not getattr(self.icon, "activates", self.caps.has_default_action):
+            self.caps = replace(self.caps, has_default_action=False)
 
     # ---- the loop --------------------------------------------------------------------------------
 
@@ -123,6 +132,12 @@ class TrayApp(DialogActions):
                     self._last_ok, self._failing = self.clock(), False
                 else:
                     self._failing = True
+            except TrayburnError as exc:
+                if getattr(exc, "kind", "") != "ledger_busy":
+                    raise
+                log.warning("%s", exc)  # the detail (its path, SQLite's words) in the log; a few words in the menu
+                self._failing = True
+                view = self._paused_view()
             except Exception as exc:  # a refresh failure never takes the app down
                 log.exception("refresh failed")
                 self._failing = True
@@ -159,7 +174,7 @@ class TrayApp(DialogActions):
         self.glance = figures = engine.glance(health, since=kept)
         self.builds += 1
         self._follow(figures.day.sessions)
-        return build_view(figures, engine.settings, health)
+        return build_view(self.alerts.shown(figures), engine.settings, health)
 
     def _faults(self) -> tuple[str | None, ...]:
         """What is wrong beside the files: the ledger cannot be written, it failed its integrity check, sharing
@@ -199,6 +214,13 @@ class TrayApp(DialogActions):
         view = replace(view, updated=updated, stale=stale)
         return replace(view, tooltip=tooltip(view))
 
+    def _paused_view(self) -> TrayView:
+        """Another process holds the ledger (a long refresh of a CLI command): the last figure stays, marked
+        paused (not a problem: the next tick retries)."""
+        if self.view is not None:
+            return replace(self.view, problem=PAUSED)
+        return error_view(PAUSED)
+
     def _error_view(self, message: str) -> TrayView:
         """The last good view with the failure on top; a bare one if there was none yet."""
         if self.view is not None:
@@ -236,6 +258,7 @@ class TrayApp(DialogActions):
         if self.caps.has_menu or self.caps.has_default_action:
             self.icon.menu = self._menu(view)
         self._notify_budget(view)
+        self._notify_alerts()
 
     def _draw(self, view: TrayView) -> None:
         if self.labels:
@@ -333,6 +356,11 @@ class TrayApp(DialogActions):
         except OSError:
             log.exception("cannot record the budget notification in %s", path)
 
+    def _notify_alerts(self) -> None:
+        """Tell each runaway alert and project budget level passed, once (tray/alerts.py)."""
+        if self.glance is not None:
+            self.alerts.tell(self.glance, self.engine.settings, date.today(), self._tell, self._notifier_up())
+
     def _notifier_up(self) -> bool:
         return self.caps.can_notify and bool(getattr(self.icon, "notifications", True))
 
@@ -346,7 +374,8 @@ class TrayApp(DialogActions):
 
     def _child(self, *args: str) -> list[str]:
         e = self.engine
-        return system.command(*args, "--config", str(e.config_path), "--state-dir", str(e.state_dir))
+        config = ["--config", str(e.config_path)] if e.config_path.exists() else []  # (none yet: the default)
+        return system.command(*args, *config, "--state-dir", str(e.state_dir))
 
     def _window(self, argv: list[str], request: str) -> None:
         """The summary window (a child), or, with no Tk here, one line saying which package it needs."""
@@ -368,6 +397,12 @@ class TrayApp(DialogActions):
 
     def do_demo(self, _: Any = None) -> None:
         self.children.open_window("demo", system.command("demo", "--window"))
+
+    def do_silence_runaway(self, sid: str) -> None:
+        """No more alerts for that session, and its line leaves the top of the menu."""
+        self.alerts.silence(sid)
+        self._dirty = True
+        self._wake.set()
 
     def do_refresh(self, _: Any = None) -> None:
         self._wake.set()
@@ -421,26 +456,72 @@ class TrayApp(DialogActions):
         poller = threading.Thread(target=self._poll_after_first, name="trayburn-poller", daemon=True)
         if self.waker is not None:
             threading.Thread(target=self._listen, args=(self.waker,), name="trayburn-waker", daemon=True).start()
+        if check is not None and check.kind == "no_tray_host":  # told only if still so after a grace period
+            threading.Thread(target=self._seen_after_grace, name="trayburn-seen", daemon=True).start()
+        unwatch = watcher.on_arrival(self._watcher_came) if self.may_switch and self.caps.backend == "gtk" else None
 
         def setup(icon: Any) -> None:
             icon.visible = True
-            if check is not None and check.kind == "no_tray_host":
-                self.tell(f"trayburn is running but cannot be seen: {check.message}")
             with self._lock:  # the notifier is up now: a budget passed before the start is told
                 self._ui(lambda: self._notify_budget(self.view))
+                self._ui(self._notify_alerts)
             log.info("the icon is up (notifications %s)", "on" if self._notifier_up() else "off")
-            poller.start()
+            if not poller.is_alive():
+                poller.start()
 
-        try:
-            self.icon.run(setup=setup)
-        except Exception as exc:
-            if not self._stop.is_set():
-                raise
-            log.info("tray stopped (%s)", exc)
+        while True:
+            try:
+                self.icon.run(setup=setup)
+            except Exception as exc:
+                if not self._stop.is_set():
+                    raise
+                log.info("tray stopped (%s)", exc)
+            if self._stop.is_set() or self._next_backend is None:
+                break
+            if unwatch is not None:
+                unwatch()
+                unwatch = None
+            self.become(self._next_backend)
         self._stop.set()
         self._wake.set()
         if self.waker is not None:
             self.waker.close()
+
+    def _watcher_came(self) -> None:
+        """A StatusNotifierWatcher got on the bus while the icon is a gtk (XEmbed) one (in the GLib main loop): the
+        icon leaves the XEmbed tray and `run` starts it again as a StatusNotifierItem."""
+        if self._stop.is_set() or self._next_backend is not None:
+            return
+        log.info("a StatusNotifierWatcher came: the icon becomes a StatusNotifierItem (appindicator backend)")
+        self._next_backend = "appindicator"
+        self.icon.visible = False
+        self.icon.stop()
+
+    def become(self, backend: str) -> None:
+        """Make the icon anew with `backend` (pystray loads it beside the one it started with), showing the view it
+        had; the poller keeps running and draws on the new icon."""
+        with self._lock:  # no tick draws meanwhile
+            cls = host.icon_class(self.pystray, backend)
+            self.caps = replace(host.capabilities(backend), can_notify=self.caps.can_notify)
+            self.size = host.start_size(backend)
+            self._drawn = self._labelled = None
+            self._next_backend = None
+            self._make_icon(cls)
+            if self.view is not None:
+                self._ui(lambda: self._apply(self.view) if self.view else None)
+        log.info("now: %s", host.describe(backend))
+
+    def _seen_after_grace(self) -> None:
+        """Nothing showed tray icons at the start: tell the person, once, if that is still so after SHOW_GRACE_S (a
+        panel that comes meanwhile, as at login, shows the icon; it is never said while a tray shows it)."""
+        if self._stop.wait(SHOW_GRACE_S):
+            return
+        now = host.can_start()
+        if now.ok:
+            log.info("the icon can be seen now: %s", now.message)
+            return
+        _say(f"trayburn: {now.message}")
+        self.tell(f"trayburn is running but cannot be seen: {now.message}")
 
 
 SETTINGS_TEMPLATE = """\
@@ -493,16 +574,34 @@ def _constant(value: bool) -> Callable[[Any], bool]:
 EXIT_CANNOT_SHOW = int(Exit.CANNOT_SHOW)  # no graphical session or no session bus: the tray could not be seen
 
 
+NO_MENU_HINT = (
+    "this tray icon has no menu and ignores clicks: its GTK backend (PyGObject) is not installed here. "
+    "The fix: pip install 'trayburn[gtk]' (pipx: pipx install --force 'trayburn[gtk]'), after "
+    "sudo apt-get install libgirepository1.0-dev libcairo2-dev pkg-config gir1.2-gtk-3.0 "
+    "gir1.2-ayatanaappindicator3-0.1 (which PyGObject builds against); ./scripts/run does both"
+)
+DEMO_HINT = "`trayburn demo --json` shows the demo's figures in a terminal"
+SHOW_GRACE_S = 20.0  # with no tray host at the start, how long before the person is told (a panel may be loading)
+
+
 def main(args: Any) -> int:
     log_path = system.setup()
+    forced = bool(os.environ.get("PYSTRAY_BACKEND"))
     check = None if os.environ.get("PYSTRAY_BACKEND") == "dummy" else host.can_start()
     if check is not None and check.fatal:
-        log.error("cannot start the tray: %s", check.message)
-        _say(f"trayburn: {check.message}")
+        message = check.message
+        if getattr(args, "demo", False):  # the demo's figures without a display are `trayburn demo --json`
+            message = message.replace(
+                host.TERMINAL_HINT, "`trayburn demo --json` shows the demo's figures in a terminal"
+            )
+        log.error("cannot start the tray: %s", message)
+        _say(f"trayburn: {message}")
         return EXIT_CANNOT_SHOW
+    promised = None
+    if check is not None and not forced:
+        check, promised = _await_watcher(check)
     if check is not None and not check.ok:
-        log.warning("%s", check.message)
-        _say(f"trayburn: {check.message}")
+        log.warning("no tray host yet (told in %g s if still so): %s", SHOW_GRACE_S, check.message)
     try:
         engine = Engine(args.config, args.state_dir)
     except TrayburnError as exc:  # the ledger cannot be opened (newer, locked, …), the state folder refused
@@ -515,7 +614,10 @@ def main(args: Any) -> int:
         _say(f"trayburn: {exc}")
         return EXIT_ALREADY_RUNNING
     try:
-        name = host.choose_backend(sni=check.sni if check is not None else None)
+        if check is None:
+            name = host.choose_backend()
+        else:
+            name = host.choose_backend(sni=check.sni, xembed=check.xembed, promised=promised is not None)
         _set_program_name(name)
         pystray = host.load_pystray(name)
     except host.BackendError as exc:
@@ -523,17 +625,39 @@ def main(args: Any) -> int:
         _say(f"trayburn: {exc}")
         return 1
     caps = host.capabilities(host.loaded_backend(pystray))
+    if not forced and not caps.has_menu:  # the bare X11 icon: no menu, no clicks (said once, with the fix)
+        log.warning("%s", NO_MENU_HINT)
+        _say(f"trayburn: {NO_MENU_HINT}")
     if check is not None and not check.bus:  # an XEmbed icon without a session bus: no notifier to ask
         host.NOTIFIER = False
         caps = replace(caps, can_notify=False)
         log.warning("%s", host.NO_BUS_NOTICE)
     log.info("trayburn tray starting; log %s; %s; %s", log_path, host.describe(caps.backend), check)
     app = TrayApp(engine, pystray, caps, autostart=_autostart())
+    app.may_switch = not forced and check is not None and check.bus and host.available("appindicator")
     try:
         app.run(check)
     finally:
         lock.release()
     return 0
+
+
+def _await_watcher(check: StartCheck) -> tuple[StartCheck, str | None]:
+    """On a desktop that will have a StatusNotifierWatcher but has none yet (its panel is loading, as at login),
+    wait for it a short while (`watcher.WAIT_S`) before the backend is chosen. Returns the check as it is then,
+    and why a watcher is expected (None: not here)."""
+    bus = host.session_bus() if check.bus else None
+    if check.sni or bus is None:
+        return check, None
+    promised = watcher.promised(os.environ, bus)
+    if promised is None:
+        return check, None
+    log.info("waiting up to %g s for the panel's StatusNotifierWatcher (%s has one)", watcher.WAIT_S, promised)
+    if watcher.wait(bus):
+        log.info("the StatusNotifierWatcher is there")
+        return host.can_start(), promised
+    log.info("no StatusNotifierWatcher after %g s: the item registers with it when it comes", watcher.WAIT_S)
+    return check, promised
 
 
 def _set_program_name(backend: str) -> None:

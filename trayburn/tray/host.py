@@ -39,6 +39,7 @@ The Icon classes: every class `icon_class()` returns offers, beside pystray's ow
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import os
 import re
@@ -62,9 +63,8 @@ FATAL = ("no_display", "display_unreachable", "no_session_bus")
 TERMINAL_HINT = "`trayburn today` works in a terminal"
 NO_BUS_NOTICE = "no D-Bus session bus, so desktop notifications are off"
 NO_HOST_HINT = (
-    "nothing on this desktop shows tray icons (no XEmbed tray, no StatusNotifierWatcher): on GNOME install "
-    "the AppIndicator extension (gnome-shell-extension-appindicator), elsewhere add a system tray or "
-    "status notifier area to the panel; meanwhile "
+    "nothing here shows tray icons: on GNOME install the AppIndicator extension "
+    "(gnome-shell-extension-appindicator), elsewhere add a system tray to the panel; "
 ) + TERMINAL_HINT
 
 
@@ -99,7 +99,7 @@ def can_start(env: Mapping[str, str] | None = None, *, platform: str | None = No
     problem = display_problem(display)
     if problem:
         return StartCheck("display_unreachable", f"no graphical session: {problem}; {TERMINAL_HINT}")
-    bus = env.get("DBUS_SESSION_BUS_ADDRESS") or _default_bus(env)
+    bus = session_bus(env)
     if not bus and env.get("PYSTRAY_BACKEND") == "xorg":
         xembed = has_xembed_tray(display)
         return (
@@ -177,6 +177,12 @@ def has_xembed_tray(display: str) -> bool:
 
 
 # --- the session bus ---------------------------------------------------------------------------------
+
+
+def session_bus(env: Mapping[str, str] | None = None) -> str | None:
+    """The session bus's address: DBUS_SESSION_BUS_ADDRESS, else the per-user bus GLib finds without it."""
+    env = os.environ if env is None else env
+    return env.get("DBUS_SESSION_BUS_ADDRESS") or _default_bus(env)
 
 
 def _default_bus(env: Mapping[str, str]) -> str | None:
@@ -334,12 +340,17 @@ def choose_backend(
     platform: str = sys.platform,
     available: Callable[[str], bool] | None = None,
     sni: bool | None = None,
+    xembed: bool | None = None,
+    promised: bool = False,
 ) -> str:
     """The backend to use: PYSTRAY_BACKEND if set, else the best one this system has.
 
     ``available(name)`` says whether a Linux backend can load; tests pass a fake. ``sni``: whether
     a StatusNotifierWatcher is on the session bus (`host.can_start` finds out); GNOME, KDE, XFCE
     and Cinnamon panels host StatusNotifierItems, so the appindicator backend is chosen there.
+    ``promised``: this desktop will have a watcher (`watcher.promised`) that is not there yet: with no XEmbed
+    tray either, the appindicator backend too (its item registers with the watcher when it comes, and shows
+    as an XEmbed icon meanwhile where a tray comes first).
     """
     forced = env.get("PYSTRAY_BACKEND")
     if forced:  # pystray ignores an empty value too
@@ -354,7 +365,8 @@ def choose_backend(
         return "win32"
     available = available or _available
     gnome = "GNOME" in env.get("XDG_CURRENT_DESKTOP", "").upper()
-    if (sni or (sni is None and gnome)) and available("appindicator"):
+    later = promised and not xembed  # the panel is still loading: its watcher is on the way
+    if (sni or later or (sni is None and gnome)) and available("appindicator"):
         return "appindicator"  # stock GNOME has no XEmbed tray: a gtk status icon would be invisible
     if env.get("DISPLAY") and available("gtk"):
         return "gtk"
@@ -423,18 +435,33 @@ def loaded_backend(pystray: ModuleType) -> str:
     return "dummy" if module == "base" else module
 
 
-def icon_class(pystray: ModuleType) -> type:
-    """The Icon class to instantiate: pystray's, with trayburn's fixes for the backend it loaded."""
-    backend = loaded_backend(pystray)
+def icon_class(pystray: ModuleType, backend: str | None = None) -> type:
+    """The Icon class to instantiate: pystray's, with trayburn's fixes for the backend it loaded (or for
+    `backend`, one pystray loads beside it: the appindicator Icon a gtk icon gives way to, `TrayApp.become`)."""
+    loaded = loaded_backend(pystray)
+    backend = backend or loaded
+    if backend == loaded:
+        base = pystray.Icon
+    else:
+        capabilities(backend)  # validates the name
+        try:
+            base = importlib.import_module(f"pystray._{backend}").Icon
+        except (ImportError, ValueError) as exc:
+            raise BackendError(f"the {backend} tray backend does not load: {exc}") from exc
     if backend == "dummy":
-        return _headless(pystray.Icon)
+        return _headless(base)
     if backend == "gtk":
-        return _gtk(pystray.Icon)
+        return _gtk(base)
     if backend == "appindicator":
-        return _appindicator(pystray.Icon)
+        return _appindicator(base)
     if backend == "darwin":
-        return _darwin(pystray.Icon)
-    return _plain(pystray.Icon, activates=backend in ("win32",))
+        return _darwin(base)
+    return _plain(base, activates=backend in ("win32",))
+
+
+def available(backend: str) -> bool:
+    """Whether a Linux backend ("gtk", "appindicator") can load here."""
+    return _available(backend)
 
 
 # ---- pystray's Icon classes, per backend -------------------------------------------------------------------------
@@ -519,20 +546,27 @@ def _gtk(base: type) -> type:
             """`size`: what the tray offers across it (a horizontal tray's height). The other side is what the
             icon asks for (trayer gives a 16 px icon a 16 px wide slot even on a 32 px panel): drawn at `size`,
             the icon gets a square slot where the tray grants it; where it does not (trayer keeps a 20 px icon
-            in a 16 px slot), it is drawn again at the slot's real size rather than scaled into it."""
-            ok, _screen, area, orientation = status_icon.get_geometry()
-            if ok and area.width > 0 and area.height > 0:
-                across = area.width if int(orientation) == 1 else area.height  # Gtk.Orientation.VERTICAL: 1
-                size = min(size, across)
+            in a 16 px slot), it is drawn again at the slot's real size rather than scaled into it.
+
+            The slot is read only once the tray has laid the icon out, and believed only when two looks
+            FIT_CHECK_MS apart agree: read at once (or once), it could still be the 16 px slot of the icon
+            before this drawing, and the icon stayed 16 px on a 32 px trayer (1 start in 8)."""
+            self._offered = size
             self._resize(size)
             if size > 0:
-                GLib.timeout_add(FIT_CHECK_MS, self._fit, size)
+                GLib.timeout_add(FIT_CHECK_MS, self._fit, size, True)
             return True  # drawn at that size: GTK need not scale it
 
-        def _fit(self, size: int) -> bool:
+        def _fit(self, size: int, look_again: bool) -> bool:
+            if getattr(self, "_offered", size) != size:  # the tray offered another size since: that one counts
+                return False
             ok, _screen, area, _orientation = self._status_icon.get_geometry()
-            if ok and 0 < min(area.width, area.height) < size:
-                self._resize(min(area.width, area.height))
+            room = min(area.width, area.height) if ok else 0
+            if 0 < room < size:
+                if look_again:
+                    GLib.timeout_add(FIT_CHECK_MS, self._fit, size, False)
+                else:
+                    self._resize(room)
             return False  # once
 
         def _resize(self, size: int) -> None:
@@ -586,8 +620,30 @@ def _appindicator(base: type) -> type:
             return self._activates
 
         def _update_menu(self) -> None:
+            # The middle click's target is let go before pystray's own idle call replaces the menu (and before the
+            # indicator goes, `_finalize`): libayatana-appindicator follows the old item out of its menu and
+            # asserted (a Gtk-CRITICAL "gtk_widget_get_parent" line at every start).
+            GLib.idle_add(self._release_target)
             super()._update_menu()
             GLib.idle_add(self._target_default)  # after pystray's own idle call built the menu
+
+        def _release_target(self) -> bool:
+            self._appindicator.set_secondary_activate_target(None)
+            return False  # once
+
+        def _finalize(self) -> None:
+            self._release_target()
+            super()._finalize()
+
+        def _create_menu_item(self, descriptor: Any) -> Any:
+            item = super()._create_menu_item(descriptor)
+            text = str(getattr(descriptor, "text", ""))  # (a separator's "- - - -" has no "_")
+            if gnome_menu_labels() and not getattr(descriptor, "default", False):
+                shown = literal_label(text)
+                if shown != text:
+                    item.set_use_underline(True)  # sent as it is (libdbusmenu-gtk doubles each "_" otherwise)
+                    item.set_label(shown)
+            return item
 
         def _target_default(self) -> bool:
             """A middle click (SNI SecondaryActivate) runs the default item: the summary."""
@@ -599,6 +655,22 @@ def _appindicator(base: type) -> type:
             return False  # once
 
     return IndicatorIcon
+
+
+def gnome_menu_labels(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the menu is read by GNOME's AppIndicator extension, which takes only the first "_" of a dbusmenu
+    label for a mnemonic (it drops the first "_" followed by another character: `label.replace(/_([^_])/, '$1')`
+    in its dbusMenu.js) and shows the rest as written. libdbusmenu-gtk sends a plain GTK label with each "_"
+    doubled, which libdbusmenu hosts (xfce4-panel, KDE) undo and GNOME showed as "b_tools__patch"."""
+    desktop = (os.environ if env is None else env).get("XDG_CURRENT_DESKTOP", "").upper()
+    return "GNOME" in desktop or "UBUNTU" in desktop
+
+
+def literal_label(text: str) -> str:
+    """The dbusmenu label GNOME's extension shows as `text`: one "_" in front, which is the "_" it drops (before
+    the text's first character, or the last of its leading underscores); `text` itself where it has no "_" to
+    lose."""
+    return "_" + text if "_" in text and text.strip("_") else text
 
 
 IMAGE_LEFT = 2  # AppKit's NSImageLeft (NSCellImagePosition): the image, then the title to its right

@@ -25,21 +25,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..figures.budgets import level as budget_level_of
 from ..figures.costs import Totals
 from ..figures.day import DayReport, SessionSummary
 from ..figures.glance import Glance
 from ..figures.money import Money
 from ..settings import Settings, menu_choices
 from ..sources.editor_tasks.places import menu_line
-from ..words import USD, plan_text, plural, progress_text, shorten
+from ..words import NOT_PAID, USD, pace_text, plan_text, plural, progress_text, shorten
+from .alerts import nearest, project_line, runaway_line
 
 if TYPE_CHECKING:
-    from ..engine import Health
+    from ..health import Health
 # ---- the view and its menu ---------------------------------------------------------------------------------------
 
 MAX_SESSIONS = 10
 TOOLTIP_MAX = 120  # Windows refuses titles over 128 characters
 DEMO_LINE = "Demo: recorded sessions replayed as today"
+SILENCE = "    Silence alerts for this session"
 
 
 @dataclass(frozen=True)
@@ -79,12 +82,15 @@ class TrayView:
     cost_text: str = ""  # today's cost as the menu says it: "$0.33", "unpriced"
     budget_pct: int | None = None  # today's share of the daily budget
     money: Money = USD  # how the amounts above are written (the settings' currency and rate)
-    plan: str | None = None  # "4 calls covered by plan, API value $1.23" (never in the spend)
+    plan: str | None = None  # "ClinePass: 4 calls, $1.23 of API value included" (never in the spend)
     machines: str | None = None  # "Today $4.20 on 3 machines (this one $1.10)"
     sources: str | None = None  # "CLI $1.20 · VS Code $3.40": today by app, when more than one has spend
     unpriced: str | None = None  # "2 calls unpriced: acme-1 — add a price in settings"
     sharing: str | None = None  # sync_dir, when set: the settings name it and offer "Stop sharing"
     progress: str | None = None  # "Reading history: 4,120 of 20,000 sessions" (today's figures are complete)
+    pace: str | None = None  # "$0.80/h now · at this pace about $12.40 by midnight"
+    runaways: tuple[tuple[str, str], ...] = ()  # (session id, "Runaway: $4.12 in 20 min on … — title")
+    projects: tuple[str, ...] = ()  # "⚠ Project web: $4.10 of $5.00 daily budget (82 %)", nearest its end first
 
 
 @dataclass
@@ -112,9 +118,7 @@ def session_text(s: SessionSummary, money: Money = USD) -> str:
 
 
 def budget_level(cost: float, budget: float | None) -> int:
-    if not budget:
-        return 0
-    return 100 if cost >= budget else 80 if cost >= 0.8 * budget else 0
+    return budget_level_of(cost, budget)  # (figures/budgets.py: the one rule)
 
 
 def icon_state(first_run: bool, problem: str | None, level: int) -> IconState:
@@ -204,6 +208,8 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
     entries: list[Entry] = []
     if view.problem:
         entries += [Entry(f"⚠ {view.problem}", enabled=False)]
+    for sid, text in view.runaways:  # a session running away: named first, until it ends or is silenced
+        entries += [Entry(f"⚠ {text}", "open_session", sid), Entry(SILENCE, "silence_runaway", sid)]
     if view.demo:
         entries.append(Entry(DEMO_LINE, enabled=False))
     if not has_default_action:  # no primary click (appindicator without "activate"): the first item
@@ -223,9 +229,11 @@ def menu(view: TrayView, has_default_action: bool, autostart: bool | None) -> li
         *([Entry(view.unpriced, "open_settings")] if view.unpriced else []),
         *([Entry(view.yesterday, "summary")] if view.yesterday else []),
         *([Entry(view.top_model, "summary")] if view.top_model else []),
-        Entry(view.week, "summary_period", "week"),
-        Entry(view.month, "summary_period", "month"),
-        Entry(view.rate, enabled=False),
+        Entry(so_far(view.week, view.progress), "summary_period", "week"),
+        Entry(so_far(view.month, view.progress), "summary_period", "month"),
+        Entry(view.rate, "summary"),  # a figure like the others (greyed, it looked disabled)
+        *([Entry(view.pace, "summary")] if view.pace else []),
+        *[Entry(line, "summary_period", "month") for line in view.projects],
         *([Entry(view.progress, enabled=False)] if view.progress else []),
         Entry(("⚠ " if view.stale else "") + view.updated, "refresh") if view.updated else SEPARATOR,
         SEPARATOR,
@@ -323,6 +331,13 @@ def _cost(money: Money, cost: float, estimated: float, unpriced: int, calls: int
     return f"{text} (+{unpriced} unpriced)" if unpriced else text
 
 
+def so_far(line: str, progress: str | None) -> str:
+    """ "This week: at least $122.53" while the history is still read (`progress`): a sum of what was read so
+    far, not yet the week's (today's figures are read first and are whole)."""
+    head, sep, rest = line.partition(": ")
+    return f"{head}: at least {rest}" if progress and sep else line
+
+
 def _interval(seconds: int) -> str:
     return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min"
 
@@ -333,7 +348,7 @@ def build_view(figures: Glance, settings: Settings, health: Health) -> TrayView:
     money, day, hour = figures.money, figures.day.report, figures.last_hour
     first_run = health.sessions == 0 and health.removed_sessions == 0 and not day.calls
     problem = problem_line(health, figures.sync_problem)
-    level = budget_level(day.cost_usd, settings.daily_budget)
+    level = max([budget_level(day.cost_usd, settings.daily_budget)] + [b.level for b in figures.budgets if b.project])
     roots = tuple(Root(lv.name, lv.label, str(lv.path), lv.source(), lv.exists) for lv in health.levels)
     spent = budget_text(day.cost_usd, settings.daily_budget, money)
     estimate = f" · incl. {amount(money, day.estimated_cost_usd)} estimated" if day.estimated_cost_usd else ""
@@ -365,12 +380,15 @@ def build_view(figures: Glance, settings: Settings, health: Health) -> TrayView:
         cost_text=day_cost(day, money),
         budget_pct=share(day.cost_usd, settings.daily_budget) if settings.daily_budget else None,
         money=money,
-        plan=plan_text(day.plan_calls, day.plan_api_value_usd, money),
+        plan=plan_text(day, money.text),
         machines=None if first_run else figures.day.machines.menu_line(money.text),
         sources=None if first_run else menu_line(figures.by_source, lambda usd: amount(money, usd)),
         unpriced=unpriced_line(day.unpriced_calls, day.unpriced_models),
         sharing=settings.sync_dir or None,
         progress=progress_text(figures.progress),
+        pace=None if first_run else pace_text(figures.day.burn, money),
+        runaways=tuple((r.id, runaway_line(r, money)) for r in figures.runaways),
+        projects=tuple(project_line(b, money) for b in nearest(figures.budgets)),
     )
 
 
@@ -378,7 +396,7 @@ def _top_model(day: DayReport, money: Money = USD) -> str | None:
     m = day.top_model
     if m is None:
         return None
-    cost = _cost(money, m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls)
+    cost = NOT_PAID.get(m.billing or "") or _cost(money, m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls)
     return f"Top model: {m.name} — {cost}"
 
 

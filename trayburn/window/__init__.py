@@ -76,6 +76,7 @@ def main(args) -> int:
 
     try:
         root = tk.Tk(className=APP_TITLE)
+        root.withdraw()  # mapped by `SummaryWindow.start` once built and laid out: never shown blank
     except tk.TclError as exc:
         message = (
             f"cannot open a window ({exc}); `trayburn today` and `trayburn session ID` show the same "

@@ -35,11 +35,13 @@ from ..demo import is_demo
 from ..engine import Engine
 from ..errors import TrayburnError
 from ..figures import export, periods
+from ..figures.listprice import WhatIf
 from ..system import open_path
 from ..words import progress_text
 from . import models, theme
-from .views import DayView, PeriodView, SessionView
+from .views import DayView, PeriodView, SessionView, Where
 from .widgets import FitLabel, Notice, Table
+from .xname import LegacyName
 
 log = logging.getLogger(__name__)
 HISTORY_SLICE_S = 0.3  # after what is shown, this long of the rest of a history being read (a first run)
@@ -48,6 +50,7 @@ ICON = Path(__file__).resolve().parent.parent / "assets" / "trayburn.png"
 APP_TITLE = "trayburn"
 STATUS_CLEAR_MS = 5000
 FIRST_REFRESH_MS = 100  # let the first frame (from the ledger as it is) paint before refreshing
+SHOWN_BY_MS = 1500  # the first refresh comes by then even if the window is never drawn (shown minimised)
 
 
 class SummaryWindow:
@@ -75,8 +78,10 @@ class SummaryWindow:
         self._day_from_session = bool(session_id) and day is None  # back goes to the session's day
         self.day = today()
         self._after: str | None = None
+        self._exposed = ""  # the first Expose's binding, until the first frame is drawn (`start`)
         self._status_after: str | None = None
         self.waker: watch.Waker | None = None  # Linux: a session written refreshes at once (`start`)
+        self.reprice_model = ""  # the period view's what-if: the model its calls are priced on ("" none)
         try:
             self.day = models.parse_day(day) if day is not None else today()
         except models.BadDay as exc:
@@ -92,7 +97,8 @@ class SummaryWindow:
         setting = self.engine.settings.theme if self.engine else "auto"
         self.palette = theme.resolve(setting, self.env)
         self.metrics = m = theme.apply(self.root, self.palette, self.env)
-        self.root.title(APP_TITLE)
+        self.legacy_name = LegacyName(self.root)
+        self._title(APP_TITLE)
         self._size_window(m)
         self._set_icon()
         self.root.columnconfigure(0, weight=1)
@@ -108,6 +114,7 @@ class SummaryWindow:
         self.period_view = PeriodView(
             self.root, m, self.palette, nav=nav, on_day=self.show_day, on_open=self.show_session
         )
+        self.period_view.on_reprice = self.reprice
         self.session_view = SessionView(
             self.root, m, self.palette, on_back=self.back, on_copy=self.copy_id, on_folder=self.open_session_folder
         )
@@ -117,6 +124,11 @@ class SummaryWindow:
         self.status = FitLabel(self.root, style="Status.TLabel", padding=(m.px(16), m.px(3), m.px(16), m.px(6)))
         self.status.grid(row=1, column=0, sticky="ew")
         self.root.protocol("WM_DELETE_WINDOW", self.close)
+
+    def _title(self, text: str) -> None:
+        if text != self.root.title():
+            self.root.title(text)
+            self.legacy_name.set()
 
     def _size_window(self, m: theme.Metrics) -> None:
         width = min(m.px(1000), int(self.root.winfo_screenwidth() * 0.95))
@@ -176,15 +188,25 @@ class SummaryWindow:
         sessions = e.sessions(p.since, p.until)
         by_machine, plan = e.machines(p.since, p.until), e.totals(p.since, p.until)
         view, money = self.period_view, e.money()
-        view.show(p, views, sessions, self.today(), money, s.daily_budget, s.monthly_budget, by_machine, plan)
+        where = Where(e.attribution(p, "tool"), e.attribution(p, "agent"), e.cache_saved(p), self._what_if(e, p))
+        view.show(p, views, sessions, self.today(), money, s.daily_budget, s.monthly_budget, by_machine, plan, where)
         self._show_view(self.period_view, p.label())
+
+    def _what_if(self, e: Engine, p: periods.Period) -> WhatIf | None:
+        return e.reprice(p, self.reprice_model) if self.reprice_model else None
+
+    def reprice(self, model: str) -> None:
+        """Show the period's calls at `model`'s list price beside its spend (a what-if; "" ends it)."""
+        self.reprice_model = model
+        if self.engine is not None and self.period.kind != "day":
+            self.period_view.show_what_if(self._what_if(self.engine, self.period), self.engine.money())
 
     def _show_view(self, view, heading: str) -> None:
         was_hidden = not view.winfo_manager()
         self._raise(view)
         if was_hidden:
             view.sessions.focus_rows()
-        self.root.title(f"{APP_TITLE} — {heading}" + (" — demo" if self.demo else ""))
+        self._title(f"{APP_TITLE} — {heading}" + (" — demo" if self.demo else ""))
 
     def _render_session(self, e: Engine, session_id: str) -> None:
         detail = e.session(session_id)
@@ -199,19 +221,20 @@ class SummaryWindow:
                 "Show today's sessions",
                 lambda: self.show_day(None),
             )
-            self.root.title(f"{APP_TITLE} — unknown session")
+            self._title(f"{APP_TITLE} — unknown session")
             return
         started = detail.summary.started_at
         if started and self._day_from_session:
             self.day, self._day_from_session = datetime.fromisoformat(started).date(), False
             self.period = periods.day_of(self.day)
         back = f"{self.day.day} {self.day:%b}" if self.period.kind == "day" else self.period.label()
-        self.session_view.show(detail, back, e.money())
+        where = Where(e.attribution(None, "tool", session_id), e.attribution(None, "agent", session_id))
+        self.session_view.show(detail, back, e.money(), where)
         was_hidden = not self.session_view.winfo_manager()
         self._raise(self.session_view)
         if was_hidden:
             self.session_view.calls.focus_rows()
-        self.root.title(f"{APP_TITLE} — {models.clean(detail.summary.title, 60)}")
+        self._title(f"{APP_TITLE} — {models.clean(detail.summary.title, 60)}")
 
     def _show_problem(self) -> None:
         if self.engine is None:
@@ -224,7 +247,7 @@ class SummaryWindow:
     def _notice(self, headline: str, detail: str, action: str | None = None, command=None) -> None:
         self.notice.show(headline, detail, action, command)
         self._raise(self.notice)
-        self.root.title(f"{APP_TITLE} — {headline.rstrip('…').lower()}")
+        self._title(f"{APP_TITLE} — {headline.rstrip('…').lower()}")
 
     # ---- navigation -----------------------------------------------------------------------------
 
@@ -342,13 +365,32 @@ class SummaryWindow:
     # ---- refreshing -----------------------------------------------------------------------------
 
     def start(self) -> None:
-        """First frame from the ledger as it is, then a refresh, then one every refresh_seconds."""
+        """First frame from the ledger as it is, laid out before the window is shown (`main` creates it withdrawn),
+        then a refresh once that frame is on the screen, then one every refresh_seconds."""
         self.render()
         if self.engine is not None and self.engine.ledger_notice:
             self.say(self.engine.ledger_notice)
+        self.root.update_idletasks()  # every size settled: the window is mapped once, whole, at its size
+        self.root.deiconify()
         if self.engine is not None:
-            self._after = self.root.after(FIRST_REFRESH_MS, self._tick)
+            # The first refresh reads files and blocks Tk: it waits until the first frame is drawn (the window's
+            # first Expose, then Tk's pending redraws), or SHOWN_BY_MS where the window is not shown (minimised).
+            self._after = self.root.after(SHOWN_BY_MS, self._tick)
+            self._exposed = self.root.bind("<Expose>", self._first_expose, add="+")
             self._listen()
+
+    def _first_expose(self, event: tk.Event) -> None:
+        if event.widget is not self.root or not self._exposed:
+            return
+        self.root.unbind("<Expose>", self._exposed)
+        self._exposed = ""
+        if self._after:
+            self.root.after_cancel(self._after)
+        self._after = self.root.after_idle(lambda: self._later(FIRST_REFRESH_MS))
+
+    def _later(self, ms: int) -> None:
+        if self.engine is not None:
+            self._after = self.root.after(ms, self._tick)
 
     def _listen(self) -> None:
         """Where the platform has inotify and Tk file handlers (Linux): a session written refreshes the window
@@ -423,6 +465,7 @@ class SummaryWindow:
         if self.engine is not None:
             self.engine.close()
             self.engine = None
+        self.legacy_name.close()
         self.root.destroy()
 
 
@@ -499,9 +542,8 @@ def _key_copy(win: SummaryWindow, event: tk.Event) -> str | None:
     if _in_text_field(event):
         return None
     table = _key_table(win, event)
-    focused = isinstance(getattr(event.widget, "master", None), Table)
-    if win.current is win.session_view and not focused:
-        win.copy_id()
+    if win.current is win.session_view and (table is None or not table.chosen()):
+        win.copy_id()  # as the footer says: the row the view selected for the arrow keys is not a choice
         return "break"
     text = table.selected_text() if table is not None else ""
     if not text:

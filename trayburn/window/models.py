@@ -23,11 +23,11 @@ from datetime import date, datetime
 from typing import Any
 
 from ..figures import periods
-from ..figures.costs import Totals
+from ..figures.costs import Totals, covered_by
 from ..figures.day import CallRow, DayReport, ModelCost, SessionDetail, SessionSummary, Subagent
 from ..figures.history import Group, HistoryReport, MachineCost, MachinesReport
 from ..figures.money import Money
-from ..words import UNPRICED_MARK, plural, tokens
+from ..words import NOT_PAID, UNPRICED_MARK, Covered, plan_text, plural, tokens
 
 USD = Money()
 
@@ -216,7 +216,11 @@ def _session_row(s: SessionSummary, day: date | None, money: Money, dated: bool,
         "status": (status, status),
         "calls": (f"{s.calls:,}", s.calls),
         "tokens": (tokens(s.tokens.total), s.tokens.total),
-        "cost": (cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money), s.cost_usd),
+        "cost": (
+            covered_by(s.calls, s.plan_calls, s.free_calls)
+            or cost_text(s.cost_usd, s.estimated_cost_usd, s.unpriced_calls, s.calls, money),
+            s.cost_usd,
+        ),
     }
     tags = tuple(t for t in (s.state, "removed" if s.removed else "") if t)
     return Row(s.id, tuple(cells[k][0] for k in columns), tuple(cells[k][1] for k in columns), tags)
@@ -244,7 +248,7 @@ def _model_row(m: ModelCost, money: Money) -> Row:
         clean(m.name, 60),
         f"{m.calls:,}",
         tokens(m.tokens),
-        cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money),
+        NOT_PAID.get(m.billing or "") or cost_text(m.cost_usd, m.estimated_cost_usd, m.unpriced_calls, m.calls, money),
     )
     return Row(f"model:{m.name}", values, (m.name.casefold(), m.calls, m.tokens, m.cost_usd))
 
@@ -256,6 +260,7 @@ def day_cards(
     budget: float | None = None,
     today: bool = False,
     machines: str | None = None,
+    pace: str | None = None,
 ) -> list[tuple[str, str, str]]:
     """(caption, figure, note) for the strip above the table; with a daily budget, the cost card says
     how much of it is spent: "TODAY  $0.33  of $0.40 budget (82 %)"; with other machines held, the
@@ -267,9 +272,11 @@ def day_cards(
     if budget:  # the spend against the budget first, the estimate (if any) in words on the next line
         spent = budget_text(r.cost_usd, budget, money)
         estimated = f"{spent}\n{estimated}" if r.estimated_cost_usd or r.unpriced_calls else spent
-    estimated = with_plan(estimated, r.plan_calls, r.plan_api_value_usd, money)
+    estimated = with_plan(estimated, r, money)
     if machines:
         estimated += f"\n{machines}"
+    if pace:  # today's burn rate and where the day ends at it (`words.pace_text`)
+        estimated = f"{estimated}\n{pace}" if estimated else pace
     per_session = f"{r.calls / r.sessions:.1f} per session" if r.sessions else "no sessions"
     return [
         ("Today" if today else "Cost", amount(money, r.cost_usd), estimated),
@@ -279,11 +286,11 @@ def day_cards(
     ]
 
 
-def with_plan(note: str, plan_calls: int, plan_value_usd: float, money: Money = USD) -> str:
-    """A cost card's note with, on its own line, what a plan covered: beside the spend, never in it."""
-    if plan_calls <= 0:
-        return note
-    return f"{note}\n{plural(plan_calls, 'call')} covered by plan, API value {amount(money, plan_value_usd)}"
+def with_plan(note: str, covered: Covered, money: Money = USD) -> str:
+    """A cost card's note with, on its own line, what a plan or a free model covered: beside the spend, never
+    in it (`words.plan_text`, the menu's and the CLI's words)."""
+    line = plan_text(covered, money.cents)
+    return f"{note}\n{line}" if line else note
 
 
 def budget_text(spent: float, budget: float, money: Money = USD, what: str = "budget") -> str:
@@ -421,7 +428,7 @@ def period_cards(
         spent = budget_text(t.cost_usd, budget, money)
         cost_note = f"{spent}\n{cost_note}" if t.estimated_usd or t.unpriced_calls else spent
     covered = plan or t
-    cost_note = with_plan(cost_note, covered.plan_calls, covered.plan_api_value_usd, money)
+    cost_note = with_plan(cost_note, covered, money)
     days = min(p.days, max((today - p.since).days + 1, 1)) if p.contains(today) else p.days
     ahead = projection(p, t.cost_usd, today)
     if ahead is not None:
@@ -474,7 +481,8 @@ def _group_row(g: Group, by: str, money: Money) -> Row:
     values = (
         clean(g.label, 60),
         f"{g.sessions:,}",
-        cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money),
+        covered_by(t.calls, t.plan_calls, t.free_calls)
+        or cost_text(t.cost_usd, t.estimated_usd, t.unpriced_calls, t.calls, money),
     )
     return Row(f"{by}:{g.key}", values, (g.label.casefold(), g.sessions, t.cost_usd))
 
@@ -541,7 +549,7 @@ def call_rows(d: SessionDetail, money: Money = USD) -> list[Row]:
 
 def _call_row(n: int, c: CallRow, money: Money, decimals: int) -> Row:
     t = c.tokens
-    cost = money.text(c.cost_usd, False, decimals)
+    cost = NOT_PAID.get(c.billing) or money.text(c.cost_usd, False, decimals)
     if c.estimated and c.cost_usd is not None:
         cost = ESTIMATE_MARK + cost
     tools = ", ".join(c.tools) or "–"
@@ -582,7 +590,9 @@ def helper_names(helpers: Sequence[Subagent]) -> list[str]:
     the name it was given (`<name>__<task>`), numbered when the name repeats."""
     names, counts = [], {"subagent": 0}
     for a in helpers:
-        if a.kind == "teammate":
+        if a.kind == "subagents":  # an editor task's subagents, summed by the task
+            names.append("Subagents (together)")
+        elif a.kind == "teammate":
             base = a.name.split("__", 1)[0] or "teammate"
             counts[base] = counts.get(base, 0) + 1
             names.append(base if counts[base] == 1 else f"{base} {counts[base]}")
@@ -624,7 +634,7 @@ def session_cards(d: SessionDetail, money: Money = USD) -> list[tuple[str, str, 
         note = f"reported {amount(money, reported)} · {note}"
     if s.unpriced_calls:
         note += f" · {s.unpriced_calls} unpriced"
-    note = with_plan(note, s.plan_calls, s.plan_api_value_usd, money)
+    note = with_plan(note, s, money)
     return [
         ("Cost", amount(money, s.cost_usd), note),
         ("Calls", f"{s.calls:,}", _agents_note(s)),

@@ -292,6 +292,7 @@ def _controls(s: ttk.Style, p: Palette, m: Metrics) -> None:
         darkcolor=[("disabled", p.surface)],
     )
     s.configure("Nav.TButton", padding=(m.px(6), m.px(4)))
+    s.configure("Toolbutton", padding=(m.px(8), m.px(3)))  # the period toggles: scaled, so apart at 200 %
     s.configure(
         "TEntry",
         fieldbackground=p.surface,

@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import tkinter as tk
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from functools import partial
 from tkinter import ttk
 
 from ..figures import periods
+from ..figures.attribution import Attribution
 from ..figures.costs import Totals
 from ..figures.day import SessionDetail, SessionSummary
 from ..figures.glance import DayFigures
 from ..figures.history import HistoryReport, MachinesReport
+from ..figures.listprice import CacheReport, WhatIf
 from ..figures.money import Money
-from . import models
+from ..words import pace_text
+from . import models, spent
 from .models import USD, entry_text
 from .theme import Metrics, Palette
 from .widgets import BudgetBar, Cards, DayChart, FitLabel, HourChart, Table, show_text
@@ -72,9 +76,7 @@ class DayView(ttk.Frame):
         self.heading, self.zone, self.nav = header(self, m, nav)
         self.prev, self.next, self.entry = self.nav.prev, self.nav.next, self.nav.entry
         self.today_button, self.date_text = self.nav.now, self.nav.text
-        self.problem = ttk.Label(self, style="Error.TLabel")
-        self.problem.grid(row=1, column=0, sticky="w")
-        self.problem.grid_remove()
+        self.problem = wrapped_error(self, self.m)
 
     def _bottom(self, m: Metrics, p: Palette) -> None:
         strip = ttk.Frame(self)
@@ -86,15 +88,19 @@ class DayView(ttk.Frame):
         ttk.Label(strip, text="COST PER HOUR", style="Section.TLabel").grid(
             row=0, column=1, sticky="w", padx=(m.px(12), 0)
         )
-        self.models = Table(strip, models.MODEL_COLUMNS, m, height=3, empty="No model calls.", sort=("cost", True))
+        self.models = Table(strip, models.MODEL_COLUMNS, m, height=2, empty="No model calls.", sort=("cost", True))
         self.models.tree.configure(takefocus=False)
         self.models.grid(row=1, column=0, sticky="nsew", pady=(m.px(4), 0))
         frame = ttk.Frame(strip, style="Table.TFrame", padding=1)
         frame.grid(row=1, column=1, sticky="nsew", padx=(m.px(12), 0), pady=(m.px(4), 0))
         frame.columnconfigure(0, weight=1)
         frame.rowconfigure(0, weight=1)
-        self.chart = HourChart(frame, m, p, height=m.px(96))
+        self.chart = HourChart(frame, m, p, height=m.px(80))
         self.chart.grid(row=0, column=0, sticky="nsew")
+        # At the smallest size the sessions table gives up its rows first: the strip keeps the model table's
+        # two rows and a chart that reads (they had none and 3 px); it grows with the window beyond that.
+        strip.update_idletasks()
+        self.rowconfigure(6, weight=1, minsize=strip.winfo_reqheight() + m.px(22))
 
     # ---- showing a day --------------------------------------------------------------------------
 
@@ -109,7 +115,9 @@ class DayView(ttk.Frame):
         self.nav.show(periods.day_of(day), today)
         self.heading.set(models.day_heading(day))
         self.zone.set(f"Times in {models.clean(report.timezone, 40)}" + ("  ·  today" if day == today else ""))
-        self.cards.show(models.day_cards(report, sessions, money, budget, today=day == today, machines=machines))
+        pace = pace_text(figures.burn, money) if day == today else None
+        cards = models.day_cards(report, sessions, money, budget, today=day == today, machines=machines, pace=pace)
+        self.cards.show(cards)
         self.budget.show(models.budget_share(report.cost_usd, budget))
         rows = models.session_rows(sessions, day, money)
         self.sessions.set_rows(rows)
@@ -154,9 +162,7 @@ class PeriodView(ttk.Frame):
         self.period: periods.Period | None = None
         self.columnconfigure(0, weight=1)
         self.heading, self.zone, self.nav = header(self, m, nav)
-        self.problem = ttk.Label(self, style="Error.TLabel")
-        self.problem.grid(row=1, column=0, sticky="w")
-        self.problem.grid_remove()
+        self.problem = wrapped_error(self, self.m)
         self.cards = Cards(self, 4, m)
         self.cards.grid(row=2, column=0, sticky="ew", pady=(m.px(10), m.px(4)))
         self.budget = BudgetBar(self, m)
@@ -201,14 +207,32 @@ class PeriodView(ttk.Frame):
         self.tabs = ttk.Notebook(below, takefocus=False)
         self.tabs.grid(row=0, column=1, sticky="nsew", padx=(m.px(12), 0))
         self.groups: dict[str, Table] = {}
-        for by, caption, heading in models.GROUP_TABLES:
+        for by, _caption, heading in models.GROUP_TABLES:
             table = Table(self.tabs, models.group_columns(heading), m, height=4, empty="–", sort=("cost", True))
             table.tree.configure(takefocus=False)
-            self.tabs.add(table, text=caption.capitalize())
+            self.tabs.add(table, text=heading)  # (the tabs' words alone: six "By …" do not fit a narrow window)
             self.groups[by] = table
         self.machines = Table(self.tabs, models.MACHINE_COLUMNS, m, height=4, empty="–", sort=("cost", True))
         self.machines.tree.configure(takefocus=False)
-        self.tabs.add(self.machines, text="By machine", state="hidden")  # shown when other machines are held
+        self.tabs.add(self.machines, text="Machine", state="hidden")  # shown when other machines are held
+        self.tools, self.agents = where_tabs(self.tabs, m, 4)
+        self._where_line(m)
+
+    def _where_line(self, m: Metrics) -> None:
+        """Under the tables: what the cache saved, and a what-if on another model (typed or picked)."""
+        line = ttk.Frame(self)
+        line.grid(row=7, column=0, sticky="ew", pady=(0, m.px(6)))
+        line.columnconfigure(0, weight=1)
+        self.cache = FitLabel(line, style="Small.TLabel")
+        self.cache.grid(row=0, column=0, sticky="ew")
+        ttk.Label(line, text="What if on", style="Small.TLabel").grid(row=0, column=1, padx=(m.px(8), m.px(4)))
+        self.reprice_model = tk.StringVar()
+        self.reprice = ttk.Combobox(line, textvariable=self.reprice_model, width=22)
+        self.reprice.grid(row=0, column=2, sticky="e")
+        for seq in ("<<ComboboxSelected>>", "<Return>", "<KP_Enter>"):
+            self.reprice.bind(seq, lambda e: self.on_reprice(self.reprice_model.get().strip()))
+        self.cache_text, self.what_if_text = "", ""
+        self.on_reprice: Callable[[str], None] = lambda model: None
 
     # ---- showing a period -----------------------------------------------------------------------
 
@@ -223,6 +247,7 @@ class PeriodView(ttk.Frame):
         monthly_budget: float | None = None,
         machines: MachinesReport | None = None,
         plan: Totals | None = None,
+        where: Where | None = None,
     ) -> None:
         self.period = p
         days = views["day"]
@@ -247,14 +272,30 @@ class PeriodView(ttk.Frame):
         texts = [r.values[-1] for r in rows] + [totals[-1]]
         texts += [r.values[-1] for t in (*self.groups.values(), self.machines) for r in t.rows.values()]
         show_text(self.legend, models.legend(texts))
+        self.show_where(where, [g.key for g in views["model"].rows if g.key != "unknown"], money)
         self.say(None)
+
+    def show_where(self, where: Where | None, choices: Sequence[str], money: Money = USD) -> None:
+        """By tool, by agent, the cache's line; the what-if's models to pick from (the period's own)."""
+        if where is None:
+            return
+        self.tools.set_rows(spent.tool_rows(where.tools, money))
+        self.agents.set_rows(spent.agent_rows(where.agents, money))
+        self.cache_text = spent.cache_text(where.cache, money) if where.cache else ""
+        self.reprice.configure(values=list(choices))
+        self.show_what_if(where.what_if, money)
+
+    def show_what_if(self, w: WhatIf | None, money: Money = USD) -> None:
+        """The line under the tables: the what-if first when one is asked for, then the cache's figures."""
+        self.what_if_text = "" if w is None else spent.what_if_text(w, money)
+        self.cache.set("  ·  ".join(t for t in (self.what_if_text, self.cache_text) if t))
 
     def say(self, problem: str | None) -> None:
         show_text(self.problem, problem or "")
 
     def recolor(self, p: Palette) -> None:
         self.sessions.recolor(p)
-        for t in (*self.groups.values(), self.machines):
+        for t in (*self.groups.values(), self.machines, self.tools, self.agents):
             t.recolor(p)
         self.chart.recolor(p)
 
@@ -280,11 +321,9 @@ class SessionView(ttk.Frame):
         self.fact_values = self._fact_grid(metrics)
         self.cards = Cards(self, 6, metrics, wide=(0,))
         self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(12), metrics.px(10)))
-        self.agents_caption = ttk.Label(self, text="SUBAGENTS AND TEAMMATES", style="Section.TLabel")
-        self.agents_caption.grid(row=3, column=0, sticky="w")
-        self.agents = Table(self, models.SUBAGENT_COLUMNS, metrics, height=2)
-        self.agents.tree.configure(takefocus=False)
-        self.agents.grid(row=4, column=0, sticky="ew", pady=(metrics.px(4), metrics.px(10)))
+        self.where = ttk.Notebook(self, takefocus=False)
+        self.where.grid(row=4, column=0, sticky="ew", pady=(0, metrics.px(10)))
+        self.tools, self.agents = where_tabs(self.where, metrics, 2, rule=False)
         ttk.Label(self, text="CALLS IN ORDER", style="Section.TLabel").grid(row=5, column=0, sticky="w")
         self.calls = Table(self, models.CALL_COLUMNS, metrics, height=8, empty="No model calls recorded yet.")
         self.calls.grid(row=6, column=0, sticky="nsew", pady=(metrics.px(4), 0))
@@ -330,7 +369,8 @@ class SessionView(ttk.Frame):
 
     # ---- showing a session ----------------------------------------------------------------------
 
-    def show(self, d: SessionDetail, day_label: str, money: Money = USD) -> None:
+    def show(self, d: SessionDetail, day_label: str, money: Money = USD, where: Where | None = None) -> None:
+        """`where`: the session's cost by tool and by agent (the agents' tab only when it has helpers)."""
         self.detail = d
         s = d.summary
         self.back.configure(text=f"◀ {day_label}")
@@ -338,14 +378,11 @@ class SessionView(ttk.Frame):
         for name, value in models.session_facts(d):
             self.fact_values[name].configure(text=value)
         self.cards.show(models.session_cards(d, money))
-        if s.subagents:
-            self.agents.set_rows(models.subagent_rows(s, money))
-            self.agents.tree.configure(height=min(len(s.subagents), 4))
-            self.agents_caption.grid()
-            self.agents.grid()
-        else:
-            self.agents_caption.grid_remove()
-            self.agents.grid_remove()
+        if where is not None:
+            self.tools.set_rows(spent.tool_rows(where.tools, money))
+            self.agents.set_rows(spent.agent_rows(where.agents, money))
+        self.where.tab(self.agents, state="normal" if s.subagents else "hidden")
+        self.where.select(self.agents if s.subagents else self.tools.master)
         rows = models.call_rows(d, money)
         self.calls.set_rows(rows)
         cost = [c.key for c in models.CALL_COLUMNS].index("cost")
@@ -358,10 +395,57 @@ class SessionView(ttk.Frame):
     def recolor(self, p: Palette) -> None:
         self.calls.recolor(p)
         self.agents.recolor(p)
+        self.tools.recolor(p)
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where the money went, as a view shows it: by tool, by agent; a period's cache line and what-if."""
+
+    tools: Attribution
+    agents: Attribution
+    cache: CacheReport | None = None
+    what_if: WhatIf | None = None
+
+
+def where_tabs(tabs: ttk.Notebook, m: Metrics, height: int, rule: bool = True) -> tuple[Table, Table]:
+    """A "Tool" tab (`rule`: its rule under the table, an attribution, not a measurement; a session's view has no
+    room for it at its minimum size) and an "Agent" tab in `tabs`."""
+    page = ttk.Frame(tabs)
+    page.columnconfigure(0, weight=1)
+    page.rowconfigure(0, weight=1)
+    tools = Table(page, spent.TOOL_COLUMNS, m, height=height - rule, empty="–", sort=("cost", True))
+    tools.grid(row=0, column=0, sticky="nsew")
+    if rule:
+        said = FitLabel(page, style="Small.TLabel")
+        said.grid(row=1, column=0, sticky="ew", padx=m.px(4), pady=(m.px(2), 0))
+        said.set(spent.TOOL_NOTE)
+    agents = Table(tabs, spent.AGENT_COLUMNS, m, height=height, empty="–", sort=("cost", True))
+    tabs.add(page, text="Tool")
+    tabs.add(agents, text="Agent")
+    for table in (tools, agents):
+        table.tree.configure(takefocus=False)
+    return tools, agents
 
 
 KINDS = (("day", "Day"), ("week", "Week"), ("month", "Month"), ("range", "Range"))
 BACK_TO_NOW = {"day": "Today", "week": "This week", "month": "This month", "range": "Last 30 days"}
+
+
+def wrapped_error(view: ttk.Frame, m: Metrics) -> ttk.Label:
+    """The line under the header that says what is wrong with what was typed: wrapped to the width the view gives
+    it (it ran off the window's right edge), hidden until there is something to say."""
+    label = ttk.Label(view, style="Error.TLabel", justify="left")
+    label.grid(row=1, column=0, sticky="ew")
+    label.grid_remove()
+
+    def fit(event: tk.Event) -> None:
+        room = max(m.px(100), event.width)
+        if str(label.cget("wraplength")) != str(room):
+            label.configure(wraplength=room)
+
+    label.bind("<Configure>", fit, add="+")
+    return label
 
 
 def header(view: ttk.Frame, m: Metrics, nav: Mapping[str, Callable]) -> tuple[FitLabel, FitLabel, PeriodNav]:
@@ -400,7 +484,7 @@ class PeriodNav(ttk.Frame):
             b = ttk.Radiobutton(
                 kinds, text=label, value=kind, variable=self.kind, style="Toolbutton", command=partial(on_kind, kind)
             )
-            b.grid(row=0, column=i, sticky="ns")
+            b.grid(row=0, column=i, sticky="ns", padx=(0 if i == 0 else m.px(2), 0))  # apart at every scale
             self.kind_buttons[kind] = b
         self.export = ttk.Button(kinds, text="Export…", command=on_export)
         self.export.grid(row=0, column=len(KINDS), sticky="ns", padx=(m.px(10), 0))
@@ -415,6 +499,8 @@ class PeriodNav(ttk.Frame):
         for seq in ("<Return>", "<KP_Enter>"):
             self.entry.bind(seq, self._typed)
         self.entry.bind("<Escape>", lambda e: self.reset())
+        for seq in ("<Control-a>", "<Control-A>"):  # select the field's text (Tk's own Ctrl+A goes to its start)
+            self.entry.bind(seq, self._select_all)
         self.period: periods.Period | None = None
 
     def show(self, p: periods.Period, today) -> None:
@@ -428,6 +514,11 @@ class PeriodNav(ttk.Frame):
         self.next.state(["disabled"] if p.until >= today else ["!disabled"])
         self.now.configure(text=BACK_TO_NOW[p.kind])
         self.now.state(["disabled"] if p.contains(today) and p.kind != "range" else ["!disabled"])
+
+    def _select_all(self, _event: tk.Event) -> str:
+        self.entry.selection_range(0, "end")
+        self.entry.icursor("end")
+        return "break"
 
     def _typed(self, _event: tk.Event) -> str:
         self.on_typed(self.text.get())

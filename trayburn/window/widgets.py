@@ -298,6 +298,12 @@ class Table(ttk.Frame):
             self.tree.focus(iid)
             if self.tree.winfo_ismapped():  # an unmapped tree scrolls oddly; a hidden one kept its place
                 self.tree.see(iid)
+        self._given = tuple(self.tree.selection())
+
+    def chosen(self) -> bool:
+        """Whether rows are selected by the person (not only the row `focus_rows` selected for the arrow keys)."""
+        selection = tuple(self.tree.selection())
+        return bool(selection) and selection != getattr(self, "_given", ())
 
     def _double_click(self, event: tk.Event) -> str | None:
         if self.tree.identify_region(event.x, event.y) != "cell":

@@ -1,7 +1,7 @@
 """The Cline CLI's files, from bytes to facts: a manifest to a `SessionRecord`, a messages file to its `Call`s.
 Never touches disk: the caller owns files and checkpoints.
 
-Follows the rules in cline-format.md: one call per assistant message with a non-zero metrics
+Follows the rules in docs/formats/cline-cli.md: one call per assistant message with a non-zero metrics
 block; `inputTokens` include cache reads and writes; a reported cost (0 included) is used as is.
 
 Whatever a file holds, what comes out is storable and displayable: strings without lone surrogates,
@@ -20,7 +20,18 @@ from types import ModuleType
 from typing import Any
 
 from ...files import blake2b
-from ..base import MAX_COST, MAX_MS, MIN_MS, Call, SessionRecord, reported_cost, storable_id, token_count
+from ..base import (
+    MAX_COST,
+    MAX_MS,
+    MIN_MS,
+    Call,
+    SessionRecord,
+    command_words,
+    reported_cost,
+    storable_id,
+    token_count,
+)
+from ..base import storable_text as _text
 
 
 class ParseError(ValueError):
@@ -77,11 +88,14 @@ def _iso_ms(text: str) -> int | None:
         return None
 
 
-def _tool_names(content: Any) -> tuple[str, ...]:
-    """Tool names of a generic (dict) message's content blocks."""
+SHELL = "run_commands"  # the tool whose calls are split further by the program each command line runs
+
+
+def _tool_names(content: Any) -> tuple[tuple[str, ...], str | None]:
+    """Tool names of a generic (dict) message's content blocks, and its shell commands' words (`Call.commands`)."""
     if not isinstance(content, list):
-        return ()
-    names = []
+        return (), None
+    names, shell = [], []
     for block in content:
         if isinstance(block, dict):
             kind, name = block.get("type"), block.get("name")
@@ -89,7 +103,10 @@ def _tool_names(content: Any) -> tuple[str, ...]:
             continue
         if kind == "tool_use" and isinstance(name, str):
             names.append(_text(name))
-    return tuple(names)
+            if name == SHELL:
+                given = block.get("input")
+                shell.append(command_words(given.get("commands") if isinstance(given, dict) else None))
+    return tuple(names), ",".join(shell) if shell else None
 
 
 def _usage(get: Any, cost_field: str) -> tuple[tuple[int, int, int, int], float | None, str | None]:
@@ -124,8 +141,8 @@ def _calls(messages: list, session_id: str) -> list[Call]:
                 if isinstance(mid, str) and mid
                 else idless_key(session_id, index, ts_ms, name, tokens, cost)
             )
-            tools = _tool_names(m.get("content"))
-            calls.append(Call(key, index, ts_ms, name, *tokens, cost, tools, note, _str(provider)))
+            tools, commands = _tool_names(m.get("content"))
+            calls.append(Call(key, index, ts_ms, name, *tokens, cost, tools, note, _str(provider), commands))
     return calls
 
 
@@ -158,12 +175,21 @@ def _typed_calls(messages: list, session_id: str) -> list[Call]:
                 else idless_key(session_id, index, ts, model, (i, o, cr, cw), cost)
             )
         tools: tuple[str, ...] = ()
+        commands = None
         if type(content) is list and content:  # of typed blocks
             names = [b.name for b in content if b.type == "tool_use" and type(b.name) is str]
             if names:
                 tools = tuple(names) if "".join(names).isascii() else tuple(_text(n) for n in names)
-        calls.append(Call(mid, index, ts, model, i, o, cr, cw, cost, tools, None, provider))
+                if SHELL in names:
+                    commands = _shell_words(content)
+        calls.append(Call(mid, index, ts, model, i, o, cr, cw, cost, tools, None, provider, commands))
     return calls
+
+
+def _shell_words(blocks: list) -> str:
+    """`Call.commands` of typed blocks: each run_commands block's input decoded on its own (no other tool's)."""
+    shell = _typed().shell_commands
+    return ",".join(command_words(shell(b.input)) for b in blocks if b.type == "tool_use" and b.name == SHELL)
 
 
 IDLESS = "noid:"  # the prefix of a key made from a message's content (it had no id)
@@ -179,17 +205,6 @@ def idless_key(
     within = scope.rpartition("/")[2] if "/" in scope else ""
     text = repr((within, index, ts_ms, model, tuple(tokens), cost))
     return IDLESS + blake2b(text.encode("utf-8", "backslashreplace"), digest_size=12).hexdigest()
-
-
-def _text(value: str) -> str:
-    """A string from a file, storable: lone surrogates (JSON's "\\ud83d" alone) become U+FFFD."""
-    if value.isascii():  # the common case, decided first
-        return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # (a pair split across two escapes joins up again here)
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return value
 
 
 def parse_messages(data: bytes, session_id: str) -> Messages:

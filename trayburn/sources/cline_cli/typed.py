@@ -16,7 +16,16 @@ from msgspec import DecodeError, ValidationError
 
 from ..base import MAX_COST, MAX_TOKENS
 
-__all__ = ["Assistant", "Block", "DecodeError", "MessagesDoc", "ValidationError", "manifest", "messages"]
+__all__ = [
+    "Assistant",
+    "Block",
+    "DecodeError",
+    "MessagesDoc",
+    "ValidationError",
+    "manifest",
+    "messages",
+    "shell_commands",
+]
 
 _Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKENS)]
 _Cost = Annotated[float, msgspec.Meta(ge=0, le=MAX_COST)]
@@ -25,6 +34,22 @@ _Cost = Annotated[float, msgspec.Meta(ge=0, le=MAX_COST)]
 class Block(msgspec.Struct, gc=False):
     type: Any = None
     name: Any = None
+    input: msgspec.Raw = msgspec.Raw()  # kept undecoded: only a run_commands block's is read (`shell_input`)
+
+
+class _ShellInput(msgspec.Struct):
+    commands: Any = None
+
+
+_shell_input = msgspec.json.Decoder(_ShellInput)
+
+
+def shell_commands(raw: msgspec.Raw) -> Any:
+    """A run_commands block's `commands`, decoded from its input alone (None when that is not an object)."""
+    try:
+        return _shell_input.decode(raw).commands if len(raw) else None
+    except (DecodeError, ValidationError, RecursionError):
+        return None
 
 
 class _Metrics(msgspec.Struct, gc=False):

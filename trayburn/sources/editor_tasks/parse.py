@@ -3,15 +3,20 @@ files and checkpoints.
 
 What counts (the format's pitfalls, by number):
 - one call per `say:"api_req_started"` with usage, keyed `<app>:<task>:<ts>` — its `ts` never changes while
-  the entry is rewritten, positions do (3); its `text` is parsed again, a bad one skipped (1); a legacy
-  `api_req_finished` adds to the request before it;
+  the entry is rewritten, positions do (3); a second entry with the same `ts` is `<ts>#2` (`_unique_keys`);
+  its `text` is parsed again, a bad one skipped (1); a legacy `api_req_finished` adds to the request before it;
 - an entry without a cost and without a cancelReason is in flight: counted with what it holds so far, its cost
   estimated, and read again whenever the file changes (2); an entry whose usage is all zero is no call (4);
 - a restore's `deleted_api_reqs` / `api_req_deleted` sum is kept aside: the source counts only what the ledger
   does not already hold of the requests it replaced (5); `subagent_usage` and `condense_context` spend count as
   calls of their own (6);
-- a cost of 0 with tokens is "no price known": estimated and marked, unless the route is flat-rate (7);
+- a cost of 0 with tokens is "no price known": estimated and marked, unless the call is a plan's or a free
+  model's (`billing.kind`: then the figures count it $0 whatever it holds) (7);
 - tokens are stored in trayburn's meaning (input includes the cache tokens) per app and provider (8);
+- every text kept is storable: a lone surrogate (a JavaScript string cut inside an emoji) becomes U+FFFD, so
+  it costs that character, never the task;
+- an app whose `cost` is not proven dollars (`App.cost_unit`: IBM Bob) has its calls estimated from their
+  tokens, the written figures summed aside (`Parsed.written`);
 - the task index (HistoryItem) gives title, folder and model, and its totals only as the session's rollup,
   which the ledger counts only while the task has no call (13).
 Cline 4.x's copy of a legacy task (pitfall 10) is trimmed on the CLI side: `trim_legacy_copy`.
@@ -25,18 +30,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base import Call, reported_cost, token_count
+from ... import billing
+from ..base import Call, command_words, reported_cost, storable_text, token_count
 from ..cline_cli.parse import Messages, to_ms
 from .places import App
 
-# Routes whose cost 0 is the price (a subscription), not "no price known"
-FLAT_RATE = frozenset({"openai-codex", "cline-pass", "claude-code"})
 # Cline providers whose tokensIn is the whole prompt (cache reads included): the generic OpenAI-compatible
 # handler ("openai"), LiteLLM, Ollama, LM Studio. The others report uncached input (Anthropic style).
 INCLUSIVE = frozenset({"openai", "litellm", "ollama", "lmstudio", "requesty"})
 # Cline's provider ids whose trayburn route differs (Cline's "openai" is any OpenAI-compatible endpoint)
 ROUTE = {"openai": "openai-compatible"}
 LEGACY_WARNING = b"this is a legacy conversation"
+IN_FLIGHT = "in flight when read (no cost yet); estimated until the file says more"  # a request's note
 USAGE_SAYS = ("api_req_started", "api_req_finished", "deleted_api_reqs", "api_req_deleted", "subagent_usage")
 # The sums outside the requests: (the key's suffix, the note saying what the call is)
 SUMS = {
@@ -70,6 +75,7 @@ class Parsed:
     done: bool = False
     in_flight: int = 0
     bad_texts: int = 0
+    written: float = 0.0  # the files' own cost figures of an app whose unit is not proven (`App.cost_unit`)
     rollup: tuple[int, int, int, int, float | None] | None = None  # the HistoryItem's totals, as stored
 
     def rollup_call(self, app: str, task: str) -> Call | None:
@@ -91,10 +97,18 @@ class _Usage:
     message: dict
     position: int  # its index in the file
     before: int  # the ts of the message before it (a restore's point)
+    tools: list[str] = field(default_factory=list)  # the tools its reply used (the tool messages after it)
+    shell: list[str] = field(default_factory=list)  # the programs its commands ran (`command_words`)
 
 
 def _s(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    return storable_text(value.strip()) if isinstance(value, str) and value.strip() else None
+
+
+def agent_of(call: Call) -> str:
+    """Who made the call, as the ledger names it: "subagents" for a task's summed subagent spend (Cline's
+    subagents run on the task's own API configuration, so the task's model stands for theirs), else "lead"."""
+    return "subagents" if call.key.partition("#")[0].endswith(":" + SUMS["subagent_usage"][0]) else "lead"
 
 
 def _tokens(usage: dict) -> tuple[int, int, int, int]:
@@ -126,12 +140,12 @@ def normalise(app: App, provider: str | None, i: int, o: int, cr: int, cw: int) 
 
 
 def _cost_of(
-    cost: float | None, tokens: tuple[int, int, int, int], route: str | None, final: bool
+    cost: float | None, tokens: tuple[int, int, int, int], route: str | None, final: bool, model: str | None = None
 ) -> tuple[float | None, str | None]:
-    """The cost to store and a note (pitfall 7): 0 with tokens on a priced route is "no price known"."""
+    """The cost to store and a note (pitfall 7): 0 with tokens on a paid call is "no price known"."""
     if cost is None:
-        return None, None if final else "in flight when read (no cost yet); estimated until the file says more"
-    if cost == 0 and any(tokens) and (route or "") not in FLAT_RATE:
+        return None, None if final else IN_FLIGHT
+    if cost == 0 and any(tokens) and billing.kind(route, model) == billing.PAID:
         return None, "the extension wrote cost 0 (it had no price for this model); estimated"
     return cost, None
 
@@ -181,6 +195,20 @@ def parse_task(
     if out.title is None and out.prompt:
         out.title = out.prompt.splitlines()[0][:200]
     out.model = out.model or history.fallback or last
+    out.calls = _unique_keys(out.calls)
+    for restore, call in zip(out.restores, _unique_keys([x.call for x in out.restores]), strict=True):
+        restore.call = call
+    return out
+
+
+def _unique_keys(calls: list[Call]) -> list[Call]:
+    """Two entries of one kind with the same `ts` (Cline stamps with Date.now(): two in one millisecond) are two
+    calls: the second keyed `<key>#2`, by its place among them in the file, so every re-read keys them alike."""
+    seen: dict[str, int] = {}
+    out = []
+    for c in calls:
+        n = seen[c.key] = seen.get(c.key, 0) + 1
+        out.append(c if n == 1 else c._replace(key=f"{c.key}#{n}"))
     return out
 
 
@@ -223,6 +251,8 @@ def _walk(doc: list, out: Parsed) -> tuple[list[_Usage], list[_Usage]]:
                 _finished(requests, usage)
             else:
                 sums.append(_Usage(say, ts, usage, m, position, before))
+        elif requests and (say or m.get("ask")) in TOOL_MESSAGES:
+            _tool_used(requests[-1], say or m.get("ask"), m.get("text"))
         elif say == "condense_context" and isinstance(m.get("contextCondense"), dict):
             sums.append(_Usage("condense", ts, {"cost": m["contextCondense"].get("cost")}, m, position, before))
         before = ts
@@ -254,7 +284,27 @@ def _request_cwd(usage: dict) -> str | None:
     """The working folder the request's environment details name (Cline writes the prompt into `request`)."""
     request = usage.get("request")
     found = _ENV_DIR.search(request) if isinstance(request, str) else None
-    return found.group(1).strip() if found else None
+    return _s(found.group(1)) if found else None
+
+
+# The messages naming a tool the reply of the request before them used (docs/formats/editor-tasks.md): `tool`
+# (its text's JSON names it: readFile, editedExistingFile, …), `command` (its text is the command line), and
+# the MCP and browser tools.
+TOOL_MESSAGES = {"tool": None, "command": "execute_command", "use_mcp_server": "use_mcp_server",
+                 "browser_action_launch": "browser_action"}  # fmt: skip
+
+
+def _tool_used(request: _Usage, kind: str, text: Any) -> None:
+    name = TOOL_MESSAGES[kind]
+    if name is None:
+        try:
+            said = json.loads(text) if isinstance(text, str) else None
+        except (ValueError, RecursionError):
+            said = None
+        name = _s(said.get("tool")) if isinstance(said, dict) else None
+    request.tools.append((name or "tool").replace(",", "_"))
+    if kind == "command":
+        request.shell.append(command_words(text if isinstance(text, str) else ""))
 
 
 def _finished(requests: list[_Usage], usage: dict) -> None:
@@ -272,14 +322,17 @@ def _request(out: Parsed, app: App, task: str, r: _Usage, model: tuple[str | Non
     name, provider = model
     reported = reported_cost(r.usage.get("cost"))
     final = reported is not None or _s(r.usage.get("cancelReason")) is not None
+    reported = _in_dollars(out, app, reported)
     tokens = normalise(app, provider, *_tokens(r.usage))
     route = ROUTE.get(provider or "", provider)
-    cost, note = _cost_of(reported, tokens, route, final)
+    cost, note = _cost_of(reported, tokens, route, final, name)
     if not (any(tokens) or cost):
         return
     if not final:
         out.in_flight += 1
-    out.calls.append(Call(f"{app.name}:{task}:{r.ts}", r.position, r.ts, name, *tokens, cost, (), note, route))
+    shell = ",".join(r.shell) if r.shell else None
+    out.calls.append(Call(f"{app.name}:{task}:{r.ts}", r.position, r.ts, name, *tokens, cost, tuple(r.tools), note,
+                          route, shell))  # fmt: skip
     out.model, out.provider = name or out.model, route or out.provider
 
 
@@ -289,7 +342,7 @@ def _sum(out: Parsed, app: App, task: str, s: _Usage, model: tuple[str | None, s
     name, provider = model
     tokens = normalise(app, provider, *_tokens(s.usage))
     route = ROUTE.get(provider or "", provider)
-    cost, note = _cost_of(reported_cost(s.usage.get("cost")), tokens, route, True)
+    cost, note = _cost_of(_in_dollars(out, app, reported_cost(s.usage.get("cost"))), tokens, route, True, name)
     if not (any(tokens) or cost):
         return
     suffix, why = SUMS[s.kind]
@@ -300,6 +353,15 @@ def _sum(out: Parsed, app: App, task: str, s: _Usage, model: tuple[str | None, s
         out.calls.append(call)
 
 
+def _in_dollars(out: Parsed, app: App, cost: float | None) -> float | None:
+    """The written cost when the app's unit is dollars; else None (estimated from the tokens), the figure
+    summed into `out.written`."""
+    if app.cost_unit is None:
+        return cost
+    out.written += cost or 0.0
+    return None
+
+
 def _index(out: Parsed, app: App, item: dict) -> None:
     """The task's HistoryItem: title, folder and model where the messages gave none, and its totals as the
     session's rollup, counted by the ledger only while the task has no call (pitfall 13)."""
@@ -307,7 +369,8 @@ def _index(out: Parsed, app: App, item: dict) -> None:
     out.cwd = out.cwd or _s(item.get("cwdOnTaskInitialization")) or _s(item.get("workspace"))
     out.model = out.model or _s(item.get("modelId"))
     totals = normalise(app, out.provider, *_tokens(item))
-    out.rollup = (*totals, _cost_of(reported_cost(item.get("totalCost")), totals, out.provider, True)[0])
+    total = reported_cost(item.get("totalCost"))
+    out.rollup = (*totals, None if app.cost_unit else _cost_of(total, totals, out.provider, True)[0])
 
 
 def _model_of(u: _Usage, history: _ModelHistory, line: str | None) -> tuple[str | None, str | None]:

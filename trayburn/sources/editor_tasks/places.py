@@ -1,6 +1,7 @@
 """Where the editor apps keep their task folders (docs/formats/editor-tasks.md, "Where"), and each app declared
-once: the Cline extension before 4.0 (and the old Cline CLI's `~/.cline/data/tasks`), Roo Code and Kilo Code, in
-every editor flavour's global storage on Linux, macOS and Windows. A place is a folder holding `tasks/<id>/`; each
+once: the Cline extension before 4.0 (and the old Cline CLI's `~/.cline/data/tasks`), Roo Code, its fork Zoo Code,
+Kilo Code up to 5.x and the old Kilo CLI 0.x, IBM Bob, in every editor flavour's global storage on Linux, macOS
+and Windows. A place is a folder holding `tasks/<id>/`; each
 app's list can be replaced in the settings (`<key>_dirs`) and each app turned off (`<key>`): settings.py declares
 those two settings for every entry of APPS.
 
@@ -14,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 
+from ...files import clean
+
 # Editor flavours: (label, the user-data folder's name under the OS's config folder)
 FLAVOURS: tuple[tuple[str, str], ...] = (
     ("VS Code", "Code"),
@@ -22,6 +25,8 @@ FLAVOURS: tuple[tuple[str, str], ...] = (
     ("Cursor", "Cursor"),
     ("Windsurf", "Windsurf"),
 )
+# IBM Bob, a VS Code build of its own: (label, its user-data folder); preview builds used another name
+BOB_FLAVOURS: tuple[tuple[str, str], ...] = (("IBM Bob", "IBM Bob"), ("IBM Bob (preview)", "Bob-IDE"))
 # Remote servers and code-server (Linux only: where they run), under the home folder
 SERVERS: tuple[tuple[str, str], ...] = (
     ("VS Code Server (Remote-SSH, containers)", ".vscode-server/data"),
@@ -63,6 +68,9 @@ class App:
     flavours: tuple[tuple[str, str], ...] = FLAVOURS  # the editors it runs in (their user-data folders)
     servers: tuple[tuple[str, str], ...] = SERVERS  # and their remote servers (Linux, under the home folder)
     home_folders: tuple[tuple[str, str], ...] = ()  # (label, folder under the home folder) on every OS: a CLI's own
+    # The files' `cost` is not proven to be dollars (IBM Bob bills in Bobcoins): this names what it may be. Its
+    # calls are then estimated from their tokens at list price, and the written figure is kept aside (doctor)
+    cost_unit: str | None = None
 
     @property
     def dirs_key(self) -> str:
@@ -76,21 +84,41 @@ APPS: tuple[App, ...] = (
         storage_setting="roo-cline.customStoragePath"),
     App("kilo", "Kilo Code", ("kilocode.kilo-code",), "kilo_code", "kilo-code", ROO_FORMAT,
         storage_setting="kilo-code.customStoragePath"),
+    App("zoo", "Zoo Code", ("zoocodeorganization.zoo-code",), "zoo_code", "zoo-code", ROO_FORMAT,
+        storage_setting="zoo-code.customStoragePath"),
+    App("bob", "IBM Bob", ("ibm.bob-code",), "ibm_bob", "ibm-bob", ROO_FORMAT, flavours=BOB_FLAVOURS, servers=(),
+        cost_unit="not stated (Bobcoins or dollars; 1 Bobcoin = $0.50)"),
+    App("kilocli", "Kilo CLI (0.x)", (), "kilo_cli", "kilo-cli", ROO_FORMAT, flavours=(), servers=(),
+        home_folders=(("Kilo CLI 0.x", ".kilocode/cli/global"),)),
 )  # fmt: skip
 BY_NAME = {a.name: a for a in APPS}
 
 
-# Sessions' `source` values (the Cline CLI's manifests and these apps) → what people read
-SOURCE_LABELS = {"cli": "CLI", "vscode": "VS Code", "jetbrains": "JetBrains", "desktop": "Desktop", "unknown": "other"}
+# Sessions' `source` values → the app people know. Since Cline 4.0 every Cline app writes the one sessions folder,
+# its manifest's `source` naming the app (docs/formats/cline-cli.md); the editor apps' tasks carry theirs.
+SOURCE_LABELS = {
+    "cli": "Cline CLI",
+    "vscode": "Cline for VS Code",
+    "jetbrains": "Cline for JetBrains",
+    "desktop": "Cline Desktop",
+    "unknown": "other",
+}
 SOURCE_LABELS |= {a.source: a.label for a in APPS if a.source not in SOURCE_LABELS}
+MAX_LABEL = 40  # a `source` this app does not know is shown as written, at most this long
 
 
-def source_label(source: str) -> str:
-    return SOURCE_LABELS.get(source, source)
+def source_label(source: str | None) -> str:
+    """The app a session's `source` names ("Cline CLI"); one not known here as written, cleaned: no controls,
+    spaces collapsed, at most MAX_LABEL characters ("unknown" when nothing is left)."""
+    text = " ".join(clean(source or "").split())
+    known = SOURCE_LABELS.get(text.lower())
+    if known:
+        return known
+    return (text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "…") or "unknown"
 
 
 def menu_line(spend: Sequence[tuple[str, float | None]], money: Callable[[float], str]) -> str | None:
-    """ "CLI $1.20 · VS Code $3.40" from `Engine.spend_by_source()` (None while there is only one source)."""
+    """ "Cline CLI $1.20 · Cline for VS Code $3.40" from `Engine.spend_by_source()` (None while there is one app)."""
     shown = [(label, usd) for label, usd in spend if usd]
     if len(spend) < 2 or not shown:
         return None
@@ -144,19 +172,38 @@ def user_data_dirs(
     return out
 
 
+CliData = Sequence[tuple[str, PurePath]]  # the old Cline CLI's data folders: (origin, folder)
+
+
+def cline_data_places(root: PurePath, root_source: str, data: PurePath, data_source: str) -> list[tuple[str, PurePath]]:
+    """Where the old Cline CLI (before 3.0) kept `tasks/`: `<CLINE_DIR or ~/.cline>/data`, where 2.x writes them
+    whatever `CLINE_DATA_DIR` says (that variable moves only its logs); and the data level as trayburn resolves
+    it (`data`, from CLINE_DATA_DIR or the settings) when that is another folder. `*_source`: `Level.source()`."""
+    under_root = root / "data"
+    if data == under_root:
+        return [(f"Cline CLI data folder (before 3.0; {root_source})", under_root)]
+    moved = f"{root_source}/data: 2.x writes here whatever {data_source} says"
+    return [
+        (f"Cline CLI data folder (before 3.0; {moved})", under_root),
+        (f"Cline CLI data folder (before 3.0; {data_source})", data),
+    ]
+
+
 def default_places(
-    app: App, env: Mapping[str, str], home: PurePath, platform: str, cline_data: PurePath | None = None
+    app: App, env: Mapping[str, str], home: PurePath, platform: str, cline_data: PurePath | CliData | None = None
 ) -> list[tuple[str, PurePath]]:
     """(origin, folder) of every place `app` may keep `tasks/` in, without the settings: each flavour's
-    `User/globalStorage/<extension>`, and for Cline the old CLI's data folder (`cline_data`: trayburn's
-    resolved CLINE_DATA_DIR level, `~/.cline/data` by default)."""
+    `User/globalStorage/<extension>`, each folder of its own under the home folder, and for Cline the old CLI's
+    data folders (`cline_data_places`; one folder alone is taken as `~/.cline/data`, the default)."""
     out: list[tuple[str, PurePath]] = []
     for label, data in user_data_dirs(env, home, platform, app.flavours, app.servers):
         gs = data / "User" / "globalStorage"
         out += [(f"{label} (default)", gs / extension) for extension in app.extensions]
     out += [(f"{label} (default)", home / sub) for label, sub in app.home_folders]
     if app.cline_data and cline_data is not None:
-        out.append(("Cline CLI data folder (before 3.0; default)", cline_data))
+        if isinstance(cline_data, PurePath):
+            cline_data = [("Cline CLI data folder (before 3.0; default)", cline_data)]
+        out += cline_data
     return out
 
 
@@ -183,7 +230,7 @@ def places(
     env: Mapping[str, str],
     home: Path,
     platform: str,
-    cline_data: Path | None = None,
+    cline_data: Path | CliData | None = None,
 ) -> list[Place]:
     """Where `app`'s tasks are looked for: the settings' folders when given (they replace the found ones),
     else every default place and every flavour's custom storage path; each once."""

@@ -3,7 +3,9 @@
 
 What the source does of the format's pitfalls (by number; the others are `parse`'s):
 - a restore's sum counts only what the ledger does not already hold of the requests it replaced (5);
-- a task id in two places is read from its newest copy only (9);
+- a task id in several places is read from every copy, their calls united by key (9: `copies.merged`), so
+  the figures are the same whatever the copies' times and whichever the ledger read first; the union is
+  written under each copy's file, so whichever row the ledger counts holds the same values;
 - the file is re-read only when its stat changes; a file that does not parse keeps the previous figures and
   is retried (11); only the exact file names are looked at, never temp/backup files or `checkpoints/` (12).
 """
@@ -13,12 +15,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Container, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...files import Checkpoint, FileProblem, FileStat, blake2b, read, stat_file
 from ..base import Call, Known, Seen, SessionRecord, Writer, changed
-from .parse import Parsed, conversation_env, parse_task, source_of
+from .copies import merged
+from .parse import Parsed, agent_of, conversation_env, parse_task, source_of
 from .places import App, Place
 
 UI = "ui_messages"  # the files' kinds in the ledger
@@ -33,22 +36,32 @@ CONVERSATION_NAME = "api_conversation_history.json"
 
 @dataclass(slots=True)
 class Task:
-    """One task id of one app, as the scan found it: its newest copy's files."""
+    """One task id of one app, as the scan found it: one copy's files, and the task's other copies in other
+    places (`others`: in the places' order, never by time)."""
 
     id: str
     folder: str
     place: Place
     ui: FileStat | None  # None: the folder is there, the file not (Roo renames it away while saving)
     meta: FileStat | None = None
-    copies: int = 1
+    others: list[Task] = field(default_factory=list)
 
     @property
     def sid(self) -> str:
         return f"{self.place.app}:{self.id}"
 
     @property
-    def files(self) -> tuple[FileStat, ...]:
+    def copies(self) -> list[Task]:
+        return [self, *self.others]
+
+    @property
+    def own_files(self) -> tuple[FileStat, ...]:
         return tuple(f for f in (self.ui, self.meta) if f is not None)
+
+    @property
+    def files(self) -> tuple[FileStat, ...]:
+        """Every copy's files: a change to any of them reads the task again."""
+        return tuple(f for t in self.copies for f in t.own_files)
 
     @property
     def newest(self) -> int:
@@ -91,13 +104,14 @@ class TaskSource:
                 task = _task(entry, place, self.app, problems)
                 if task is None:
                     continue
-                other = by_id.get(task.id)
-                if other is None:
+                first = by_id.get(task.id)
+                if first is None:
                     by_id[task.id] = task
-                else:  # the same task in two places: its newest copy (pitfall 9)
-                    best = task if task.ui is not None and task.newest > other.newest else other
-                    best.copies = other.copies + 1
-                    by_id[task.id] = best
+                elif first.ui is None and task.ui is not None:  # the same task in two places: all read (9)
+                    task.others, first.others = [*first.others, first], []
+                    by_id[task.id] = task
+                else:
+                    first.others.append(task)
         self.tasks, self.problems = list(by_id.values()), problems
         files = sum(len(t.files) for t in self.tasks)
         # unlisted places change nothing; no place at all (never installed, or gone) is an empty listing
@@ -117,7 +131,7 @@ class TaskSource:
 
     def trusts_digest(self, known: Mapping[str, Known]) -> bool:
         """A task without its ui file counts the kept copy the ledger knows (`needs_work`): then no digest."""
-        return all(t.ui is not None for t in self.tasks)
+        return all(copy.ui is not None for t in self.tasks for copy in t.copies)
 
     def needs_work(self, known: Mapping[str, Known]) -> bool:
         seen = 0
@@ -127,8 +141,9 @@ class TaskSource:
                 if changed(f, k):
                     return True
                 seen += 1
-            if t.ui is None:  # (kept as it was: the file comes back)
-                seen += sum(1 for n in UI_NAMES if _kept(known, os.path.join(t.folder, n)))
+            for copy in t.copies:
+                if copy.ui is None:  # (kept as it was: the file comes back)
+                    seen += sum(1 for n in UI_NAMES if _kept(known, os.path.join(copy.folder, n)))
         live = sum(1 for k in known.values() if k.feed == self.feed and not k.gone)
         return live != seen
 
@@ -155,15 +170,48 @@ class TaskSource:
     def _note(self, w: Writer, t: Task) -> None:
         for f in t.files:
             w.seen(f.path)
-        if t.ui is None:
-            for n in UI_NAMES:
-                p = os.path.join(t.folder, n)
-                if _kept(w.known, p):
-                    w.seen(p)
+        for copy in t.copies:
+            if copy.ui is None:
+                for n in UI_NAMES:
+                    p = os.path.join(copy.folder, n)
+                    if _kept(w.known, p):
+                        w.seen(p)
         w.live(t.sid)
 
     def _read(self, w: Writer, t: Task) -> None:
         self._note(w, t)
+        read = [got for copy in t.copies if (got := self._parse(w, copy)) is not None]
+        if not read:
+            return
+        parsed = merged([p for _, p, _ in read])
+        copy, _, meta = max(read, key=lambda got: got[1].ended_ms or 0)  # (the copy `merged` shows)
+        assert copy.ui is not None
+        file_ids = [w.ok(c.ui.path, t.sid, UI, None, c.ui.checkpoint) for c, _, _ in read if c.ui is not None]
+        for c, _, m in read:
+            if c.meta is not None and m is not None:
+                w.ok(c.meta.path, t.sid, META, None, c.meta.checkpoint)
+        cwd = parsed.cwd
+        record = SessionRecord(
+            t.sid, copy.folder, parsed.started_ms, parsed.ended_ms, "completed" if parsed.done else "active",
+            title=parsed.title, prompt=parsed.prompt, cwd=cwd, workspace_root=cwd,
+            model=parsed.model, provider=parsed.provider, source=source_of(self.app, copy.folder, meta),
+            rollup=parsed.rollup_call(self.app.name, t.id),
+        )  # fmt: skip
+        fallback = parsed.started_ms or copy.ui.checkpoint.mtime_ns // 10**6
+        w.session(record, file_ids[0], fallback)
+        calls = parsed.calls
+        if parsed.restores:
+            calls = calls + _restores(w, t.sid, parsed)
+        helpers = [c for c in calls if agent_of(c) != "lead"]
+        lead = [c for c in calls if agent_of(c) == "lead"] if helpers else calls
+        for file_id in file_ids:  # (each copy's file holds the union: whichever row counts, the same values)
+            w.calls(t.sid, file_id, "lead", lead, fallback)
+            if helpers:
+                w.calls(t.sid, file_id, "subagents", helpers, fallback)
+
+    def _parse(self, w: Writer, t: Task) -> tuple[Task, Parsed, Any] | None:
+        """One copy's files parsed: (the copy, its figures, its task_metadata.json); None when it has no
+        messages file or that file does not parse now (then recorded, and retried when it changes)."""
         meta = None
         if t.meta is not None:
             raw = _read_any(w, t.meta, t.sid, META)
@@ -173,10 +221,10 @@ class TaskSource:
                 meta = None
         item = self._history_item(t)
         if t.ui is None:
-            return
+            return None
         data = _read_any(w, t.ui, t.sid, UI)
         if data is None:
-            return
+            return None
         api_models: list[str] = []
         api_dir = None
         if self.app.format.models_in_conversation:  # Roo/Kilo: only in the conversation's environment details
@@ -186,22 +234,9 @@ class TaskSource:
             parsed = parse_task(data, self.app, t.id, meta, item, api_models)
         except ValueError as exc:
             w.failed(t.ui, t.sid, UI, str(exc))
-            return
-        file_id = w.ok(t.ui.path, t.sid, UI, None, t.ui.checkpoint)
-        if t.meta is not None and meta is not None:
-            w.ok(t.meta.path, t.sid, META, None, t.meta.checkpoint)
-        record = SessionRecord(
-            t.sid, t.folder, parsed.started_ms, parsed.ended_ms, "completed" if parsed.done else "active",
-            title=parsed.title, prompt=parsed.prompt, cwd=parsed.cwd or api_dir, workspace_root=parsed.cwd or api_dir,
-            model=parsed.model, provider=parsed.provider, source=source_of(self.app, t.folder, meta),
-            rollup=parsed.rollup_call(self.app.name, t.id),
-        )  # fmt: skip
-        fallback = parsed.started_ms or t.ui.checkpoint.mtime_ns // 10**6
-        w.session(record, file_id, fallback)
-        calls = parsed.calls
-        if parsed.restores:
-            calls = calls + _restores(w, t.sid, parsed)
-        w.calls(t.sid, file_id, "lead", calls, fallback)
+            return None
+        parsed.cwd = parsed.cwd or api_dir
+        return t, parsed, meta
 
     def _history_item(self, t: Task) -> dict | None:
         """The task's HistoryItem: Roo's `tasks/<id>/history_item.json`, else the place's `state/taskHistory.json`."""
@@ -298,7 +333,7 @@ def _restores(w: Writer, sid: str, parsed: Parsed) -> list[Call]:
         after, ts = r.after_ms, r.call.ts_ms or 0
         mine = [h for h in orphans if after < h[1] < ts]
         orphans = [h for h in orphans if h not in mine]
-        key, index, _, model, i, o, cr, cw, cost, tools, note, provider = r.call
+        key, index, _, model, i, o, cr, cw, cost, tools, note, provider = r.call[:12]
         i -= sum(h[2] for h in mine)
         o -= sum(h[3] for h in mine)
         cr -= sum(h[4] for h in mine)
@@ -311,3 +346,24 @@ def _restores(w: Writer, sid: str, parsed: Parsed) -> list[Call]:
             continue  # wholly held already
         calls.append(Call(key, index, r.call.ts_ms, model, max(i, cr + cw), o, cr, cw, cost, tools, note, provider))
     return calls
+
+
+def written_costs(app: App, places: Sequence[Place], limit: int) -> tuple[int, float]:
+    """(tasks, total) of the cost figures an app whose unit is not proven dollars wrote in its task files
+    (`App.cost_unit`): what `doctor` shows beside the list-price estimates trayburn counts. Reads every task's
+    messages file; one that cannot be read or parsed is left out."""
+    tasks, total = 0, 0.0
+    for place in places:
+        try:
+            entries = [e for e in os.scandir(place.tasks) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for entry in entries:
+            data = _plain_read(os.path.join(entry.path, UI_NAMES[0]), limit)
+            try:
+                parsed = parse_task(data, app, entry.name) if data is not None else None
+            except ValueError:
+                continue
+            if parsed is not None and parsed.written:
+                tasks, total = tasks + 1, total + parsed.written
+    return tasks, total

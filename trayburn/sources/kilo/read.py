@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ... import billing
 from ...files import Checkpoint, FileProblem
 from ..base import MAX_COST, MAX_TOKENS, Call
 
@@ -43,7 +44,6 @@ V2 = "session_message"  # OpenCode 2's table of messages (its copies of 1.x sess
 BACKFILL = "evt_legacy_backfill_m_"  # the id prefix of OpenCode 2's copy of a 1.x message
 SAME_CALL_MS = 60_000  # a v2 row this close to a v1 call with the same tokens is that call
 BUSY_WAIT_S = 0.25  # how long a read waits for a lock (Kilo's writers hold one for milliseconds)
-FLAT_RATE = frozenset({"github-copilot", "claude-code", "openai-codex"})  # a plan's routes: cost 0 is the price
 CANT_OPEN = ("unable to open", "readonly database", "read-only file system")
 
 
@@ -360,10 +360,11 @@ def _call(
 ) -> Call:
     """A call in trayburn's meaning: input includes both cache counts (Kilo's excludes them), output includes the
     reasoning tokens (billed as output). A cost of 0 with tokens is "no price known" (Kilo had none for the
-    model: a custom provider without prices): estimated and marked, unless the route is a plan's."""
+    model: a custom provider without prices): estimated and marked, unless the call is a plan's or a free model's
+    (`billing.kind`, the one rule every source asks: then the figures count it $0 whatever it holds)."""
     i, o, r, cr, cw = raw
     note = None
-    if cost == 0 and (provider or "") not in FLAT_RATE:
+    if cost == 0 and billing.kind(provider, model) == billing.PAID:
         cost, note = None, "Kilo wrote cost 0 (it had no price for this model); estimated"
     return Call(key, seq, at, model, i + cr + cw, o + r, cr, cw, cost, (), note, provider)
 
