@@ -18,7 +18,8 @@ from helpers.window_harness import DAY, _start_xvfb, display, env, settle, wait_
 
 from trayburn.engine import Engine  # noqa: E402
 from trayburn.window import theme  # noqa: E402
-from trayburn.window.widgets import Table, style_font  # noqa: E402
+from trayburn.window.table import Table  # noqa: E402
+from trayburn.window.widgets import style_font  # noqa: E402
 
 _HIDPI: dict[str, str] = {}
 

@@ -1,13 +1,12 @@
-"""The summary window's views: a day, a period and one session, and the navigation strip of the first two.
-
-They place the rows and strings of `models` in the widgets of `widgets`; they compute no figure.
+"""The summary window's three views: a day, a period and one session, laid out to the room the window gives them.
+They place the rows and strings of models.py, period_rows.py, detail_rows.py and spent.py in the widgets of
+widgets.py, table.py and charts.py; they compute no figure.
 
 - `DayView`: the day's figures, its sessions, cost per model and cost per hour.
 - `PeriodView`: a week, a month or a range of days — its figures, a bar of cost per day (click one to open
   that day), its sessions, and its spend by project, by model and by source.
 - `SessionView`: one session's facts and figures, its helpers, and its calls in order.
-- `PeriodNav` (`header`): Day / Week / Month / Range, previous and next, a field to type a date, a month or
-  a range, the way back to today, and Export…
+Their top (heading, time zone, error line, navigation strip) is nav.py's.
 """
 
 from __future__ import annotations
@@ -28,10 +27,13 @@ from ..figures.history import HistoryReport, MachinesReport
 from ..figures.listprice import CacheReport, WhatIf
 from ..figures.money import Money
 from ..words import pace_text
-from . import models, spent
-from .models import USD, entry_text
+from . import detail_rows, models, period_rows, spent
+from .charts import DayChart, HourChart
+from .models import USD
+from .nav import header, wrapped_error
+from .table import Table
 from .theme import Metrics, Palette
-from .widgets import BudgetBar, Cards, DayChart, FitLabel, HourChart, Table, show_text
+from .widgets import BudgetBar, Cards, FitLabel, show_text
 
 
 class DayView(ttk.Frame):
@@ -207,12 +209,12 @@ class PeriodView(ttk.Frame):
         self.tabs = ttk.Notebook(below, takefocus=False)
         self.tabs.grid(row=0, column=1, sticky="nsew", padx=(m.px(12), 0))
         self.groups: dict[str, Table] = {}
-        for by, _caption, heading in models.GROUP_TABLES:
-            table = Table(self.tabs, models.group_columns(heading), m, height=4, empty="–", sort=("cost", True))
+        for by, _caption, heading in period_rows.GROUP_TABLES:
+            table = Table(self.tabs, period_rows.group_columns(heading), m, height=4, empty="–", sort=("cost", True))
             table.tree.configure(takefocus=False)
             self.tabs.add(table, text=heading)  # (the tabs' words alone: six "By …" do not fit a narrow window)
             self.groups[by] = table
-        self.machines = Table(self.tabs, models.MACHINE_COLUMNS, m, height=4, empty="–", sort=("cost", True))
+        self.machines = Table(self.tabs, period_rows.MACHINE_COLUMNS, m, height=4, empty="–", sort=("cost", True))
         self.machines.tree.configure(takefocus=False)
         self.tabs.add(self.machines, text="Machine", state="hidden")  # shown when other machines are held
         self.tools, self.agents = where_tabs(self.tabs, m, 4)
@@ -252,21 +254,21 @@ class PeriodView(ttk.Frame):
         self.period = p
         days = views["day"]
         self.heading.set(p.label())
-        ahead = models.projection(p, 0.0, today) is not None
+        ahead = period_rows.projection(p, 0.0, today) is not None
         note = "  ·  the projection is a straight line, not a forecast" if ahead else ""
         self.zone.set(f"Times in {models.clean(days.timezone, 40)}{note}")
         self.nav.show(p, today)
         total = days.total
-        self.cards.show(models.period_cards(total, sessions, p, today, money, daily_budget, monthly_budget, plan))
-        self.budget.show(models.budget_progress(p, total.totals.cost_usd, daily_budget, monthly_budget))
-        self.chart.show(models.bars(days), today, money)
+        self.cards.show(period_rows.period_cards(total, sessions, p, today, money, daily_budget, monthly_budget, plan))
+        self.budget.show(period_rows.budget_progress(p, total.totals.cost_usd, daily_budget, monthly_budget))
+        self.chart.show(period_rows.bars(days), today, money)
         rows = models.session_rows(sessions, None, money, models.PERIOD_SESSION_COLUMNS)
         self.sessions.set_rows(rows)
-        totals = models.period_totals(total, money)
+        totals = period_rows.period_totals(total, money)
         self.sessions.set_totals(totals)
         for by, table in self.groups.items():
-            table.set_rows(models.group_rows(views[by], money))
-        split = models.machine_rows(machines, money) if machines else []
+            table.set_rows(period_rows.group_rows(views[by], money))
+        split = period_rows.machine_rows(machines, money) if machines else []
         self.machines.set_rows(split)
         self.tabs.tab(self.machines, state="normal" if split else "hidden")
         texts = [r.values[-1] for r in rows] + [totals[-1]]
@@ -325,7 +327,7 @@ class SessionView(ttk.Frame):
         self.where.grid(row=4, column=0, sticky="ew", pady=(0, metrics.px(10)))
         self.tools, self.agents = where_tabs(self.where, metrics, 2, rule=False)
         ttk.Label(self, text="CALLS IN ORDER", style="Section.TLabel").grid(row=5, column=0, sticky="w")
-        self.calls = Table(self, models.CALL_COLUMNS, metrics, height=8, empty="No model calls recorded yet.")
+        self.calls = Table(self, detail_rows.CALL_COLUMNS, metrics, height=8, empty="No model calls recorded yet.")
         self.calls.grid(row=6, column=0, sticky="nsew", pady=(metrics.px(4), 0))
         self.rowconfigure(6, weight=1)
         self.legend = ttk.Label(self, style="Small.TLabel")
@@ -357,7 +359,7 @@ class SessionView(ttk.Frame):
         labels = {}
         self.facts.columnconfigure(1, weight=3)
         self.facts.columnconfigure(3, weight=2)
-        for i, name in enumerate(models.FACT_LABELS):
+        for i, name in enumerate(detail_rows.FACT_LABELS):
             row, col = i % 4, (i // 4) * 2
             ttk.Label(self.facts, text=name, style="Fact.TLabel").grid(
                 row=row, column=col, sticky="nw", padx=(0 if col == 0 else m.px(24), m.px(10)), pady=m.px(1)
@@ -374,18 +376,18 @@ class SessionView(ttk.Frame):
         self.detail = d
         s = d.summary
         self.back.configure(text=f"◀ {day_label}")
-        self.title.configure(text=models.clean(s.title, models.HEADING_CHARS))
-        for name, value in models.session_facts(d):
+        self.title.configure(text=models.clean(s.title, detail_rows.HEADING_CHARS))
+        for name, value in detail_rows.session_facts(d):
             self.fact_values[name].configure(text=value)
-        self.cards.show(models.session_cards(d, money))
+        self.cards.show(detail_rows.session_cards(d, money))
         if where is not None:
             self.tools.set_rows(spent.tool_rows(where.tools, money))
             self.agents.set_rows(spent.agent_rows(where.agents, money))
         self.where.tab(self.agents, state="normal" if s.subagents else "hidden")
         self.where.select(self.agents if s.subagents else self.tools.master)
-        rows = models.call_rows(d, money)
+        rows = detail_rows.call_rows(d, money)
         self.calls.set_rows(rows)
-        cost = [c.key for c in models.CALL_COLUMNS].index("cost")
+        cost = [c.key for c in detail_rows.CALL_COLUMNS].index("cost")
         self._legend(models.legend([r.values[cost] for r in rows]))
         self.folder.state(["!disabled"] if s.folder and not s.removed else ["disabled"])
 
@@ -426,103 +428,3 @@ def where_tabs(tabs: ttk.Notebook, m: Metrics, height: int, rule: bool = True) -
     for table in (tools, agents):
         table.tree.configure(takefocus=False)
     return tools, agents
-
-
-KINDS = (("day", "Day"), ("week", "Week"), ("month", "Month"), ("range", "Range"))
-BACK_TO_NOW = {"day": "Today", "week": "This week", "month": "This month", "range": "Last 30 days"}
-
-
-def wrapped_error(view: ttk.Frame, m: Metrics) -> ttk.Label:
-    """The line under the header that says what is wrong with what was typed: wrapped to the width the view gives
-    it (it ran off the window's right edge), hidden until there is something to say."""
-    label = ttk.Label(view, style="Error.TLabel", justify="left")
-    label.grid(row=1, column=0, sticky="ew")
-    label.grid_remove()
-
-    def fit(event: tk.Event) -> None:
-        room = max(m.px(100), event.width)
-        if str(label.cget("wraplength")) != str(room):
-            label.configure(wraplength=room)
-
-    label.bind("<Configure>", fit, add="+")
-    return label
-
-
-def header(view: ttk.Frame, m: Metrics, nav: Mapping[str, Callable]) -> tuple[FitLabel, FitLabel, PeriodNav]:
-    """The top of the day and period views: the heading, the time zone under it, the navigation strip."""
-    top = ttk.Frame(view)
-    top.grid(row=0, column=0, sticky="ew")
-    top.columnconfigure(0, weight=1)
-    heading = FitLabel(top, style="Title.TLabel")
-    heading.grid(row=0, column=0, sticky="ew")
-    zone = FitLabel(top, style="Muted.TLabel")  # cut with "…" beside the navigation at a small size
-    zone.grid(row=1, column=0, sticky="ew")
-    strip = PeriodNav(top, m, **nav)
-    strip.grid(row=0, column=1, rowspan=2, sticky="e")
-    return heading, zone, strip
-
-
-class PeriodNav(ttk.Frame):
-    def __init__(
-        self,
-        master: tk.Misc,
-        m: Metrics,
-        *,
-        on_kind: Callable[[str], None],
-        on_step: Callable[[int], None],
-        on_typed: Callable[[str], None],
-        on_now: Callable[[], None],
-        on_export: Callable[[], None],
-    ):
-        super().__init__(master)
-        self.columnconfigure(0, weight=1)
-        self.kind = tk.StringVar(value="day")
-        kinds = ttk.Frame(self)
-        kinds.grid(row=0, column=0, columnspan=4, sticky="e", pady=(0, m.px(4)))
-        self.kind_buttons: dict[str, ttk.Radiobutton] = {}
-        for i, (kind, label) in enumerate(KINDS):
-            b = ttk.Radiobutton(
-                kinds, text=label, value=kind, variable=self.kind, style="Toolbutton", command=partial(on_kind, kind)
-            )
-            b.grid(row=0, column=i, sticky="ns", padx=(0 if i == 0 else m.px(2), 0))  # apart at every scale
-            self.kind_buttons[kind] = b
-        self.export = ttk.Button(kinds, text="Export…", command=on_export)
-        self.export.grid(row=0, column=len(KINDS), sticky="ns", padx=(m.px(10), 0))
-        self.prev = ttk.Button(self, text="◀", width=3, style="Nav.TButton", command=lambda: on_step(-1))
-        self.text = tk.StringVar()
-        self.entry = ttk.Entry(self, textvariable=self.text, width=21, justify="center")
-        self.next = ttk.Button(self, text="▶", width=3, style="Nav.TButton", command=lambda: on_step(1))
-        self.now = ttk.Button(self, text="Today", width=11, command=on_now)
-        for i, w in enumerate((self.prev, self.entry, self.next, self.now)):
-            w.grid(row=1, column=i, padx=(0 if i == 0 else m.px(4), 0), sticky="nse" if i == 0 else "ns")
-        self.on_typed = on_typed
-        for seq in ("<Return>", "<KP_Enter>"):
-            self.entry.bind(seq, self._typed)
-        self.entry.bind("<Escape>", lambda e: self.reset())
-        for seq in ("<Control-a>", "<Control-A>"):  # select the field's text (Tk's own Ctrl+A goes to its start)
-            self.entry.bind(seq, self._select_all)
-        self.period: periods.Period | None = None
-
-    def show(self, p: periods.Period, today) -> None:
-        """Mark the period's kind, put it in the field (unless it is being typed), and allow "next" only
-        towards today."""
-        changed = p != self.period
-        self.period = p
-        self.kind.set(p.kind)
-        if changed:
-            self.reset()
-        self.next.state(["disabled"] if p.until >= today else ["!disabled"])
-        self.now.configure(text=BACK_TO_NOW[p.kind])
-        self.now.state(["disabled"] if p.contains(today) and p.kind != "range" else ["!disabled"])
-
-    def _select_all(self, _event: tk.Event) -> str:
-        self.entry.selection_range(0, "end")
-        self.entry.icursor("end")
-        return "break"
-
-    def _typed(self, _event: tk.Event) -> str:
-        self.on_typed(self.text.get())
-        return "break"
-
-    def reset(self) -> None:
-        self.text.set(entry_text(self.period) if self.period else "")
