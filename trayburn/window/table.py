@@ -219,13 +219,16 @@ class Table(ttk.Frame):
         self._headings()
 
     def _headings(self) -> None:
-        """Each heading with its sort arrow, ended with "…" where its column is narrower (never "Sessior")."""
+        """Each heading with its sort arrow, ended with "…" where its column is narrower (never "Sessior"), none
+        where the column has no room even for "…"."""
         font = style_font(self, "Treeview.Heading", "TkHeadingFont")
         for c in self.columns:
             arrow = (" ▼" if self.sort_desc else " ▲") if c.key == self.sort_key else ""
             text = c.heading + arrow
             if not c.fixed:
-                text = fit_text(text, int(self.tree.column(c.key, "width")) - self.m.px(16), font)
+                room = int(self.tree.column(c.key, "width")) - self.m.px(16)
+                text = fit_text(text, room, font)
+                text = text if font.measure(text) <= room else ""
             if str(self.tree.heading(c.key, "text")) != text:
                 self.tree.heading(c.key, text=text)
 

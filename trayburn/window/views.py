@@ -5,7 +5,10 @@ widgets.py, table.py and charts.py; they compute no figure.
 - `DayView`: the day's figures, its sessions, cost per model and cost per hour.
 - `PeriodView`: a week, a month or a range of days — its figures, a bar of cost per day (click one to open
   that day), its sessions, and its spend by project, by model and by source.
-- `SessionView`: one session's facts and figures, its helpers, and its calls in order.
+- `SessionView`: one session's facts and figures, and in tabs its calls in order, by tool and by agent.
+
+In a short window the tables keep their rows first: a period's chart shrinks, then gives way (an error line under
+the header taking its room), a session's title is cut to fewer lines.
 Their top (heading, time zone, error line, navigation strip) is nav.py's.
 """
 
@@ -33,7 +36,7 @@ from .models import USD
 from .nav import header, wrapped_error
 from .table import Table
 from .theme import Metrics, Palette
-from .widgets import BudgetBar, Cards, FitLabel, show_text
+from .widgets import BudgetBar, Cards, FitLabel, WrapLabel, show_text, style_font
 
 
 class DayView(ttk.Frame):
@@ -142,9 +145,12 @@ class DayView(ttk.Frame):
         self.chart.recolor(p)
 
 
-CHART_PX = 104  # the period's chart of cost per day (at 96 dpi) ...
-SHORT_CHART_PX = 64  # ... and in a view shorter than TALL_PX
+CHART_PX = 104  # the period's chart of cost per day (at 96 dpi), at most ...
+LEAST_CHART_PX = 60  # ... and at least: with less room it gives way to the tables
+CHART_PADY = (2, 10)
 TALL_PX = 540
+TITLE_LINES = 4  # a session's title, at most (240 characters fit in the default window) ...
+SHORT_TITLE_LINES = 2  # ... and in a view shorter than TALL_PX
 
 
 class PeriodView(ttk.Frame):
@@ -169,27 +175,50 @@ class PeriodView(ttk.Frame):
         self.cards.grid(row=2, column=0, sticky="ew", pady=(m.px(10), m.px(4)))
         self.budget = BudgetBar(self, m)
         self.budget.grid(row=3, column=0, sticky="ew", pady=(0, m.px(6)))
-        frame = ttk.Frame(self, style="Table.TFrame", padding=1)
-        frame.grid(row=4, column=0, sticky="ew", pady=(m.px(2), m.px(10)))
+        self.chart_frame = frame = ttk.Frame(self, style="Table.TFrame", padding=1)
+        frame.grid(row=4, column=0, sticky="ew", pady=(m.px(CHART_PADY[0]), m.px(CHART_PADY[1])))
         frame.columnconfigure(0, weight=1)
         self.chart = DayChart(frame, m, palette, height=m.px(CHART_PX), on_day=on_day)
         self.chart.grid(row=0, column=0, sticky="nsew")
-        self.bind("<Configure>", self._fit_chart)
+        self._fitting = False
         self._tables(m, on_open)
         self.legend = ttk.Label(self, style="Small.TLabel")
         self.legend.grid(row=6, column=0, sticky="w", pady=(m.px(4), m.px(8)))
+        for w in (self, *self.grid_slaves()):  # a line wrapped or shown above or below changes the room left
+            w.bind("<Configure>", lambda e: self.after_idle(self._fit_chart), add="+")
         self.recolor(palette)
 
-    def _fit_chart(self, event: tk.Event) -> None:
-        """A short window gives the chart's room to the sessions (at the minimum size they had no row left)."""
-        if event.widget is not self:
+    def _fit_chart(self, _event: tk.Event | None = None) -> None:
+        """The chart takes the room the tables leave once they have their rows (`_tables`: two at least, beside the
+        totals and the tabs), up to CHART_PX; with less than LEAST_CHART_PX it gives way (at the minimum size, or
+        under an error line of three)."""
+        if self._fitting:
             return
-        height = self.m.px(CHART_PX if event.height >= self.m.px(TALL_PX) else SHORT_CHART_PX)
-        if int(self.chart.cget("height")) != height:
-            self.chart.configure(height=height)
+        others = sum(
+            w.winfo_reqheight() + _pady(w) for w in self.grid_slaves() if w not in (self.chart_frame, self.below)
+        )
+        padding = sum(int(self.winfo_fpixels(p)) for p in self.tk.splitlist(self.cget("padding"))[1::2])
+        room = (
+            self.winfo_height()
+            - padding
+            - others
+            - self.below.winfo_reqheight()
+            - self.m.px(CHART_PADY[0] + CHART_PADY[1])
+        )
+        height = min(room - 2, self.m.px(CHART_PX))  # (2: the frame's border)
+        self._fitting = True
+        try:
+            if height < self.m.px(LEAST_CHART_PX):
+                self.chart_frame.grid_remove()
+            else:
+                self.chart_frame.grid()
+                if int(self.chart.cget("height")) != height:
+                    self.chart.configure(height=height)
+        finally:
+            self._fitting = False
 
     def _tables(self, m: Metrics, on_open: Callable[[str], None]) -> None:
-        below = ttk.Frame(self)
+        self.below = below = ttk.Frame(self)
         below.grid(row=5, column=0, sticky="nsew")
         self.rowconfigure(5, weight=1)
         below.columnconfigure(0, weight=3, uniform="below")
@@ -199,7 +228,7 @@ class PeriodView(ttk.Frame):
             below,
             models.PERIOD_SESSION_COLUMNS,
             m,
-            height=6,
+            height=2,  # rows at least (`_fit_chart`); the tables take the room the chart leaves
             totals=True,
             on_open=on_open,
             empty="No Cline sessions in this period.",
@@ -210,15 +239,26 @@ class PeriodView(ttk.Frame):
         self.tabs.grid(row=0, column=1, sticky="nsew", padx=(m.px(12), 0))
         self.groups: dict[str, Table] = {}
         for by, _caption, heading in period_rows.GROUP_TABLES:
-            table = Table(self.tabs, period_rows.group_columns(heading), m, height=4, empty="–", sort=("cost", True))
+            table = Table(self.tabs, period_rows.group_columns(heading), m, height=2, empty="–", sort=("cost", True))
             table.tree.configure(takefocus=False)
             self.tabs.add(table, text=heading)  # (the tabs' words alone: six "By …" do not fit a narrow window)
             self.groups[by] = table
-        self.machines = Table(self.tabs, period_rows.MACHINE_COLUMNS, m, height=4, empty="–", sort=("cost", True))
+        self.machines = Table(self.tabs, period_rows.MACHINE_COLUMNS, m, height=2, empty="–", sort=("cost", True))
         self.machines.tree.configure(takefocus=False)
         self.tabs.add(self.machines, text="Machine", state="hidden")  # shown when other machines are held
-        self.tools, self.agents = where_tabs(self.tabs, m, 4)
+        self.tools, self.agents = where_tabs(self.tabs, m, 2)
+        below.bind("<Configure>", lambda e: self._share(e.width), add="+")
         self._where_line(m)
+
+    def _share(self, width: int) -> None:
+        """The tables by project, model… take two fifths of the width, or what their tabs need to be read whole
+        (ttk squeezes tabs that do not fit: "Projec", "Too"), the sessions the rest."""
+        need = tabs_width(self.tabs) + self.m.px(12)
+        right = max(round(width * 2 / 5), min(need, width // 2))
+        weights = (width - right, right) if width > 1 else (3, 2)
+        for column, weight in enumerate(weights):
+            if self.below.columnconfigure(column)["weight"] != weight:
+                self.below.columnconfigure(column, weight=weight)
 
     def _where_line(self, m: Metrics) -> None:
         """Under the tables: what the cache saved, and a what-if on another model (typed or picked)."""
@@ -271,6 +311,7 @@ class PeriodView(ttk.Frame):
         split = period_rows.machine_rows(machines, money) if machines else []
         self.machines.set_rows(split)
         self.tabs.tab(self.machines, state="normal" if split else "hidden")
+        self._share(self.below.winfo_width())
         texts = [r.values[-1] for r in rows] + [totals[-1]]
         texts += [r.values[-1] for t in (*self.groups.values(), self.machines) for r in t.rows.values()]
         show_text(self.legend, models.legend(texts))
@@ -319,19 +360,22 @@ class SessionView(ttk.Frame):
         self.columnconfigure(0, weight=1)
         self._header(metrics, on_back, on_copy, on_folder)
         self.facts = ttk.Frame(self)
-        self.facts.grid(row=1, column=0, sticky="ew", pady=(metrics.px(8), 0))
+        self.facts.grid(row=1, column=0, sticky="ew", pady=(metrics.px(6), 0))
         self.fact_values = self._fact_grid(metrics)
         self.cards = Cards(self, 6, metrics, wide=(0,))
-        self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(12), metrics.px(10)))
+        self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(10), metrics.px(8)))
+        # the calls, by tool and by agent share the room below, as tabs: the calls keep their rows at every size
         self.where = ttk.Notebook(self, takefocus=False)
-        self.where.grid(row=4, column=0, sticky="ew", pady=(0, metrics.px(10)))
+        self.where.grid(row=3, column=0, sticky="nsew")
+        self.rowconfigure(3, weight=1)
+        self.calls = Table(
+            self.where, detail_rows.CALL_COLUMNS, metrics, height=3, empty="No model calls recorded yet."
+        )
+        self.where.add(self.calls, text="Calls in order")
         self.tools, self.agents = where_tabs(self.where, metrics, 2, rule=False)
-        ttk.Label(self, text="CALLS IN ORDER", style="Section.TLabel").grid(row=5, column=0, sticky="w")
-        self.calls = Table(self, detail_rows.CALL_COLUMNS, metrics, height=8, empty="No model calls recorded yet.")
-        self.calls.grid(row=6, column=0, sticky="nsew", pady=(metrics.px(4), 0))
-        self.rowconfigure(6, weight=1)
         self.legend = ttk.Label(self, style="Small.TLabel")
-        self.legend.grid(row=7, column=0, sticky="w", pady=(metrics.px(4), 0))
+        self.legend.grid(row=4, column=0, sticky="w", pady=(metrics.px(4), 0))
+        self.bind("<Configure>", self._fit_title)
         self.recolor(palette)
 
     def _header(self, m: Metrics, on_back, on_copy, on_folder) -> None:
@@ -340,7 +384,7 @@ class SessionView(ttk.Frame):
         top.columnconfigure(1, weight=1)
         self.back = ttk.Button(top, text="◀ Day", style="Nav.TButton", command=on_back)
         self.back.grid(row=0, column=0, sticky="nw", padx=(0, m.px(12)))
-        self.title = ttk.Label(top, style="Title.TLabel", justify="left")
+        self.title = WrapLabel(top, TITLE_LINES, style="Title.TLabel")
         self.title.grid(row=0, column=1, sticky="ew")
         self.buttons = buttons = ttk.Frame(top)
         buttons.grid(row=0, column=2, sticky="ne", padx=(m.px(12), 0))
@@ -348,12 +392,13 @@ class SessionView(ttk.Frame):
         self.folder = ttk.Button(buttons, text="Open session folder", command=on_folder)
         self.copy.grid(row=0, column=0)
         self.folder.grid(row=0, column=1, padx=(m.px(6), 0))
-        top.bind("<Configure>", lambda e: self._wrap_title(e.width))
 
-    def _wrap_title(self, width: int) -> None:
-        """Wrap the title in the room the buttons leave (a label's own width follows its text)."""
-        room = width - self.back.winfo_reqwidth() - self.buttons.winfo_reqwidth() - self.m.px(24)
-        self.title.configure(wraplength=max(room, self.m.px(200)))
+    def _fit_title(self, event: tk.Event) -> None:
+        """The title in the room the buttons leave, in fewer lines in a short window (the calls keep their rows)."""
+        if event.widget is self:
+            lines = TITLE_LINES if event.height >= self.m.px(TALL_PX) else SHORT_TITLE_LINES
+            if lines != self.title.lines:
+                self.title.set(self.title.full, lines)
 
     def _fact_grid(self, m: Metrics) -> dict[str, ttk.Label]:
         labels = {}
@@ -362,21 +407,23 @@ class SessionView(ttk.Frame):
         for i, name in enumerate(detail_rows.FACT_LABELS):
             row, col = i % 4, (i // 4) * 2
             ttk.Label(self.facts, text=name, style="Fact.TLabel").grid(
-                row=row, column=col, sticky="nw", padx=(0 if col == 0 else m.px(24), m.px(10)), pady=m.px(1)
+                row=row, column=col, sticky="nw", padx=(0 if col == 0 else m.px(24), m.px(10))
             )
             value = ttk.Label(self.facts)
-            value.grid(row=row, column=col + 1, sticky="nw", pady=m.px(1))
+            value.grid(row=row, column=col + 1, sticky="nw")
             labels[name] = value
         return labels
 
     # ---- showing a session ----------------------------------------------------------------------
 
     def show(self, d: SessionDetail, day_label: str, money: Money = USD, where: Where | None = None) -> None:
-        """`where`: the session's cost by tool and by agent (the agents' tab only when it has helpers)."""
+        """`where`: the session's cost by tool and by agent (the agents' tab only when it has helpers), in the tabs
+        beside its calls."""
+        other = self.detail is None or self.detail.summary.id != d.summary.id
         self.detail = d
         s = d.summary
         self.back.configure(text=f"◀ {day_label}")
-        self.title.configure(text=models.clean(s.title, detail_rows.HEADING_CHARS))
+        self.title.set(models.clean(s.title, detail_rows.HEADING_CHARS))
         for name, value in detail_rows.session_facts(d):
             self.fact_values[name].configure(text=value)
         self.cards.show(detail_rows.session_cards(d, money))
@@ -384,7 +431,8 @@ class SessionView(ttk.Frame):
             self.tools.set_rows(spent.tool_rows(where.tools, money))
             self.agents.set_rows(spent.agent_rows(where.agents, money))
         self.where.tab(self.agents, state="normal" if s.subagents else "hidden")
-        self.where.select(self.agents if s.subagents else self.tools.master)
+        if other or not s.subagents and self.where.select() == str(self.agents):
+            self.where.select(self.calls)  # another session opens on its calls; a refresh keeps the tab chosen
         rows = detail_rows.call_rows(d, money)
         self.calls.set_rows(rows)
         cost = [c.key for c in detail_rows.CALL_COLUMNS].index("cost")
@@ -400,6 +448,25 @@ class SessionView(ttk.Frame):
         self.tools.recolor(p)
 
 
+def tabs_width(tabs: ttk.Notebook) -> int:
+    """The width a notebook's shown tabs need, their texts whole."""
+    style = ttk.Style(tabs)
+    font = style_font(tabs, "TNotebook.Tab", "TkDefaultFont")
+    pad = [int(tabs.winfo_fpixels(p)) for p in tabs.tk.splitlist(style.lookup("TNotebook.Tab", "padding") or "0")]
+    across = pad[0] + pad[2 if len(pad) > 2 else 0]
+    shown = [t for t in tabs.tabs() if tabs.tab(t, "state") != "hidden"]
+    return sum(font.measure(str(tabs.tab(t, "text"))) + across + 4 for t in shown) + 4
+
+
+def _pady(w: tk.Widget) -> int:
+    """The space above and below a gridded widget."""
+    if w.winfo_manager() != "grid":
+        return 0
+    pady = w.grid_info().get("pady", 0)
+    parts = pady if isinstance(pady, tuple) else w.tk.splitlist(str(pady))
+    return sum(int(w.winfo_fpixels(p)) for p in parts) * (2 if len(parts) == 1 else 1)
+
+
 @dataclass(frozen=True)
 class Where:
     """Where the money went, as a view shows it: by tool, by agent; a period's cache line and what-if."""
@@ -410,19 +477,19 @@ class Where:
     what_if: WhatIf | None = None
 
 
-def where_tabs(tabs: ttk.Notebook, m: Metrics, height: int, rule: bool = True) -> tuple[Table, Table]:
-    """A "Tool" tab (`rule`: its rule under the table, an attribution, not a measurement; a session's view has no
-    room for it at its minimum size) and an "Agent" tab in `tabs`."""
+def where_tabs(tabs: ttk.Notebook, m: Metrics, rows: int, rule: bool = True) -> tuple[Table, Table]:
+    """A "Tool" tab (its table, and under it with `rule` the rule: an attribution, not a measurement; a session's
+    view has not the room at its minimum size) and an "Agent" tab in `tabs`, their tables asking for `rows` rows."""
     page = ttk.Frame(tabs)
     page.columnconfigure(0, weight=1)
     page.rowconfigure(0, weight=1)
-    tools = Table(page, spent.TOOL_COLUMNS, m, height=height - rule, empty="–", sort=("cost", True))
+    tools = Table(page, spent.TOOL_COLUMNS, m, height=rows, empty="–", sort=("cost", True))
     tools.grid(row=0, column=0, sticky="nsew")
     if rule:
         said = FitLabel(page, style="Small.TLabel")
         said.grid(row=1, column=0, sticky="ew", padx=m.px(4), pady=(m.px(2), 0))
         said.set(spent.TOOL_NOTE)
-    agents = Table(tabs, spent.AGENT_COLUMNS, m, height=height, empty="–", sort=("cost", True))
+    agents = Table(tabs, spent.AGENT_COLUMNS, m, height=rows, empty="–", sort=("cost", True))
     tabs.add(page, text="Tool")
     tabs.add(agents, text="Agent")
     for table in (tools, agents):

@@ -53,8 +53,10 @@ class Cards(ttk.Frame):
             )
             for row, label in enumerate(labels):
                 label.grid(row=row, column=0, sticky="w")
-            # the note wraps to its card's width (at the minimum size "4 failed · 1 cancelled · 1 stale" does not fit)
-            card.bind("<Configure>", functools.partial(self._wrap, labels[2], 2 * metrics.px(12)))
+            # the caption and the note wrap to their card's width, between words: at the minimum size a session's
+            # six cards are narrower than "CACHE WRITE" and than "4 failed · 1 cancelled · 1 stale"
+            for label in (labels[0], labels[2]):
+                card.bind("<Configure>", functools.partial(self._wrap, label, 2 * metrics.px(12)), add="+")
             self.cells.append(labels)
 
     def show(self, cards: Sequence[tuple[str, str, str]]) -> None:
@@ -65,10 +67,10 @@ class Cards(ttk.Frame):
             c.configure(text=note)
 
     @staticmethod
-    def _wrap(note: ttk.Label, padding: int, event: tk.Event) -> None:
+    def _wrap(label: ttk.Label, padding: int, event: tk.Event) -> None:
         width = max(1, event.width - padding)
-        if str(note.cget("wraplength")) != str(width):
-            note.configure(wraplength=width)
+        if str(label.cget("wraplength")) != str(width):
+            label.configure(wraplength=width)
 
     def _weight(self, i: int, note: str) -> int:
         """Wide cards twice the others; a note with a long line (a plan's value, other machines) half again: two
@@ -165,5 +167,44 @@ class FitLabel(ttk.Label):
         shown = str(self.cget("text"))
         width -= max(0, self.winfo_reqwidth() - font.measure(shown)) if shown else 0  # its padding and border
         text = fit_text(self.full, width, font)
+        if shown != text:
+            self.configure(text=text)
+
+
+def wrap_lines(text: str, width: int, font: tkfont.Font, lines: int) -> str:
+    """`text` wrapped between words to `width` pixels of `font`, in at most `lines` lines: the last one that fits
+    ends with "…" where there is more (a word wider than the line is cut too)."""
+    if width <= 1:
+        return text
+    out: list[str] = []
+    for word in text.split():
+        if out and font.measure(f"{out[-1]} {word}") <= width:
+            out[-1] += f" {word}"
+        else:
+            out.append(word)
+    if len(out) > lines:
+        out = out[: lines - 1] + [" ".join(out[lines - 1 :])]
+    return "\n".join(fit_text(line, width, font) for line in out)
+
+
+class WrapLabel(ttk.Label):
+    """A label wrapped to the width the grid gives it (grid it with sticky "ew"), in at most `lines` lines, the
+    last cut with "…" where the text needs more; `full` is the whole text."""
+
+    def __init__(self, master: tk.Misc, lines: int, **options):
+        super().__init__(master, justify="left", **options)
+        self.full, self.lines = "", lines
+        self.bind("<Configure>", lambda e: self._fit(e.width))
+
+    def set(self, text: str, lines: int | None = None) -> None:
+        self.full, self.lines = text, lines or self.lines
+        self._fit(self.winfo_width())
+
+    def _fit(self, width: int) -> None:
+        font = style_font(self, str(self.cget("style")) or "TLabel", "TkDefaultFont")
+        shown = str(self.cget("text"))
+        if shown:  # its padding and border
+            width -= max(0, self.winfo_reqwidth() - max(font.measure(line) for line in shown.split("\n")))
+        text = wrap_lines(self.full, width, font, self.lines)
         if shown != text:
             self.configure(text=text)
