@@ -74,14 +74,13 @@ def clipped(win) -> list[tuple[str, str, int, int]]:
 
 
 def cut_cells(win) -> list[tuple[str, str, int, int]]:
-    """Table headings and totals lines whose text is wider than its column (Tk cuts them mid-letter:
-    "Sessior"): each must fit whole or end in "…" within its column. (The rows are cut by an estimate of the
-    letters a column holds, which `test_at_the_minimum_size_figures_stay_whole_and_titles_end_in_an_ellipsis`
-    checks; a title of capitals can overrun it by a pixel.)"""
+    """Table headings, totals lines and the cells of figures and whole columns whose text is wider than its column
+    (Tk cuts them mid-letter: "Sessior", "team_spawn_teamma"): each must fit whole or end in "…" within its column."""
     found = []
     for table in (w for w in walk(win.root) if isinstance(w, Table) and w.winfo_ismapped()):
         heading = style_font(table, "Treeview.Heading", "TkDefaultFont")
         totals = style_font(table, "Totals.Treeview", "TkDefaultFont")
+        cell = style_font(table, "Treeview", "TkDefaultFont")
         padding = round(
             table.winfo_fpixels(str(table.tk.splitlist(ttk.Style(table).lookup("Treeview.Heading", "padding"))[0]))
         )
@@ -90,6 +89,7 @@ def cut_cells(win) -> list[tuple[str, str, int, int]]:
             texts = [(heading, str(table.tree.heading(c.key, "text")), width - 2 * padding)]
             if table.totals is not None:
                 texts.append((totals, str(table.totals.set("total", c.key)), width))
+            texts += [(cell, str(table.tree.set(iid, c.key)), width - 4) for iid in table.tree.get_children()]
             found += [(str(table), s, font.measure(s), room) for font, s, room in texts if font.measure(s) > room]
     return found
 

@@ -52,6 +52,8 @@ class Table(ttk.Frame):
         # a generous average letter (titles are mostly lower case): a text is cut to what its column holds
         self.letter = font.measure(FIT_SAMPLE) / len(FIT_SAMPLE) * 1.08
         self.chars: dict[str, int] = {}  # text column → characters it holds at its current width
+        self.room: dict[str, int] = {}  # ... and the pixels
+        self.font = font
         self._tags: dict[str, tuple[str, ...]] = {}  # the tags each row has in the tree
         self.sort_key: str | None = sort[0] if sort else None
         self.sort_desc = sort[1] if sort else False
@@ -113,6 +115,7 @@ class Table(ttk.Frame):
         chars = {k: max(int((w - self.m.px(12)) / self.letter), 2) for k, w in widths.items()}
         if chars != self.chars:
             self.chars = chars
+            self.room = {k: w - self.m.px(12) for k, w in widths.items()}
             for r in self.rows.values():
                 self.tree.item(r.iid, values=self._fitted(r.values))
             self.set_totals(self.totals_values)
@@ -125,10 +128,15 @@ class Table(ttk.Frame):
         return style_font(self, "Treeview.Heading", "TkHeadingFont").measure(c.heading + " ▼") + self.m.px(20)
 
     def _fitted(self, values: Sequence[str]) -> list[str]:
+        """The texts cut to their columns: by the letters a column holds on average, then, where that is still
+        too wide (digits and capitals are wider than most letters), to its pixels."""
         return [
-            _cut(str(v), self.chars[c.key]) if c.key in self.chars else v
-            for c, v in zip(self.columns, values, strict=True)
+            self._fit(c.key, str(v)) if c.key in self.chars else v for c, v in zip(self.columns, values, strict=True)
         ]
+
+    def _fit(self, key: str, text: str) -> str:
+        cut = _cut(text, self.chars[key])
+        return cut if self.font.measure(cut) <= self.room[key] else fit_text(text, self.room[key], self.font)
 
     def _totals(self, metrics: Metrics, keys: list[str]) -> ttk.Treeview:
         line = ttk.Treeview(
