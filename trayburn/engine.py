@@ -8,11 +8,11 @@ import logging
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from datetime import date, timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from . import demo, paths, settings
 from .figures import attribution, budgets, export, history, listprice, money, periods
@@ -41,6 +41,7 @@ from .figures.glance import (
 )
 from .figures.history import MachinesReport
 from .files import Checkpoint, stat_file
+from .health import Health, HealthKind, kind_of, verdict
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
 from .pricing import PriceBook
 from .pricing.show import SeenModel, seen
@@ -51,71 +52,6 @@ if TYPE_CHECKING:
     from .sync.share import ShareState, Sharing, SyncHealth
 
 log = logging.getLogger(__name__)
-
-# What state trayburn's inputs are in; the tray and `doctor` choose by this, never by the verdict's words.
-HealthKind = Literal[
-    "ok",
-    "ledger_disk_full",  # the ledger cannot be written: the disk is full (figures as of the last refresh)
-    "ledger_read_only",  # the ledger can be opened only for reading (permissions; figures are stale)
-    "ledger_io",  # the ledger failed a read or write (an I/O error; figures are stale)
-    "ledger_damaged",  # the ledger failed SQLite's integrity check (`check_integrity`): moved aside and rebuilt
-    "ledger_rebuilt",  # the ledger was rebuilt and `doctor` has not shown it yet (what came back, what was lost)
-    "settings_broken",  # the settings file does not parse: defaults are in use (see settings_problem)
-    "override_missing",  # a setting or variable points to a folder that does not exist (see problem_level)
-    "not_installed",  # no Cline folder at the default place, and no sessions folder
-    "no_sessions_folder",  # the sessions folder does not exist yet (Cline has recorded no session)
-    "sessions_not_a_folder",  # the sessions path exists but is a file
-    "no_sessions",  # the sessions folder exists and holds none
-    "file_problems",  # some files could not be read (see problems: path and reason); the rest is counted
-    "sync_problems",  # sharing through sync_dir has a problem (doctor's, from `sync_health`); the rest is counted
-]
-
-
-@dataclass
-class Health:
-    """What `trayburn doctor` and the tray's problem line say."""
-
-    kind: HealthKind
-    levels: paths.Levels
-    config_path: Path
-    config_error: str | None
-    config_warnings: list[str]
-    sessions: int
-    removed_sessions: int
-    problems: list[tuple[str, str]]  # (path, reason)
-    verdict: str
-    ok: bool
-    ledger_path: Path
-    ledger_notice: str | None = None
-    settling: list[tuple[str, str]] = field(default_factory=list)  # failed within the last minute
-    extra: dict = field(default_factory=dict)
-    problem_level: paths.Level | None = None  # for override_missing: the level whose override points nowhere
-    settings_problem: settings.SettingsProblem | None = None  # for settings_broken: kind, message, line, key
-    ledger_fault: str | None = None  # for ledger_*: what is wrong with the ledger (figures are stale meanwhile)
-
-    def to_json(self) -> dict:
-        return {
-            "kind": self.kind,
-            "ok": self.ok,
-            "verdict": self.verdict,
-            "levels": [
-                {"name": lv.name, "path": str(lv.path), "origin": lv.origin, "source": lv.source(), "exists": lv.exists}
-                for lv in self.levels
-            ],
-            "config": {
-                "path": str(self.config_path),
-                "error": self.config_error,
-                "problem": asdict(self.settings_problem) if self.settings_problem else None,
-                "warnings": self.config_warnings,
-            },
-            "problem_level": self.problem_level.name if self.problem_level else None,
-            "sessions": self.sessions,
-            "removed_sessions": self.removed_sessions,
-            "problems": [{"path": p, "reason": r} for p, r in self.problems],
-            "being_written": [{"path": p, "reason": r} for p, r in self.settling],
-            "ledger": {"path": str(self.ledger_path), "notice": self.ledger_notice, "fault": self.ledger_fault},
-            **self.extra,
-        }
 
 
 class Engine:
@@ -604,23 +540,14 @@ class Engine:
         )
 
     def _kind(self, sessions: int) -> tuple[HealthKind, paths.Level | None]:
-        if self.fault is not None:
-            return self.fault.kind, None  # type: ignore[return-value]  # one of the ledger_* kinds
-        if self.integrity_problem is not None:
-            return "ledger_damaged", None
-        if self.loaded.problem:
-            return "settings_broken", None
-        level = self._missing_override()
-        if level is not None:
-            return "override_missing", level
-        root, sess = self.levels.root, self.levels.sessions
-        if sess.path.exists() and not sess.exists:
-            return "sessions_not_a_folder", None
-        if not sess.exists and not self._editor_tasks():  # (editor tasks alone are data: the CLI is optional)
-            if not root.exists and root.origin == "default" and not sess.path.exists():
-                return "not_installed", None
-            return "no_sessions_folder", None
-        return ("ok" if sessions else "no_sessions"), None
+        return kind_of(
+            self.fault.kind if self.fault is not None else None,  # one of the ledger_* kinds
+            self.integrity_problem is not None,
+            self.loaded.problem is not None,
+            self.levels,
+            bool(self._editor_tasks()),
+            sessions,
+        )
 
     def _editor_tasks(self) -> dict[str, int]:
         """Live sessions of the editor task sources (VS Code's Cline tasks, Roo Code, Kilo Code), by feed."""
@@ -628,51 +555,22 @@ class Engine:
 
     def _verdict(self, kind: HealthKind, level: paths.Level | None, sessions: int) -> str:
         """The sentence for a person (the tray and doctor choose by `kind`, not by these words)."""
-        sess = self.levels.sessions
-        held = f"{sessions} session{'' if sessions == 1 else 's'} in {sess.path}"
-        if kind.startswith("ledger_") and self.fault is not None:
-            return f"The figures are stale: {self.fault}"
-        if kind == "ledger_damaged":
-            return f"The ledger failed SQLite's integrity check ({self.integrity_problem}); {self.ledger.notice}"
-        if kind == "file_problems":
-            return f"{held}; some files could not be read (listed above), the rest is counted"
-        if kind == "settings_broken":
-            return f"The settings file is broken, defaults are in use: {self.loaded.error}"
-        if kind == "override_missing" and level is not None:
-            who = f"The setting {level.name} in {self.config_path}" if level.origin == "settings" else level.variable
-            return f"{who} points to {level.path}, which does not exist"
-        if kind == "not_installed":
-            return f"The Cline CLI is not installed (nothing at {self.levels.root.path})"
-        if kind == "sessions_not_a_folder":
-            return f"The sessions path {sess.path} is a file, not a folder"
-        if kind == "no_sessions_folder":
-            return f"The sessions folder {sess.path} does not exist yet: Cline has not recorded a session"
-        if kind == "no_sessions":
-            return f"The sessions folder {sess.path} exists but holds no sessions"
-        tasks = self._editor_tasks()
-        if not tasks:
-            return f"OK: {held}"
         from .sources.editor_tasks import places
 
+        tasks = self._editor_tasks()
         labels = {f"tasks:{app.name}": app.label for app in places.APPS} | {"kilo": "Kilo Code 7"}
-        apps = ", ".join(f"{n} of {labels.get(feed, feed)}" for feed, n in sorted(tasks.items()))
-        cli = self.ledger.live_by_feed().get(ClineCliSource.feed, 0)
-        if sess.exists:
-            where = f"{cli} session{'' if cli == 1 else 's'} in {sess.path}"
-        elif not self.levels.root.exists:
-            where = f"the Cline CLI is not installed (nothing at {self.levels.root.path})"
-        else:
-            where = f"no Cline CLI sessions folder yet ({sess.path})"
-        return f"OK: editor tasks ({apps}); {where}"
-
-    def _missing_override(self) -> paths.Level | None:
-        """An override (setting or variable) pointing nowhere, among the levels the sessions folder derives from."""
-        used = [self.levels.sessions]
-        while used[0].origin == "default" and used[0] is not self.levels.root:
-            used.insert(0, self.levels.root if used[0] is self.levels.data else self.levels.data)
-        sess = self.levels.sessions  # a sessions path that is a file is `sessions_not_a_folder`
-        return next(
-            (lv for lv in used if lv.origin != "default" and not (lv.path.exists() if lv is sess else lv.exists)), None
+        return verdict(
+            kind,
+            level,
+            sessions,
+            self.levels,
+            self.config_path,
+            fault=str(self.fault) if self.fault is not None else None,
+            integrity=self.integrity_problem,
+            notice=self.ledger.notice,
+            settings_error=self.loaded.error,
+            apps=[(labels.get(feed, feed), n) for feed, n in sorted(tasks.items())],
+            cli_sessions=self.ledger.live_by_feed().get(ClineCliSource.feed, 0) if tasks else 0,
         )
 
     def close(self) -> None:

@@ -47,7 +47,7 @@ def _pad(cell: str, width: int, right: bool) -> str:
 
 
 if TYPE_CHECKING:
-    from .engine import Health
+    from .health import Health
 
 # What to do, by Health.kind (the verdict says what is wrong; this says what to try).
 HINTS = {

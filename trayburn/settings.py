@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import tomli_w
 
+from .billing import PLANS
 from .files import Refused, atomic_write, read_file
 from .setting_kinds import (
     Aliases,
@@ -182,7 +183,7 @@ class Settings:
         {},
         '`"my-gateway" = "plan"`: its calls are covered by a plan (API value, $0 spent); `"openai-codex" = "paid"`:'
         " count a plan route's calls as spend",
-        shown="none (`cline-pass`, `openai-codex`, `openai-codex-cli`, `claude-code` are plans)",
+        shown=f"none ({', '.join(f'`{route}`' for route in PLANS)} are plans)",
     )
     currency: str = setting(
         Currency(), "USD", 'show amounts in this currency (ISO code, e.g. `"EUR"`), converted with `usd_rate`'

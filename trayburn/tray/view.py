@@ -36,7 +36,7 @@ from ..words import NOT_PAID, USD, pace_text, plan_text, plural, progress_text, 
 from .alerts import nearest, project_line, runaway_line
 
 if TYPE_CHECKING:
-    from ..engine import Health
+    from ..health import Health
 # ---- the view and its menu ---------------------------------------------------------------------------------------
 
 MAX_SESSIONS = 10

@@ -9,7 +9,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 V1 = DATA / "real-kilo7-v1"
 FORK = DATA / "real-kilo7-fork-v1"
 
