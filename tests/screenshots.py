@@ -6,7 +6,12 @@
 - tray-menu.png, tray-menu-budget.png: the right-click menu on a dark 24 px trayer (the second with a daily
   budget of $0.40);
 - tray-sni-xfce4-panel.png: the right of xfce4-panel's top bar with trayburn's StatusNotifierItem, shown 2×;
-- summary-{day,week,month,session}.png: `trayburn summary` on the demo, 1000×640.
+- summary-{day,week,month,session}.png: `trayburn summary` on the demo, 1000×640;
+- summary-by-tool.png: the demo's week on its Tool tab (a window opened in a child process, the tab chosen there).
+
+The window tests take summary-by-machine, summary-plan-day and summary-plan-session (tests/test_window_machines.py)
+and the panel test tray-menu-lines (tests/test_tray_panels.py) into tests/_artifacts/; GNOME's are
+tests/screenshots_gnome.py's.
 
 Every image is looked at before it is committed; this script only takes them.
 """
@@ -123,6 +128,21 @@ def sni(work: Path) -> None:
         desk.close()
 
 
+ON_TAB = """
+import sys, tkinter as tk
+from trayburn.window import open_engine
+from trayburn.window.app import APP_TITLE, SummaryWindow
+config, state, kind, tab = sys.argv[1:]
+root = tk.Tk(className=APP_TITLE)
+root.withdraw()
+win = SummaryWindow(root, open_engine(config, state)[0], kind=kind)
+win.start()
+tabs = win.period_view.tabs
+tabs.select(next(t for t in tabs.tabs() if tabs.tab(t, "text") == tab))
+root.mainloop()
+"""  # a period's window on one of its tabs (`trayburn summary` opens on the first)
+
+
 def windows(work: Path) -> None:
     desk = harness.start_desktop(work / "win" / "desk", tray=None)
     try:
@@ -142,13 +162,15 @@ def windows(work: Path) -> None:
         sid = next(
             p.name for p in (work / "win" / "demo" / "cline" / "data" / "sessions").iterdir() if "y8q37" in p.name
         )
-        for name, args in (
-            ("summary-day", []),
-            ("summary-week", ["--period", "week"]),
-            ("summary-month", ["--period", "month"]),
-            ("summary-session", [sid]),
+        on_tab = [sys.executable, "-P", "-c", ON_TAB, str(config), str(work / "win" / "st"), "week", "Tool"]
+        for name, argv in (
+            ("summary-day", [*base, "summary"]),
+            ("summary-week", [*base, "summary", "--period", "week"]),
+            ("summary-month", [*base, "summary", "--period", "month"]),
+            ("summary-session", [*base, "summary", sid]),
+            ("summary-by-tool", on_tab),
         ):
-            proc = desk.spawn([*base, "summary", *args], log=name, env=env)
+            proc = desk.spawn(argv, log=name, env={**env, "PYTHONPATH": str(ROOT)})
             window = desk.wait_for(
                 lambda: next((w for w in desk.find_windows(viewable=True) if w.name.startswith("trayburn")), None),
                 30,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import os
 import re
 import sys
 import types
@@ -439,3 +440,22 @@ def test_the_svg_is_an_svg_drawn_from_the_same_shapes():
     assert numbers(shapes["flame"].get("d")) == flat(draw._FLAME_PATH)
     assert numbers(shapes["core"].get("d")) == flat(draw._CORE_PATH)
     assert numbers(shapes["tray"].get("d")) == [float(v) for p in draw._DISH_POINTS for v in p]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a stand-in command on PATH")
+def test_asking_gsettings_never_starts_a_session_bus(tmp_path, monkeypatch):
+    """With a display but no session bus (a tray started from a bare X session, a test's Xvfb), `gsettings`
+    autolaunched a `dbus-launch` that outlived it; asked by trayburn it may not (a stand-in gsettings records
+    the bus address it was given; the control: a bus that exists is passed as it is)."""
+    seen = tmp_path / "seen"
+    fake = tmp_path / "bin" / "gsettings"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\necho "${{DBUS_SESSION_BUS_ADDRESS-unset}}" >> "{seen}"\necho "\'prefer-dark\'"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    assert shade.run_quiet(["gsettings", "get", "org.gnome.desktop.interface", "color-scheme"]) == "'prefer-dark'"
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus")
+    shade.run_quiet(["gsettings", "get", "org.gnome.desktop.interface", "gtk-theme"])
+    assert seen.read_text().splitlines() == ["disabled:", "unix:path=/run/user/1000/bus"]

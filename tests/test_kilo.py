@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
 from helpers.corpus import set_tz  # noqa: F401 (fixture)
-from kilodb import V1, as_trayburn, expected, unpack
+from helpers.kilodb import V1, as_trayburn, expected, unpack
 
 from trayburn import cli
 from trayburn.engine import Engine

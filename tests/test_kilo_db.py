@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers.corpus import Ledger, a_minute_later, counted
-from kilodb import FORK, V1, Writer, as_trayburn, expected, message_sql, q, session_sql, step_sql, unpack
+from helpers.kilodb import FORK, V1, Writer, as_trayburn, expected, message_sql, q, session_sql, step_sql, unpack
 
 from trayburn.sources.kilo import read
 from trayburn.sources.kilo.places import Database

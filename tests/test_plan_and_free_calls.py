@@ -24,7 +24,7 @@ from trayburn.figures.day import day_report
 from trayburn.pricing import PriceBook
 from trayburn.tray import host
 from trayburn.tray.app import TrayApp
-from trayburn.window import models
+from trayburn.window import detail_rows, models
 from trayburn.words import plan_text
 
 pystray = host.load_pystray("dummy")
@@ -180,8 +180,8 @@ def test_budgets_count_spend_only(day, tmp_path):
         money.cents(sum(PAID_COSTS)),
     ]
     detail = e.session(listed["subs1"].id)
-    assert [r.values[8] for r in models.call_rows(detail, money)] == ["plan", "plan"]
-    assert plan_text(detail.summary, money.cents) in models.session_cards(detail, money)[0][2].splitlines()
+    assert [r.values[8] for r in detail_rows.call_rows(detail, money)] == ["plan", "plan"]
+    assert plan_text(detail.summary, money.cents) in detail_rows.session_cards(detail, money)[0][2].splitlines()
     e.close()
 
 

@@ -15,12 +15,12 @@ from helpers import desktop as harness
 from helpers.corpus import assistant, make_session, user
 from helpers.desktop import gtk_available
 from helpers.live import append_call, now_ms, started_now
+from helpers.notices import log_text, notified, record_notices, spawn_tray
 
 from trayburn.engine import Engine
 from trayburn.tray.alerts import Alerts
 from trayburn.tray.view import SILENCE, build_view, menu
 
-RECORDER = Path(__file__).parent / "helpers" / "notify_recorder.py"
 SETTINGS = "refresh_seconds = 300\nsession_alert_usd = 1.0\nrate_alert_usd_per_hour = 20.0\n"
 
 
@@ -54,38 +54,29 @@ def test_a_runaway_is_told_once_per_alert_and_a_plan_session_never(tmp_path):
     folder = sessions_with_a_runaway_and_a_plan(sessions)
     config = tmp_path / "settings.toml"
     config.write_text(f'sessions_dir = "{sessions}"\n{SETTINGS}')
-    state, notices = tmp_path / "state", tmp_path / "notices.jsonl"
+    state, notices, logs = tmp_path / "state", tmp_path / "notices.jsonl", tmp_path / "logs"
     desk = harness.start_desktop(tmp_path / "desk")
     try:
-        desk.spawn([sys.executable, str(RECORDER), str(notices)], log="recorder")
-        ready = tmp_path / "desk" / "recorder.log"
-        desk.wait_for(lambda: ready.exists() and "ready" in ready.read_text(), 20, what="the notification service")
-        env = {"TRAYBURN_LOG_DIR": str(tmp_path / "logs"), "PYSTRAY_BACKEND": ""}
-        argv = [sys.executable, "-P", "-m", "trayburn", "--config", str(config), "--state-dir", str(state)]
-        log = tmp_path / "logs" / "trayburn.log"
-        tray = desk.spawn(argv, log="tray", env=env)
+        record_notices(desk, notices)
+        tray = spawn_tray(desk, config, state, logs)
         desk.wait_for_tray_icon(timeout=30)
-        desk.wait_for(lambda: log.exists() and "the icon is up" in log.read_text(), 30, what="the icon up")
-
-        def told() -> list[dict]:
-            return [json.loads(line) for line in notices.read_text().splitlines()] if notices.exists() else []
-
+        desk.wait_for(lambda: "the icon is up" in log_text(logs), 30, what="the icon up")
         append_call(folder, 0.80)  # $1.10: past the $1.00 session alert (its rate, ~$2.5/h, is not)
-        first = desk.wait_for(lambda: told(), 30, what="the session alert")
+        first = desk.wait_for(lambda: notified(notices), 30, what="the session alert")
         assert len(first) == 1, first
         body = first[0]["body"]
         assert body.startswith("$1.10 in ") and " on GPT-4o — fix-login-bug (web), $" in body, body
         assert body.endswith("/h now: past your $1.00 session alert"), body
         append_call(folder, 0.05)  # still past it: nothing new
         append_call(folder, 9.00)  # $9 now: past the $20/h rate alert
-        both = desk.wait_for(lambda: len(told()) >= 2 and told(), 30, what="the rate alert")
+        both = desk.wait_for(lambda: len(notified(notices)) >= 2 and notified(notices), 30, what="the rate alert")
         assert both[1]["body"].endswith("/h now: past your $20.00/h rate alert") and "$10.15 in " in both[1]["body"]
         desk.stop(tray)
-        again = desk.spawn(argv, log="tray-again", env=env)  # started again: told already, not twice
+        again = spawn_tray(desk, config, state, logs, log="tray-again")  # started again: told already, not twice
         desk.wait_for_tray_icon(timeout=30)
-        desk.wait_for(lambda: log.read_text().count("the icon is up") == 2, 30, what="the second start's icon up")
-        assert told() == both and len(both) == 2, told()
-        assert not any("glm" in n["body"].lower() or "plan1" in n["body"] for n in told())
+        desk.wait_for(lambda: log_text(logs).count("the icon is up") == 2, 30, what="the second start's icon up")
+        assert notified(notices) == both and len(both) == 2, notified(notices)
+        assert not any("glm" in n["body"].lower() or "plan1" in n["body"] for n in notified(notices))
         assert again.poll() is None
         recorded = json.loads((state / "alerts.json").read_text())
         assert list(recorded["runaways"].values()) == [["spend", "rate"]]

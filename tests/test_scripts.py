@@ -270,6 +270,62 @@ def test_when_the_folder_is_not_on_the_path_setup_says_the_exact_line(tmp_path):
     assert ran.stdout.startswith("trayburn of "), ran.stderr
 
 
+# ~/.profile as Debian 13 ships it: from /etc/skel for a user (adds ~/.local/bin at login once it exists), from
+# base-files for root (does not).
+SKEL_PROFILE = """if [ -n "$BASH_VERSION" ]; then
+    if [ -f "$HOME/.bashrc" ]; then
+\t. "$HOME/.bashrc"
+    fi
+fi
+if [ -d "$HOME/bin" ] ; then
+    PATH="$HOME/bin:$PATH"
+fi
+if [ -d "$HOME/.local/bin" ] ; then
+    PATH="$HOME/.local/bin:$PATH"
+fi
+"""
+ROOT_PROFILE = """# ~/.profile: executed by Bourne-compatible login shells.
+
+if [ "$BASH" ]; then
+  if [ -f ~/.bashrc ]; then
+    . ~/.bashrc
+  fi
+fi
+"""
+
+
+@posix
+@pytest.mark.parametrize(
+    ("profile", "promise"),
+    [
+        (SKEL_PROFILE, "your ~/.profile adds it at your next login"),
+        (ROOT_PROFILE, "to keep it after this shell, add that line to ~/.profile"),
+        (None, "to keep it after this shell, add that line to ~/.profile"),
+    ],
+    ids=["user", "root", "no-profile"],
+)
+def test_setup_says_whether_the_next_login_puts_the_folder_on_the_path(tmp_path, profile, promise):
+    """Root's ~/.profile on Debian does not add ~/.local/bin: setup promised "at your next login" and `trayburn`
+    stayed "command not found" for a newcomer working as root. The promise is made only when a login profile
+    adds the folder, and a login shell then finds the command."""
+    repo, home = checkout(tmp_path), tmp_path / "home"
+    home.mkdir()
+    if profile is not None:
+        (home / ".profile").write_text(profile)
+    done = run_setup(repo, home, "/usr/bin:/bin")
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.endswith(f"({promise})"), line
+    login = subprocess.run(
+        ["bash", "-lc", "command -v trayburn"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+    )
+    found = login.stdout.strip() == str(home / ".local" / "bin" / "trayburn")
+    assert found == (profile is SKEL_PROFILE), (login.stdout, login.stderr)
+
+
 @posix
 def test_another_trayburn_in_the_folder_is_left_alone(tmp_path):
     repo, home = checkout(tmp_path), tmp_path / "home"

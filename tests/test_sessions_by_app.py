@@ -17,7 +17,7 @@ from trayburn.engine import Engine
 from trayburn.figures import periods
 from trayburn.tray import host
 from trayburn.tray.app import TrayApp
-from trayburn.window import models
+from trayburn.window import period_rows
 
 pystray = host.load_pystray("dummy")
 CAPS = host.capabilities("dummy")
@@ -82,7 +82,7 @@ def test_each_app_in_the_report_the_export_the_window_and_the_menu(every_app, ca
     exported = json.loads(run(capsys, "export", "--since", day, "--until", day, "--format", "json"))
     assert [(r["app"], r["cost_usd"]) for r in exported] == [(label, cost) for _, cost, label in APPS]
     e = Engine(Path(env["TRAYBURN_CONFIG"]), Path(env["TRAYBURN_STATE_DIR"]), env=env)
-    tab = models.group_rows(e.overview(periods.day_of(periods.now_date()))["source"])
+    tab = period_rows.group_rows(e.overview(periods.day_of(periods.now_date()))["source"])
     assert [r.values[0] for r in tab] == [label for _, _, label in APPS]
     e.close()
     app = TrayApp(Engine(Path(env["TRAYBURN_CONFIG"]), Path(env["TRAYBURN_STATE_DIR"]), env=env), pystray, CAPS,

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from trayburn.tray import host
+from trayburn.tray import host, icons, probe
 
 
 # --- can the tray start here -------------------------------------------------------------------
@@ -50,16 +50,16 @@ def test_the_bare_x11_backend_needs_no_bus(listening):
 
 
 def test_bus_addresses(listening, tmp_path):
-    assert host.bus_problem(f"unix:path={listening}") is None
-    assert "No such file" in host.bus_problem(f"unix:path={tmp_path / 'gone'}")
-    assert host.bus_problem(f"unix:path={tmp_path / 'gone'};unix:path={listening}") is None  # the second answers
-    assert host.bus_problem("tcp:host=localhost,port=1") is None  # not tried: assumed fine
+    assert probe.bus_problem(f"unix:path={listening}") is None
+    assert "No such file" in probe.bus_problem(f"unix:path={tmp_path / 'gone'}")
+    assert probe.bus_problem(f"unix:path={tmp_path / 'gone'};unix:path={listening}") is None  # the second answers
+    assert probe.bus_problem("tcp:host=localhost,port=1") is None  # not tried: assumed fine
 
 
 def test_the_per_user_bus_counts_as_a_bus(listening, tmp_path):
     (tmp_path / "bus").symlink_to(listening)
-    assert host._default_bus({"XDG_RUNTIME_DIR": str(tmp_path)}) == f"unix:path={tmp_path / 'bus'}"
-    assert host._default_bus({}) is None
+    assert probe._default_bus({"XDG_RUNTIME_DIR": str(tmp_path)}) == f"unix:path={tmp_path / 'bus'}"
+    assert probe._default_bus({}) is None
 
 
 class _Button:
@@ -99,15 +99,15 @@ def test_on_macos_todays_cost_is_the_status_items_title_beside_the_bare_mark():
         def _update_menu(self):
             pass
 
-    icon = host._darwin(DarwinIcon)("trayburn", None, "trayburn")
+    icon = icons._darwin(DarwinIcon)("trayburn", None, "trayburn")
     assert icon.has_label and icon.draws_label and not icon.activates and icon.notifications
     icon.set_label("$0.33", "$00.00")
-    assert button.calls == [("imagePosition", host.IMAGE_LEFT), ("title", "$0.33")]
+    assert button.calls == [("imagePosition", icons.IMAGE_LEFT), ("title", "$0.33")]
 
     class NoTitle(DarwinIcon):  # an AppKit whose button has no title to set: left as pystray makes it
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self._status_item = type("StatusItem", (), {"button": staticmethod(lambda: object())})()
 
-    plain = host._darwin(NoTitle)("trayburn", None, "trayburn")
+    plain = icons._darwin(NoTitle)("trayburn", None, "trayburn")
     assert not plain.has_label and not plain.draws_label

@@ -15,7 +15,7 @@ from helpers.desktop import gtk_available
 from helpers.live import SHOWN_WITHIN_S, append_call, now_ms, started_now
 from helpers.sni import item_property, items
 
-from trayburn.tray.app import host_draws_labels
+from trayburn.tray.host import host_draws_labels
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="real-desktop tests run on Linux"),

@@ -204,7 +204,7 @@ def test_without_a_session_bus_the_icon_docks_in_an_xembed_tray_with_notificatio
         desk.wait_for(lambda: "the icon is up" in log_text(tmp_path), 30, what="the icon up")
         log = log_text(tmp_path)
         assert "tray backend gtk" in log and "the icon is up (notifications off)" in log
-        assert log.count("WARNING trayburn.tray.app: no D-Bus session bus, so desktop notifications are off") == 1
+        assert log.count("WARNING trayburn.tray.start: no D-Bus session bus, so desktop notifications are off") == 1
         desk.click(*icon.rect.center, button=3)
         desk.wait_for_menu()
         desk.key("Escape")

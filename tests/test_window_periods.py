@@ -27,7 +27,7 @@ from helpers.window_harness import (  # noqa: F401  (fixtures)
 from trayburn.engine import Engine
 from trayburn.figures import periods
 from trayburn.figures.money import usd
-from trayburn.window import models
+from trayburn.window import models, period_rows
 
 WEEK = periods.week_of(DAY)  # Monday 30 November to Sunday 6 December 2026
 MONTH = periods.month_of(DAY)
@@ -342,12 +342,13 @@ def test_one_precision_per_column_and_helpers_named_by_index(open_window, engine
 
 def test_period_entry_parsing():
     today = DAY
-    assert models.parse_entry("2026-11", "day", today) == MONTH
-    assert models.parse_entry("2026-11-04", "week", today) == periods.week_of(date(2026, 11, 4))
-    assert models.parse_entry("7d", "day", today) == periods.Period(date(2026, 11, 24), DAY)
-    assert models.parse_entry("last-month to today", "day", today) == periods.Period(date(2026, 10, 1), DAY, "range")
+    assert period_rows.parse_entry("2026-11", "day", today) == MONTH
+    assert period_rows.parse_entry("2026-11-04", "week", today) == periods.week_of(date(2026, 11, 4))
+    assert period_rows.parse_entry("7d", "day", today) == periods.Period(date(2026, 11, 24), DAY)
+    last_month = periods.Period(date(2026, 10, 1), DAY, "range")
+    assert period_rows.parse_entry("last-month to today", "day", today) == last_month
     with pytest.raises(periods.BadPeriod):
-        models.parse_entry("2026-13", "day", today)
+        period_rows.parse_entry("2026-13", "day", today)
 
 
 def test_week_by_tool_by_agent_cache_and_what_if(open_window, engine):

@@ -807,9 +807,9 @@ def cmd_demo(args) -> int:
 
 
 def cmd_tray(args) -> int:
-    from .tray import app  # (a GUI toolkit: only for the tray's commands)
+    from .tray import start  # (a GUI toolkit: only for the tray's commands)
 
-    return app.main(args)
+    return start.main(args)
 
 
 def tray_main() -> int:

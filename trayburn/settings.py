@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .billing import PLANS
 from .files import Refused, atomic_write, read_file
 from .setting_kinds import (
     Aliases,
@@ -180,7 +181,7 @@ class Settings:
         {},
         '`"my-gateway" = "plan"`: its calls are covered by a plan (API value, $0 spent); `"openai-codex" = "paid"`:'
         " count a plan route's calls as spend",
-        shown="none (`cline-pass`, `openai-codex`, `openai-codex-cli`, `claude-code` are plans)",
+        shown=f"none ({', '.join(f'`{route}`' for route in PLANS)} are plans)",
     )
     currency: str = setting(
         Currency(), "USD", 'show amounts in this currency (ISO code, e.g. `"EUR"`), converted with `usd_rate`'

@@ -40,9 +40,13 @@ UNKNOWN = Appearance(None, None)
 
 
 def run_quiet(argv: list[str]) -> str | None:
-    """The command's stdout if it ran (whatever its exit code), else None."""
+    """The command's stdout if it ran (whatever its exit code), else None. Without a session bus it may not start
+    one: `gsettings` with DISPLAY set and no DBUS_SESSION_BUS_ADDRESS autolaunches a `dbus-launch` that outlives
+    it (dconf reads its settings file without a bus)."""
+    env = dict(os.environ)
+    env.setdefault("DBUS_SESSION_BUS_ADDRESS", "disabled:")
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=1.0, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=1.0, check=False, env=env)
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
     return done.stdout.strip()

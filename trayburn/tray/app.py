@@ -1,9 +1,6 @@
-"""The tray app and its start: a pystray icon wired to the engine, and `main`, which starts it where it can be seen.
-Never speaks SQL and never reads the apps' files: the engine does.
-
-`main` (the `trayburn` command) checks the tray can be seen here, takes the one-tray lock, picks a backend and
-runs. Where the tray cannot run (no display, a dead one, no session bus) it says so in one line and exits with
-EXIT_CANNOT_SHOW, before anything could hang; with no tray host it runs and says what to install.
+"""The tray app: a pystray icon that keeps showing the engine's figures (`TrayApp`: its poll loop, drawing, notices,
+and its run). Never speaks SQL and never reads the apps' files: the engine does. Its start is `start.main`; its
+menu and what each entry does, `actions`.
 
 `TrayApp` owns no figures of its own. One poller thread refreshes the ledger, takes the engine's `Glance` (its
 figures) and builds a TrayView of it; the icon, tooltip and menu are changed only when the view changed, and only
@@ -20,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 import threading
 import time
@@ -30,29 +26,25 @@ from datetime import date
 from types import ModuleType
 from typing import Any
 
-from .. import files, paths, settings, shade, system, watch
-from ..autostart import autostart_for
+from .. import files, paths, shade, watch
 from ..engine import Engine
-from ..errors import Exit, TrayburnError
+from ..errors import TrayburnError
 from ..figures import periods
 from ..figures.day import SessionSummary
 from ..figures.glance import Glance
-from ..system import EXIT_ALREADY_RUNNING, AlreadyRunning, InstanceLock, open_path
-from ..window import tk_missing
-from . import host, watcher
+from . import host, icons, watcher
+from .actions import MenuActions
 from .alerts import Alerts
 from .dialogs import Children, DialogActions, Popen
 from .draw import render_icon, render_mark
 from .host import StartCheck
 from .view import (
-    Entry,
     IconState,
     TrayView,
     budget_message,
     build_view,
     error_view,
     freshness,
-    menu,
     tooltip,
 )
 
@@ -68,7 +60,7 @@ def panel_of(setting: str) -> str:
     return shade.panel_shade(setting) or "any"
 
 
-class TrayApp(DialogActions):
+class TrayApp(MenuActions, DialogActions):
     def __init__(
         self,
         engine: Engine,
@@ -90,7 +82,7 @@ class TrayApp(DialogActions):
         self.clock, self.wall = clock, wall
         self.view: TrayView | None = None
         self.theme = panel_of(engine.settings.theme)
-        self.size = host.start_size(caps.backend)
+        self.size = icons.start_size(caps.backend)
         self._drawn: tuple[object, ...] | None = None
         self._labelled: str | None = None
         self._logged_budget: set[tuple[str, int]] = set()  # budget notices logged (day, level), shown or not
@@ -109,14 +101,14 @@ class TrayApp(DialogActions):
         self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (roots, folders) it follows
         self.may_switch = False  # a gtk icon gives way to a StatusNotifierItem when a watcher comes (`main`)
         self._next_backend: str | None = None  # the backend the icon is becoming (`_watcher_came`)
-        self._make_icon(host.icon_class(pystray))
+        self._make_icon(icons.icon_class(pystray))
 
     def _make_icon(self, cls: type) -> None:
         first = render_icon("–", IconState.NO_DATA, self.theme, self.size)
         self.icon = cls("trayburn", first, "trayburn", menu=None)
         self.icon.on_size = self.resize
         self.labels = getattr(self.icon, "has_label", False)  # the item carries today's cost as text
-        draws = getattr(self.icon, "draws_label", False) or host_draws_labels()
+        draws = getattr(self.icon, "draws_label", False) or host.host_draws_labels()
         self.mark_only = self.labels and draws  # that host draws it: the icon is the mark
         if not getattr(self.icon, "activates", self.caps.has_default_action):
             self.caps = replace(self.caps, has_default_action=False)
@@ -288,32 +280,6 @@ class TrayApp(DialogActions):
         if self.view is not None:
             self._ui(lambda: self._draw(self.view) if self.view else None)
 
-    def _menu(self, view: TrayView) -> Any:
-        enabled = self.autostart.status().enabled if self.autostart else None
-        return self.pystray.Menu(*[self._item(e) for e in menu(view, self.caps.has_default_action, enabled)])
-
-    def _item(self, e: Entry) -> Any:
-        p = self.pystray
-        if e.separator:
-            return p.Menu.SEPARATOR
-        if e.submenu is not None:
-            return p.MenuItem(e.text, p.Menu(*[self._item(s) for s in e.submenu]))
-        checked = _constant(e.checked) if e.checked is not None else None
-        return p.MenuItem(
-            e.text,
-            self._handler(e) if e.action else None,
-            checked=checked,
-            radio=e.radio,
-            enabled=e.enabled,
-            default=e.default,
-        )
-
-    def _handler(self, e: Entry) -> Callable[[Any, Any], None]:
-        def run(icon: Any, item: Any) -> None:  # pystray checks the arity: exactly (icon, item)
-            self.invoke(e.action or "", e.arg)
-
-        return run
-
     # ---- telling the person -------------------------------------------------------------------------
 
     def tell(self, message: str) -> None:
@@ -363,88 +329,6 @@ class TrayApp(DialogActions):
 
     def _notifier_up(self) -> bool:
         return self.caps.can_notify and bool(getattr(self.icon, "notifications", True))
-
-    # ---- actions (menu handlers; each is safe to fail) ---------------------------------------------
-
-    def invoke(self, action: str, arg: Any = None) -> None:
-        try:
-            getattr(self, "do_" + action)(arg)
-        except Exception:
-            log.exception("menu action %s failed", action)
-
-    def _child(self, *args: str) -> list[str]:
-        e = self.engine
-        config = ["--config", str(e.config_path)] if e.config_path.exists() else []  # (none yet: the default)
-        return system.command(*args, *config, "--state-dir", str(e.state_dir))
-
-    def _window(self, argv: list[str], request: str) -> None:
-        """The summary window (a child), or, with no Tk here, one line saying which package it needs."""
-        missing = tk_missing()
-        if missing:
-            self.tell(missing[0].upper() + missing[1:])
-            return
-        self.children.open_window("summary", argv, request)
-
-    def do_summary(self, _: Any = None) -> None:
-        self._window(self._child("summary"), "day")
-
-    def do_summary_period(self, kind: str) -> None:
-        """The week's or month's view (`trayburn summary --period week|month`), today's."""
-        self._window(self._child("summary", "--period", kind), f"period {kind}")
-
-    def do_open_session(self, sid: str) -> None:
-        self._window(self._child("summary", sid), f"session {sid}")
-
-    def do_demo(self, _: Any = None) -> None:
-        self.children.open_window("demo", system.command("demo", "--window"))
-
-    def do_silence_runaway(self, sid: str) -> None:
-        """No more alerts for that session, and its line leaves the top of the menu."""
-        self.alerts.silence(sid)
-        self._dirty = True
-        self._wake.set()
-
-    def do_refresh(self, _: Any = None) -> None:
-        self._wake.set()
-
-    def do_quit(self, _: Any = None) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self.waker is not None:
-            self.waker.close()
-        self.children.close_all()  # the windows it opened go with it
-        self.icon.stop()
-
-    def _set(self, key: str, value: str | None) -> None:
-        """Write the settings file only; the poller's next tick reloads it (the engine is the
-        poller's alone, so a menu click never waits for a refresh)."""
-        settings.update(self.engine.config_path, key, value)
-        self._wake.set()
-
-    def do_set_refresh(self, seconds: int) -> None:
-        self._set("refresh_seconds", str(seconds))
-
-    def do_set_theme(self, theme: str) -> None:
-        self._set("theme", theme)
-
-    def do_reset_roots(self, _: Any = None) -> None:
-        for key in ("cline_dir", "data_dir", "sessions_dir"):
-            self._set(key, None)
-
-    def do_toggle_autostart(self, _: Any = None) -> None:
-        if self.autostart.status().enabled:
-            self.autostart.disable()
-        else:
-            self.autostart.enable()
-        self._dirty = True  # redraw the menu's check mark
-        self._wake.set()
-
-    def do_open_settings(self, _: Any = None) -> None:
-        path = self.engine.config_path
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(SETTINGS_TEMPLATE)
-        open_path(path)
 
     # ---- running ------------------------------------------------------------------------------------
 
@@ -501,9 +385,9 @@ class TrayApp(DialogActions):
         """Make the icon anew with `backend` (pystray loads it beside the one it started with), showing the view it
         had; the poller keeps running and draws on the new icon."""
         with self._lock:  # no tick draws meanwhile
-            cls = host.icon_class(self.pystray, backend)
+            cls = icons.icon_class(self.pystray, backend)
             self.caps = replace(host.capabilities(backend), can_notify=self.caps.can_notify)
-            self.size = host.start_size(backend)
+            self.size = icons.start_size(backend)
             self._drawn = self._labelled = None
             self._next_backend = None
             self._make_icon(cls)
@@ -520,37 +404,13 @@ class TrayApp(DialogActions):
         if now.ok:
             log.info("the icon can be seen now: %s", now.message)
             return
-        _say(f"trayburn: {now.message}")
+        say(f"trayburn: {now.message}")
         self.tell(f"trayburn is running but cannot be seen: {now.message}")
-
-
-SETTINGS_TEMPLATE = """\
-# trayburn settings. Remove a key to use its default. See README for every key.
-# cline_dir = "~/.cline"          # overrides CLINE_DIR
-# data_dir = "~/.cline/data"      # overrides CLINE_DATA_DIR
-# sessions_dir = "~/.cline/data/sessions"  # overrides CLINE_SESSION_DATA_DIR
-# refresh_seconds = 30
-# daily_budget = 20.0
-# theme = "auto"                  # the panel: auto | light | dark
-# sync_dir = "~/Sync"             # share the figures across machines (a folder you already sync)
-# [prices."acme-1"]               # a model with no known price: USD per million tokens (at the end)
-# input = 1.0
-# output = 4.0                    # also cache_read, cache_write
-"""
 
 
 MARK_PX = 64  # a host that draws the label scales the mark to its slot (GNOME: 16 px × the desktop's scale):
 # drawn at 64 it stays crisp at 100 % and at 200 % (a 22 px mark blurs when GNOME at 200 % scales it up to 32)
 LABEL_GUIDE = "$00.00"  # the label's usual widest text: the panel keeps that width as the figure changes
-LABEL_DESKTOPS = ("GNOME", "UNITY", "UBUNTU", "BUDGIE", "PANTHEON", "MATE")  # hosts known to draw the item's label
-
-
-def host_draws_labels(env: Any = None) -> bool:
-    """Whether this desktop's StatusNotifierItem host draws an item's label (GNOME's AppIndicator extension,
-    Unity, Budgie, MATE's indicator applet). KDE Plasma and xfce4-panel show the icon only: the icon then
-    carries the figure, as on an XEmbed tray."""
-    desktop = (env if env is not None else os.environ).get("XDG_CURRENT_DESKTOP", "").upper()
-    return any(name in desktop for name in LABEL_DESKTOPS)
 
 
 def panel_label(view: TrayView) -> str:
@@ -562,123 +422,10 @@ def panel_label(view: TrayView) -> str:
     return view.cost_text or view.label
 
 
-def _constant(value: bool) -> Callable[[Any], bool]:
-    def checked(item: Any) -> bool:
-        return value
-
-    return checked
-
-
-# ---- the start ---------------------------------------------------------------------------------------------------
-
-EXIT_CANNOT_SHOW = int(Exit.CANNOT_SHOW)  # no graphical session or no session bus: the tray could not be seen
-
-
-NO_MENU_HINT = (
-    "this tray icon has no menu and ignores clicks: its GTK backend (PyGObject) is not installed here. "
-    "The fix: pip install 'trayburn[gtk]' (pipx: pipx install --force 'trayburn[gtk]'), after "
-    "sudo apt-get install libgirepository1.0-dev libcairo2-dev pkg-config gir1.2-gtk-3.0 "
-    "gir1.2-ayatanaappindicator3-0.1 (which PyGObject builds against); ./scripts/run does both"
-)
-DEMO_HINT = "`trayburn demo --json` shows the demo's figures in a terminal"
 SHOW_GRACE_S = 20.0  # with no tray host at the start, how long before the person is told (a panel may be loading)
 
 
-def main(args: Any) -> int:
-    log_path = system.setup()
-    forced = bool(os.environ.get("PYSTRAY_BACKEND"))
-    check = None if os.environ.get("PYSTRAY_BACKEND") == "dummy" else host.can_start()
-    if check is not None and check.fatal:
-        message = check.message
-        if getattr(args, "demo", False):  # the demo's figures without a display are `trayburn demo --json`
-            message = message.replace(
-                host.TERMINAL_HINT, "`trayburn demo --json` shows the demo's figures in a terminal"
-            )
-        log.error("cannot start the tray: %s", message)
-        _say(f"trayburn: {message}")
-        return EXIT_CANNOT_SHOW
-    promised = None
-    if check is not None and not forced:
-        check, promised = _await_watcher(check)
-    if check is not None and not check.ok:
-        log.warning("no tray host yet (told in %g s if still so): %s", SHOW_GRACE_S, check.message)
-    try:
-        engine = Engine(args.config, args.state_dir)
-    except TrayburnError as exc:  # the ledger cannot be opened (newer, locked, …), the state folder refused
-        log.error("%s", exc)
-        _say(f"trayburn: {exc}")
-        return 1
-    try:
-        lock = InstanceLock(paths.tray_lock(engine.state_dir)).acquire()
-    except AlreadyRunning as exc:
-        _say(f"trayburn: {exc}")
-        return EXIT_ALREADY_RUNNING
-    try:
-        if check is None:
-            name = host.choose_backend()
-        else:
-            name = host.choose_backend(sni=check.sni, xembed=check.xembed, promised=promised is not None)
-        _set_program_name(name)
-        pystray = host.load_pystray(name)
-    except host.BackendError as exc:
-        log.error("%s", exc)
-        _say(f"trayburn: {exc}")
-        return 1
-    caps = host.capabilities(host.loaded_backend(pystray))
-    if not forced and not caps.has_menu:  # the bare X11 icon: no menu, no clicks (said once, with the fix)
-        log.warning("%s", NO_MENU_HINT)
-        _say(f"trayburn: {NO_MENU_HINT}")
-    if check is not None and not check.bus:  # an XEmbed icon without a session bus: no notifier to ask
-        host.NOTIFIER = False
-        caps = replace(caps, can_notify=False)
-        log.warning("%s", host.NO_BUS_NOTICE)
-    log.info("trayburn tray starting; log %s; %s; %s", log_path, host.describe(caps.backend), check)
-    app = TrayApp(engine, pystray, caps, autostart=_autostart())
-    app.may_switch = not forced and check is not None and check.bus and host.available("appindicator")
-    try:
-        app.run(check)
-    finally:
-        lock.release()
-    return 0
-
-
-def _await_watcher(check: StartCheck) -> tuple[StartCheck, str | None]:
-    """On a desktop that will have a StatusNotifierWatcher but has none yet (its panel is loading, as at login),
-    wait for it a short while (`watcher.WAIT_S`) before the backend is chosen. Returns the check as it is then,
-    and why a watcher is expected (None: not here)."""
-    bus = host.session_bus() if check.bus else None
-    if check.sni or bus is None:
-        return check, None
-    promised = watcher.promised(os.environ, bus)
-    if promised is None:
-        return check, None
-    log.info("waiting up to %g s for the panel's StatusNotifierWatcher (%s has one)", watcher.WAIT_S, promised)
-    if watcher.wait(bus):
-        log.info("the StatusNotifierWatcher is there")
-        return host.can_start(), promised
-    log.info("no StatusNotifierWatcher after %g s: the item registers with it when it comes", watcher.WAIT_S)
-    return check, promised
-
-
-def _set_program_name(backend: str) -> None:
-    """So the icon's window class is "trayburn" (set before pystray imports Gtk)."""
-    if backend in ("gtk", "appindicator"):
-        try:
-            from gi.repository import GLib
-
-            GLib.set_prgname("trayburn")
-        except ImportError:
-            pass
-
-
-def _autostart() -> Any:
-    try:
-        return autostart_for()
-    except Exception:
-        log.exception("start at login is unavailable")
-        return None
-
-
-def _say(text: str) -> None:
+def say(text: str) -> None:
+    """One line for the person who started the tray from a terminal."""
     if sys.stderr is not None:  # None under pythonw / gui-scripts
         print(text, file=sys.stderr)

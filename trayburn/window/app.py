@@ -1,46 +1,33 @@
-"""The summary window: a day, a period or one session, kept up to date while it is open; its keys and Export….
-Never computes a figure: models.py shapes the engine's figures into rows.
+"""The summary window: a day, a period or one session, kept up to date while it is open; which view shows what.
+Never computes a figure (models.py shapes the engine's figures into rows) and never draws one itself (views.py).
 
-It shows what is in the ledger at once, then refreshes the ledger on a timer (the tray's interval)
-and updates the rows in place, keeping the selection and the scroll position. Nothing it shows is
-interpreted, and nothing is sent anywhere.
-
-Its keys (`bind_keys`): arrows and Alt+arrows change the day, Enter opens (the table's own binding), Escape or
-Backspace go back (Escape closes the window where there is nothing to go back to), Ctrl+A selects every row of
-the table, Ctrl+C copies the selected rows as text (in a session: its id unless rows of its tables are
-selected), F5 refreshes, Ctrl+W/Q close. Bound on the toplevel, so they apply wherever the focus is, except
-where a text field needs the key.
-
-*Export…* (`ask_and_export`): the platform's save dialog (GTK's native chooser on Linux, in a child process so
-the window keeps drawing; Tk's elsewhere), opening in the Documents folder with the file name filled in, then
-the period's calls as CSV or JSON (by the name's ending), streamed by `trayburn.figures.export` as
-`trayburn export` writes them.
+It shows what is in the ledger at once, then refreshes the ledger on a timer (the tray's interval), and at once on
+Linux when a session is written, and updates the rows in place, keeping the selection and the scroll position.
+Nothing it shows is interpreted, and nothing is sent anywhere. Its keys are in keys.py, Export… in exporting.py.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import subprocess
-import sys
 import tkinter as tk
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from tkinter import filedialog, ttk
+from tkinter import ttk
 
-from .. import system, watch
+from .. import watch
 from ..demo import is_demo
 from ..engine import Engine
 from ..errors import TrayburnError
-from ..figures import export, periods
+from ..figures import periods
 from ..figures.listprice import WhatIf
 from ..system import open_path
 from ..words import progress_text
-from . import models, theme
+from . import exporting, keys, models, period_rows, theme
 from .views import DayView, PeriodView, SessionView, Where
-from .widgets import FitLabel, Notice, Table
+from .widgets import FitLabel, Notice
 from .xname import LegacyName
 
 log = logging.getLogger(__name__)
@@ -89,7 +76,7 @@ class SummaryWindow:
         self.period = periods.of_kind(kind if kind in ("day", "week", "month") else "day", self.day)
         self.demo = engine is not None and is_demo(engine.levels.sessions.path)
         self._build()
-        bind_keys(self)
+        keys.bind_keys(self)
 
     # ---- building -------------------------------------------------------------------------------
 
@@ -296,7 +283,7 @@ class SummaryWindow:
 
     def typed(self, text: str) -> None:
         try:
-            self.show_period(models.parse_entry(text, self.period.kind, self.today()))
+            self.show_period(period_rows.parse_entry(text, self.period.kind, self.today()))
         except periods.BadPeriod as exc:
             self.current_view().say(str(exc))
 
@@ -309,15 +296,15 @@ class SummaryWindow:
     # ---- actions --------------------------------------------------------------------------------
 
     def export_period(self) -> None:
-        """Ask where to write the calls of the period in view, then write them there (`ask_and_export`)."""
+        """Ask where to write the calls of the period in view, then write them there (`exporting`)."""
         if self.engine is not None:
-            ask_and_export(self.root, self.period, self.say, self.export_to)
+            exporting.ask_and_export(self.root, self.period, self.say, self.export_to)
 
     def export_to(self, path: str) -> str:
         """Write the period's calls to `path`; what happened, in words."""
         if self.engine is None:
             return "Nothing to export: the ledger is not open"
-        return write_period(self.engine, self.period, path)
+        return exporting.write_period(self.engine, self.period, path)
 
     def copy_id(self) -> None:
         detail = self.session_view.detail
@@ -467,162 +454,3 @@ class SummaryWindow:
             self.engine = None
         self.legacy_name.close()
         self.root.destroy()
-
-
-# ---- keys ---------------------------------------------------------------------------------------
-
-ALT = 0x0008  # Mod1 in an X event's state
-
-
-def bind_keys(win: SummaryWindow) -> None:
-    """The window's keys, on its toplevel (see the module's docstring)."""
-    r = win.root
-    for seq in ("<Control-w>", "<Control-W>", "<Control-q>", "<Control-Q>"):
-        r.bind(seq, lambda e: win.close())
-    for seq, step in (("<Left>", -1), ("<Right>", 1), ("<Alt-Left>", -1), ("<Alt-Right>", 1)):
-        r.bind(seq, functools.partial(_key_arrow, win, step=step))
-    for seq in ("<Escape>", "<BackSpace>"):
-        r.bind(seq, lambda e: _key_escape(win, e))
-    r.bind("<Control-c>", lambda e: _key_copy(win, e))
-    for seq in ("<Control-a>", "<Control-A>"):
-        r.bind(seq, lambda e: _key_select_all(win, e))
-    r.bind("<F5>", lambda e: win.refresh())
-    r.bind("<Control-r>", lambda e: win.refresh())
-
-
-def _in_text_field(event: tk.Event) -> bool:
-    return isinstance(event.widget, (ttk.Entry, tk.Entry))
-
-
-def _key_arrow(win: SummaryWindow, event: tk.Event, step: int) -> str | None:
-    alt = isinstance(event.state, int) and bool(event.state & ALT)  # a str only for non-key events
-    if _in_text_field(event) and not alt:
-        return None  # plain arrows move the cursor in the date field
-    if win.current in (win.day_view, win.period_view):
-        win.step(step)
-        return "break"
-    if win.current is win.session_view and alt and step < 0:
-        win.back()  # Alt+Left: back, as in a browser
-        return "break"
-    return None
-
-
-def _key_escape(win: SummaryWindow, event: tk.Event) -> str | None:
-    if _in_text_field(event):
-        return None
-    if win.current is win.session_view:
-        win.back()
-    elif event.keysym == "Escape":
-        win.close()  # nothing to go back to: Escape closes, as a dialog-like window does
-    else:
-        return None
-    return "break"
-
-
-def _key_table(win: SummaryWindow, event: tk.Event) -> Table | None:
-    """The table the key is for: the one with the focus, else the current view's main table."""
-    master = getattr(event.widget, "master", None)
-    if isinstance(master, Table):
-        return master
-    view = win.current
-    return getattr(view, "sessions", None) or getattr(view, "calls", None)
-
-
-def _key_select_all(win: SummaryWindow, event: tk.Event) -> str | None:
-    if _in_text_field(event):
-        return None
-    table = _key_table(win, event)
-    if table is None:
-        return None
-    table.select_all()
-    return "break"
-
-
-def _key_copy(win: SummaryWindow, event: tk.Event) -> str | None:
-    if _in_text_field(event):
-        return None
-    table = _key_table(win, event)
-    if win.current is win.session_view and (table is None or not table.chosen()):
-        win.copy_id()  # as the footer says: the row the view selected for the arrow keys is not a choice
-        return "break"
-    text = table.selected_text() if table is not None else ""
-    if not text:
-        return None
-    win.root.clipboard_clear()
-    win.root.clipboard_append(text)
-    rows = text.count("\n") - 1
-    win.say(f"Copied {rows} row{'s' if rows != 1 else ''}")
-    return "break"
-
-
-# ---- Export… -------------------------------------------------------------------------------------
-
-POLL_MS = 100  # how often the window looks whether the save dialog (a child process) has answered
-
-
-def documents_folder() -> str:
-    """Where an export starts: the desktop's Documents folder (XDG), else ~/Documents, else home."""
-    try:
-        import gi
-
-        gi.require_version("GLib", "2.0")
-        from gi.repository import GLib
-
-        found = GLib.get_user_special_dir(GLib.UserDirectory.DIRECTORY_DOCUMENTS)
-        if found and os.path.isdir(found) and os.path.realpath(found) != os.path.realpath(os.path.expanduser("~")):
-            return str(found)
-    except (ImportError, ValueError, AttributeError):
-        pass
-    documents = os.path.expanduser("~/Documents")
-    return documents if os.path.isdir(documents) else os.path.expanduser("~")
-
-
-def ask_and_export(root: tk.Misc, p: periods.Period, say: Callable[[str], None], write: Callable[[str], str]) -> None:
-    name = f"trayburn-{p.since}" + ("" if p.days == 1 else f"-to-{p.until}") + ".csv"
-    title = "Export the calls of " + p.label()
-    folder = documents_folder()
-
-    def chosen(path: str) -> None:
-        if path:
-            say(f"Exporting the calls of {p.label()}…")
-            root.update_idletasks()  # a long period takes a second or two: say so first
-            say(write(path))
-
-    if sys.platform.startswith("linux") and not os.environ.get("TRAYBURN_TK_DIALOGS"):
-        argv = system.command("_dialog", "save", title, folder, name)
-        try:
-            child = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        except OSError as exc:
-            log.warning("the save dialog did not start (%s): Tk's instead", exc)
-        else:
-            _wait_for_dialog(root, child, chosen)
-            return
-    path = filedialog.asksaveasfilename(
-        parent=root,
-        title=title,
-        initialdir=folder,
-        initialfile=name,
-        defaultextension=".csv",
-        filetypes=[("CSV (spreadsheets)", "*.csv"), ("JSON", "*.json")],
-    )
-    chosen(path)
-
-
-def _wait_for_dialog(root: tk.Misc, child: subprocess.Popen[str], then: Callable[[str], None]) -> None:
-    """The window goes on drawing and refreshing while the dialog is open; its answer comes to `then`."""
-    if child.poll() is None:
-        root.after(POLL_MS, _wait_for_dialog, root, child, then)
-        return
-    out = child.stdout.read() if child.stdout else ""
-    then(out.strip() if child.returncode == 0 else "")
-
-
-def write_period(e: Engine, p: periods.Period, path: str) -> str:
-    """Write the period's calls to `path` (JSON when it ends in .json, else CSV); what happened, in words."""
-    fmt = "json" if path.lower().endswith(".json") else "csv"
-    try:
-        n = export.to_file(e.export_rows(p), path, fmt, e.money())
-    except (OSError, ValueError, TrayburnError) as exc:
-        log.warning("export to %s failed: %s", path, exc)
-        return f"Could not export: {exc}"
-    return f"Exported {n:,} calls to {models.clean(path, models.PATH_CHARS)}"

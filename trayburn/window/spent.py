@@ -10,10 +10,11 @@ from ..figures.day import Subagent
 from ..figures.listprice import CacheReport, WhatIf
 from ..figures.money import Money
 from ..words import plural, tokens
-from .models import NBSP, USD, Column, Row, amount, clean, cost_text, helper_names
+from .detail_rows import helper_names
+from .models import NBSP, USD, Column, Row, amount, clean, cost_text
 
 TOOL_COLUMNS = (
-    Column("tool", "Tool", 16, whole=True),
+    Column("tool", "Tool", 16),
     Column("calls", "Calls", 5, numeric=True),
     Column("cost", "Cost", 8, numeric=True),
     Column("programs", "Programs run", 14, stretch=True),

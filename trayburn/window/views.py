@@ -1,13 +1,15 @@
-"""The summary window's views: a day, a period and one session, and the navigation strip of the first two.
-
-They place the rows and strings of `models` in the widgets of `widgets`; they compute no figure.
+"""The summary window's three views: a day, a period and one session, laid out to the room the window gives them.
+They place the rows and strings of models.py, period_rows.py, detail_rows.py and spent.py in the widgets of
+widgets.py, table.py and charts.py; they compute no figure.
 
 - `DayView`: the day's figures, its sessions, cost per model and cost per hour.
 - `PeriodView`: a week, a month or a range of days — its figures, a bar of cost per day (click one to open
   that day), its sessions, and its spend by project, by model and by source.
-- `SessionView`: one session's facts and figures, its helpers, and its calls in order.
-- `PeriodNav` (`header`): Day / Week / Month / Range, previous and next, a field to type a date, a month or
-  a range, the way back to today, and Export…
+- `SessionView`: one session's facts and figures, and in tabs its calls in order, by tool and by agent.
+
+In a short window the tables keep their rows first: a period's chart shrinks, then gives way (an error line under
+the header taking its room), a session's title is cut to fewer lines.
+Their top (heading, time zone, error line, navigation strip) is nav.py's.
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ from ..figures.history import HistoryReport, MachinesReport
 from ..figures.listprice import CacheReport, WhatIf
 from ..figures.money import Money
 from ..words import pace_text
-from . import models, spent
-from .models import USD, entry_text
+from . import detail_rows, models, period_rows, spent
+from .charts import DayChart, HourChart
+from .models import USD
+from .nav import header, wrapped_error
+from .table import Table
 from .theme import Metrics, Palette
-from .widgets import BudgetBar, Cards, DayChart, FitLabel, HourChart, Table, show_text
+from .widgets import BudgetBar, Cards, FitLabel, WrapLabel, show_text, style_font
 
 
 class DayView(ttk.Frame):
@@ -140,9 +145,12 @@ class DayView(ttk.Frame):
         self.chart.recolor(p)
 
 
-CHART_PX = 104  # the period's chart of cost per day (at 96 dpi) ...
-SHORT_CHART_PX = 64  # ... and in a view shorter than TALL_PX
+CHART_PX = 104  # the period's chart of cost per day (at 96 dpi), at most ...
+LEAST_CHART_PX = 60  # ... and at least: with less room it gives way to the tables
+CHART_PADY = (2, 10)
 TALL_PX = 540
+TITLE_LINES = 4  # a session's title, at most (240 characters fit in the default window) ...
+SHORT_TITLE_LINES = 2  # ... and in a view shorter than TALL_PX
 
 
 class PeriodView(ttk.Frame):
@@ -167,27 +175,50 @@ class PeriodView(ttk.Frame):
         self.cards.grid(row=2, column=0, sticky="ew", pady=(m.px(10), m.px(4)))
         self.budget = BudgetBar(self, m)
         self.budget.grid(row=3, column=0, sticky="ew", pady=(0, m.px(6)))
-        frame = ttk.Frame(self, style="Table.TFrame", padding=1)
-        frame.grid(row=4, column=0, sticky="ew", pady=(m.px(2), m.px(10)))
+        self.chart_frame = frame = ttk.Frame(self, style="Table.TFrame", padding=1)
+        frame.grid(row=4, column=0, sticky="ew", pady=(m.px(CHART_PADY[0]), m.px(CHART_PADY[1])))
         frame.columnconfigure(0, weight=1)
         self.chart = DayChart(frame, m, palette, height=m.px(CHART_PX), on_day=on_day)
         self.chart.grid(row=0, column=0, sticky="nsew")
-        self.bind("<Configure>", self._fit_chart)
+        self._fitting = False
         self._tables(m, on_open)
         self.legend = ttk.Label(self, style="Small.TLabel")
         self.legend.grid(row=6, column=0, sticky="w", pady=(m.px(4), m.px(8)))
+        for w in (self, *self.grid_slaves()):  # a line wrapped or shown above or below changes the room left
+            w.bind("<Configure>", lambda e: self.after_idle(self._fit_chart), add="+")
         self.recolor(palette)
 
-    def _fit_chart(self, event: tk.Event) -> None:
-        """A short window gives the chart's room to the sessions (at the minimum size they had no row left)."""
-        if event.widget is not self:
+    def _fit_chart(self, _event: tk.Event | None = None) -> None:
+        """The chart takes the room the tables leave once they have their rows (`_tables`: two at least, beside the
+        totals and the tabs), up to CHART_PX; with less than LEAST_CHART_PX it gives way (at the minimum size, or
+        under an error line of three)."""
+        if self._fitting:
             return
-        height = self.m.px(CHART_PX if event.height >= self.m.px(TALL_PX) else SHORT_CHART_PX)
-        if int(self.chart.cget("height")) != height:
-            self.chart.configure(height=height)
+        others = sum(
+            w.winfo_reqheight() + _pady(w) for w in self.grid_slaves() if w not in (self.chart_frame, self.below)
+        )
+        padding = sum(int(self.winfo_fpixels(p)) for p in self.tk.splitlist(self.cget("padding"))[1::2])
+        room = (
+            self.winfo_height()
+            - padding
+            - others
+            - self.below.winfo_reqheight()
+            - self.m.px(CHART_PADY[0] + CHART_PADY[1])
+        )
+        height = min(room - 2, self.m.px(CHART_PX))  # (2: the frame's border)
+        self._fitting = True
+        try:
+            if height < self.m.px(LEAST_CHART_PX):
+                self.chart_frame.grid_remove()
+            else:
+                self.chart_frame.grid()
+                if int(self.chart.cget("height")) != height:
+                    self.chart.configure(height=height)
+        finally:
+            self._fitting = False
 
     def _tables(self, m: Metrics, on_open: Callable[[str], None]) -> None:
-        below = ttk.Frame(self)
+        self.below = below = ttk.Frame(self)
         below.grid(row=5, column=0, sticky="nsew")
         self.rowconfigure(5, weight=1)
         below.columnconfigure(0, weight=3, uniform="below")
@@ -197,7 +228,7 @@ class PeriodView(ttk.Frame):
             below,
             models.PERIOD_SESSION_COLUMNS,
             m,
-            height=6,
+            height=2,  # rows at least (`_fit_chart`); the tables take the room the chart leaves
             totals=True,
             on_open=on_open,
             empty="No Cline sessions in this period.",
@@ -207,16 +238,27 @@ class PeriodView(ttk.Frame):
         self.tabs = ttk.Notebook(below, takefocus=False)
         self.tabs.grid(row=0, column=1, sticky="nsew", padx=(m.px(12), 0))
         self.groups: dict[str, Table] = {}
-        for by, _caption, heading in models.GROUP_TABLES:
-            table = Table(self.tabs, models.group_columns(heading), m, height=4, empty="–", sort=("cost", True))
+        for by, _caption, heading in period_rows.GROUP_TABLES:
+            table = Table(self.tabs, period_rows.group_columns(heading), m, height=2, empty="–", sort=("cost", True))
             table.tree.configure(takefocus=False)
             self.tabs.add(table, text=heading)  # (the tabs' words alone: six "By …" do not fit a narrow window)
             self.groups[by] = table
-        self.machines = Table(self.tabs, models.MACHINE_COLUMNS, m, height=4, empty="–", sort=("cost", True))
+        self.machines = Table(self.tabs, period_rows.MACHINE_COLUMNS, m, height=2, empty="–", sort=("cost", True))
         self.machines.tree.configure(takefocus=False)
         self.tabs.add(self.machines, text="Machine", state="hidden")  # shown when other machines are held
-        self.tools, self.agents = where_tabs(self.tabs, m, 4)
+        self.tools, self.agents = where_tabs(self.tabs, m, 2)
+        below.bind("<Configure>", lambda e: self._share(e.width), add="+")
         self._where_line(m)
+
+    def _share(self, width: int) -> None:
+        """The tables by project, model… take two fifths of the width, or what their tabs need to be read whole
+        (ttk squeezes tabs that do not fit: "Projec", "Too"), the sessions the rest."""
+        need = tabs_width(self.tabs) + self.m.px(12)
+        right = max(round(width * 2 / 5), min(need, width // 2))
+        weights = (width - right, right) if width > 1 else (3, 2)
+        for column, weight in enumerate(weights):
+            if self.below.columnconfigure(column)["weight"] != weight:
+                self.below.columnconfigure(column, weight=weight)
 
     def _where_line(self, m: Metrics) -> None:
         """Under the tables: what the cache saved, and a what-if on another model (typed or picked)."""
@@ -252,23 +294,24 @@ class PeriodView(ttk.Frame):
         self.period = p
         days = views["day"]
         self.heading.set(p.label())
-        ahead = models.projection(p, 0.0, today) is not None
+        ahead = period_rows.projection(p, 0.0, today) is not None
         note = "  ·  the projection is a straight line, not a forecast" if ahead else ""
         self.zone.set(f"Times in {models.clean(days.timezone, 40)}{note}")
         self.nav.show(p, today)
         total = days.total
-        self.cards.show(models.period_cards(total, sessions, p, today, money, daily_budget, monthly_budget, plan))
-        self.budget.show(models.budget_progress(p, total.totals.cost_usd, daily_budget, monthly_budget))
-        self.chart.show(models.bars(days), today, money)
+        self.cards.show(period_rows.period_cards(total, sessions, p, today, money, daily_budget, monthly_budget, plan))
+        self.budget.show(period_rows.budget_progress(p, total.totals.cost_usd, daily_budget, monthly_budget))
+        self.chart.show(period_rows.bars(days), today, money)
         rows = models.session_rows(sessions, None, money, models.PERIOD_SESSION_COLUMNS)
         self.sessions.set_rows(rows)
-        totals = models.period_totals(total, money)
+        totals = period_rows.period_totals(total, money)
         self.sessions.set_totals(totals)
         for by, table in self.groups.items():
-            table.set_rows(models.group_rows(views[by], money))
-        split = models.machine_rows(machines, money) if machines else []
+            table.set_rows(period_rows.group_rows(views[by], money))
+        split = period_rows.machine_rows(machines, money) if machines else []
         self.machines.set_rows(split)
         self.tabs.tab(self.machines, state="normal" if split else "hidden")
+        self._share(self.below.winfo_width())
         texts = [r.values[-1] for r in rows] + [totals[-1]]
         texts += [r.values[-1] for t in (*self.groups.values(), self.machines) for r in t.rows.values()]
         show_text(self.legend, models.legend(texts))
@@ -317,19 +360,22 @@ class SessionView(ttk.Frame):
         self.columnconfigure(0, weight=1)
         self._header(metrics, on_back, on_copy, on_folder)
         self.facts = ttk.Frame(self)
-        self.facts.grid(row=1, column=0, sticky="ew", pady=(metrics.px(8), 0))
+        self.facts.grid(row=1, column=0, sticky="ew", pady=(metrics.px(6), 0))
         self.fact_values = self._fact_grid(metrics)
         self.cards = Cards(self, 6, metrics, wide=(0,))
-        self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(12), metrics.px(10)))
+        self.cards.grid(row=2, column=0, sticky="ew", pady=(metrics.px(10), metrics.px(8)))
+        # the calls, by tool and by agent share the room below, as tabs: the calls keep their rows at every size
         self.where = ttk.Notebook(self, takefocus=False)
-        self.where.grid(row=4, column=0, sticky="ew", pady=(0, metrics.px(10)))
+        self.where.grid(row=3, column=0, sticky="nsew")
+        self.rowconfigure(3, weight=1)
+        self.calls = Table(
+            self.where, detail_rows.CALL_COLUMNS, metrics, height=3, empty="No model calls recorded yet."
+        )
+        self.where.add(self.calls, text="Calls in order")
         self.tools, self.agents = where_tabs(self.where, metrics, 2, rule=False)
-        ttk.Label(self, text="CALLS IN ORDER", style="Section.TLabel").grid(row=5, column=0, sticky="w")
-        self.calls = Table(self, models.CALL_COLUMNS, metrics, height=8, empty="No model calls recorded yet.")
-        self.calls.grid(row=6, column=0, sticky="nsew", pady=(metrics.px(4), 0))
-        self.rowconfigure(6, weight=1)
         self.legend = ttk.Label(self, style="Small.TLabel")
-        self.legend.grid(row=7, column=0, sticky="w", pady=(metrics.px(4), 0))
+        self.legend.grid(row=4, column=0, sticky="w", pady=(metrics.px(4), 0))
+        self.bind("<Configure>", self._fit_title)
         self.recolor(palette)
 
     def _header(self, m: Metrics, on_back, on_copy, on_folder) -> None:
@@ -338,7 +384,7 @@ class SessionView(ttk.Frame):
         top.columnconfigure(1, weight=1)
         self.back = ttk.Button(top, text="◀ Day", style="Nav.TButton", command=on_back)
         self.back.grid(row=0, column=0, sticky="nw", padx=(0, m.px(12)))
-        self.title = ttk.Label(top, style="Title.TLabel", justify="left")
+        self.title = WrapLabel(top, TITLE_LINES, style="Title.TLabel")
         self.title.grid(row=0, column=1, sticky="ew")
         self.buttons = buttons = ttk.Frame(top)
         buttons.grid(row=0, column=2, sticky="ne", padx=(m.px(12), 0))
@@ -346,46 +392,50 @@ class SessionView(ttk.Frame):
         self.folder = ttk.Button(buttons, text="Open session folder", command=on_folder)
         self.copy.grid(row=0, column=0)
         self.folder.grid(row=0, column=1, padx=(m.px(6), 0))
-        top.bind("<Configure>", lambda e: self._wrap_title(e.width))
 
-    def _wrap_title(self, width: int) -> None:
-        """Wrap the title in the room the buttons leave (a label's own width follows its text)."""
-        room = width - self.back.winfo_reqwidth() - self.buttons.winfo_reqwidth() - self.m.px(24)
-        self.title.configure(wraplength=max(room, self.m.px(200)))
+    def _fit_title(self, event: tk.Event) -> None:
+        """The title in the room the buttons leave, in fewer lines in a short window (the calls keep their rows)."""
+        if event.widget is self:
+            lines = TITLE_LINES if event.height >= self.m.px(TALL_PX) else SHORT_TITLE_LINES
+            if lines != self.title.lines:
+                self.title.set(self.title.full, lines)
 
     def _fact_grid(self, m: Metrics) -> dict[str, ttk.Label]:
         labels = {}
         self.facts.columnconfigure(1, weight=3)
         self.facts.columnconfigure(3, weight=2)
-        for i, name in enumerate(models.FACT_LABELS):
+        for i, name in enumerate(detail_rows.FACT_LABELS):
             row, col = i % 4, (i // 4) * 2
             ttk.Label(self.facts, text=name, style="Fact.TLabel").grid(
-                row=row, column=col, sticky="nw", padx=(0 if col == 0 else m.px(24), m.px(10)), pady=m.px(1)
+                row=row, column=col, sticky="nw", padx=(0 if col == 0 else m.px(24), m.px(10))
             )
             value = ttk.Label(self.facts)
-            value.grid(row=row, column=col + 1, sticky="nw", pady=m.px(1))
+            value.grid(row=row, column=col + 1, sticky="nw")
             labels[name] = value
         return labels
 
     # ---- showing a session ----------------------------------------------------------------------
 
     def show(self, d: SessionDetail, day_label: str, money: Money = USD, where: Where | None = None) -> None:
-        """`where`: the session's cost by tool and by agent (the agents' tab only when it has helpers)."""
+        """`where`: the session's cost by tool and by agent (the agents' tab only when it has helpers), in the tabs
+        beside its calls."""
+        other = self.detail is None or self.detail.summary.id != d.summary.id
         self.detail = d
         s = d.summary
         self.back.configure(text=f"◀ {day_label}")
-        self.title.configure(text=models.clean(s.title, models.HEADING_CHARS))
-        for name, value in models.session_facts(d):
+        self.title.set(models.clean(s.title, detail_rows.HEADING_CHARS))
+        for name, value in detail_rows.session_facts(d):
             self.fact_values[name].configure(text=value)
-        self.cards.show(models.session_cards(d, money))
+        self.cards.show(detail_rows.session_cards(d, money))
         if where is not None:
             self.tools.set_rows(spent.tool_rows(where.tools, money))
             self.agents.set_rows(spent.agent_rows(where.agents, money))
         self.where.tab(self.agents, state="normal" if s.subagents else "hidden")
-        self.where.select(self.agents if s.subagents else self.tools.master)
-        rows = models.call_rows(d, money)
+        if other or not s.subagents and self.where.select() == str(self.agents):
+            self.where.select(self.calls)  # another session opens on its calls; a refresh keeps the tab chosen
+        rows = detail_rows.call_rows(d, money)
         self.calls.set_rows(rows)
-        cost = [c.key for c in models.CALL_COLUMNS].index("cost")
+        cost = [c.key for c in detail_rows.CALL_COLUMNS].index("cost")
         self._legend(models.legend([r.values[cost] for r in rows]))
         self.folder.state(["!disabled"] if s.folder and not s.removed else ["disabled"])
 
@@ -398,6 +448,25 @@ class SessionView(ttk.Frame):
         self.tools.recolor(p)
 
 
+def tabs_width(tabs: ttk.Notebook) -> int:
+    """The width a notebook's shown tabs need, their texts whole."""
+    style = ttk.Style(tabs)
+    font = style_font(tabs, "TNotebook.Tab", "TkDefaultFont")
+    pad = [int(tabs.winfo_fpixels(p)) for p in tabs.tk.splitlist(style.lookup("TNotebook.Tab", "padding") or "0")]
+    across = pad[0] + pad[2 if len(pad) > 2 else 0]
+    shown = [t for t in tabs.tabs() if tabs.tab(t, "state") != "hidden"]
+    return sum(font.measure(str(tabs.tab(t, "text"))) + across + 4 for t in shown) + 4
+
+
+def _pady(w: tk.Widget) -> int:
+    """The space above and below a gridded widget."""
+    if w.winfo_manager() != "grid":
+        return 0
+    pady = w.grid_info().get("pady", 0)
+    parts = pady if isinstance(pady, tuple) else w.tk.splitlist(str(pady))
+    return sum(int(w.winfo_fpixels(p)) for p in parts) * (2 if len(parts) == 1 else 1)
+
+
 @dataclass(frozen=True)
 class Where:
     """Where the money went, as a view shows it: by tool, by agent; a period's cache line and what-if."""
@@ -408,121 +477,21 @@ class Where:
     what_if: WhatIf | None = None
 
 
-def where_tabs(tabs: ttk.Notebook, m: Metrics, height: int, rule: bool = True) -> tuple[Table, Table]:
-    """A "Tool" tab (`rule`: its rule under the table, an attribution, not a measurement; a session's view has no
-    room for it at its minimum size) and an "Agent" tab in `tabs`."""
+def where_tabs(tabs: ttk.Notebook, m: Metrics, rows: int, rule: bool = True) -> tuple[Table, Table]:
+    """A "Tool" tab (its table, and under it with `rule` the rule: an attribution, not a measurement; a session's
+    view has not the room at its minimum size) and an "Agent" tab in `tabs`, their tables asking for `rows` rows."""
     page = ttk.Frame(tabs)
     page.columnconfigure(0, weight=1)
     page.rowconfigure(0, weight=1)
-    tools = Table(page, spent.TOOL_COLUMNS, m, height=height - rule, empty="–", sort=("cost", True))
+    tools = Table(page, spent.TOOL_COLUMNS, m, height=rows, empty="–", sort=("cost", True))
     tools.grid(row=0, column=0, sticky="nsew")
     if rule:
         said = FitLabel(page, style="Small.TLabel")
         said.grid(row=1, column=0, sticky="ew", padx=m.px(4), pady=(m.px(2), 0))
         said.set(spent.TOOL_NOTE)
-    agents = Table(tabs, spent.AGENT_COLUMNS, m, height=height, empty="–", sort=("cost", True))
+    agents = Table(tabs, spent.AGENT_COLUMNS, m, height=rows, empty="–", sort=("cost", True))
     tabs.add(page, text="Tool")
     tabs.add(agents, text="Agent")
     for table in (tools, agents):
         table.tree.configure(takefocus=False)
     return tools, agents
-
-
-KINDS = (("day", "Day"), ("week", "Week"), ("month", "Month"), ("range", "Range"))
-BACK_TO_NOW = {"day": "Today", "week": "This week", "month": "This month", "range": "Last 30 days"}
-
-
-def wrapped_error(view: ttk.Frame, m: Metrics) -> ttk.Label:
-    """The line under the header that says what is wrong with what was typed: wrapped to the width the view gives
-    it (it ran off the window's right edge), hidden until there is something to say."""
-    label = ttk.Label(view, style="Error.TLabel", justify="left")
-    label.grid(row=1, column=0, sticky="ew")
-    label.grid_remove()
-
-    def fit(event: tk.Event) -> None:
-        room = max(m.px(100), event.width)
-        if str(label.cget("wraplength")) != str(room):
-            label.configure(wraplength=room)
-
-    label.bind("<Configure>", fit, add="+")
-    return label
-
-
-def header(view: ttk.Frame, m: Metrics, nav: Mapping[str, Callable]) -> tuple[FitLabel, FitLabel, PeriodNav]:
-    """The top of the day and period views: the heading, the time zone under it, the navigation strip."""
-    top = ttk.Frame(view)
-    top.grid(row=0, column=0, sticky="ew")
-    top.columnconfigure(0, weight=1)
-    heading = FitLabel(top, style="Title.TLabel")
-    heading.grid(row=0, column=0, sticky="ew")
-    zone = FitLabel(top, style="Muted.TLabel")  # cut with "…" beside the navigation at a small size
-    zone.grid(row=1, column=0, sticky="ew")
-    strip = PeriodNav(top, m, **nav)
-    strip.grid(row=0, column=1, rowspan=2, sticky="e")
-    return heading, zone, strip
-
-
-class PeriodNav(ttk.Frame):
-    def __init__(
-        self,
-        master: tk.Misc,
-        m: Metrics,
-        *,
-        on_kind: Callable[[str], None],
-        on_step: Callable[[int], None],
-        on_typed: Callable[[str], None],
-        on_now: Callable[[], None],
-        on_export: Callable[[], None],
-    ):
-        super().__init__(master)
-        self.columnconfigure(0, weight=1)
-        self.kind = tk.StringVar(value="day")
-        kinds = ttk.Frame(self)
-        kinds.grid(row=0, column=0, columnspan=4, sticky="e", pady=(0, m.px(4)))
-        self.kind_buttons: dict[str, ttk.Radiobutton] = {}
-        for i, (kind, label) in enumerate(KINDS):
-            b = ttk.Radiobutton(
-                kinds, text=label, value=kind, variable=self.kind, style="Toolbutton", command=partial(on_kind, kind)
-            )
-            b.grid(row=0, column=i, sticky="ns", padx=(0 if i == 0 else m.px(2), 0))  # apart at every scale
-            self.kind_buttons[kind] = b
-        self.export = ttk.Button(kinds, text="Export…", command=on_export)
-        self.export.grid(row=0, column=len(KINDS), sticky="ns", padx=(m.px(10), 0))
-        self.prev = ttk.Button(self, text="◀", width=3, style="Nav.TButton", command=lambda: on_step(-1))
-        self.text = tk.StringVar()
-        self.entry = ttk.Entry(self, textvariable=self.text, width=21, justify="center")
-        self.next = ttk.Button(self, text="▶", width=3, style="Nav.TButton", command=lambda: on_step(1))
-        self.now = ttk.Button(self, text="Today", width=11, command=on_now)
-        for i, w in enumerate((self.prev, self.entry, self.next, self.now)):
-            w.grid(row=1, column=i, padx=(0 if i == 0 else m.px(4), 0), sticky="nse" if i == 0 else "ns")
-        self.on_typed = on_typed
-        for seq in ("<Return>", "<KP_Enter>"):
-            self.entry.bind(seq, self._typed)
-        self.entry.bind("<Escape>", lambda e: self.reset())
-        for seq in ("<Control-a>", "<Control-A>"):  # select the field's text (Tk's own Ctrl+A goes to its start)
-            self.entry.bind(seq, self._select_all)
-        self.period: periods.Period | None = None
-
-    def show(self, p: periods.Period, today) -> None:
-        """Mark the period's kind, put it in the field (unless it is being typed), and allow "next" only
-        towards today."""
-        changed = p != self.period
-        self.period = p
-        self.kind.set(p.kind)
-        if changed:
-            self.reset()
-        self.next.state(["disabled"] if p.until >= today else ["!disabled"])
-        self.now.configure(text=BACK_TO_NOW[p.kind])
-        self.now.state(["disabled"] if p.contains(today) and p.kind != "range" else ["!disabled"])
-
-    def _select_all(self, _event: tk.Event) -> str:
-        self.entry.selection_range(0, "end")
-        self.entry.icursor("end")
-        return "break"
-
-    def _typed(self, _event: tk.Event) -> str:
-        self.on_typed(self.text.get())
-        return "break"
-
-    def reset(self) -> None:
-        self.text.set(entry_text(self.period) if self.period else "")

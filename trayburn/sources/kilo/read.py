@@ -31,7 +31,7 @@ from typing import Any
 
 from ... import billing
 from ...files import Checkpoint, FileProblem
-from ..base import MAX_COST, MAX_TOKENS, Call
+from ..base import Call, reported_cost, token_count
 
 # The tables and columns a read relies on (docs/formats/kilo7.md, "Tables")
 REQUIRED = {
@@ -346,8 +346,14 @@ def _assistant(found: Found, s: Session, row: tuple, steps: Sequence[tuple]) -> 
     parsed = [(_numbers(step[2]), step[0]) for step in steps]
     usages = [(u, pid) for u, pid in parsed if isinstance(u, list) and len(u) == 7] or [(fields[8:], None)]
     for index, (usage, pid) in enumerate(usages):
-        raw = (_n(usage[0]), _n(usage[1]), _n(usage[2]), _n(usage[3]), _n(usage[4]))
-        price = _cost(usage[5])
+        raw = (
+            token_count(usage[0]),
+            token_count(usage[1]),
+            token_count(usage[2]),
+            token_count(usage[3]),
+            token_count(usage[4]),
+        )
+        price = reported_cost(usage[5])
         if not any(raw) and not price:
             continue  # no usage: inserted at a step's start and not filled (yet, or ever: a cancelled run)
         key = f"kilo:{mid}" if index == 0 else f"kilo:{mid}:{pid}"
@@ -388,7 +394,7 @@ def _v2(con: sqlite3.Connection, s: Session, found: Found, out: Read) -> int:
             continue
         model_doc: dict = doc["model"] if isinstance(doc.get("model"), dict) else {}
         model, provider = _str(model_doc.get("id")), _str(model_doc.get("providerID"))
-        raw, price = _tokens(doc.get("tokens")), _cost(doc.get("cost"))
+        raw, price = _tokens(doc.get("tokens")), reported_cost(doc.get("cost"))
         if not any(raw) and not price:
             continue
         call = _call(f"kilo:{vid}", len(found.calls), at, model, provider, raw, price)
@@ -413,22 +419,14 @@ def _tokens(value: Any) -> tuple[int, int, int, int, int]:
     if not isinstance(value, dict):
         return 0, 0, 0, 0, 0
     cache: dict = value["cache"] if isinstance(value.get("cache"), dict) else {}
-    return (_n(value.get("input")), _n(value.get("output")), _n(value.get("reasoning")), _n(cache.get("read")),
-            _n(cache.get("write")))  # fmt: skip
-
-
-def _n(value: Any) -> int:
-    if type(value) is int and 0 <= value <= MAX_TOKENS:
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKENS:
-        return 0
-    return int(value)
-
-
-def _cost(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_COST:
-        return None
-    return float(value)
+    n = token_count
+    return (
+        n(value.get("input")),
+        n(value.get("output")),
+        n(value.get("reasoning")),
+        n(cache.get("read")),
+        n(cache.get("write")),
+    )
 
 
 def _int(value: Any) -> int:

@@ -4,12 +4,15 @@ real `sqlite3` process writing into a database while trayburn reads it."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import tarfile
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).parent / "data"
+import pytest
+
+DATA = Path(__file__).parent.parent / "data"
 V1 = DATA / "real-kilo7-v1"
 FORK = DATA / "real-kilo7-fork-v1"
 
@@ -101,6 +104,8 @@ class Writer:
     returns once the process has executed them (it prints a marker after them): no sleep, no guess."""
 
     def __init__(self, db: Path, *pragmas: str):
+        if shutil.which("sqlite3") is None:
+            pytest.skip("apt-get install sqlite3 (the command-line shell the writer is)")
         self.proc = subprocess.Popen(
             ["sqlite3", "-batch", str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, bufsize=1,
