@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-import desktop as harness  # noqa: E402
+from helpers import desktop as harness  # noqa: E402
 
 from trayburn import demo  # noqa: E402
 from trayburn.engine import Engine  # noqa: E402
