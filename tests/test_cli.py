@@ -501,3 +501,23 @@ def test_a_report_by_day_over_eight_thousand_years_is_bounded(cline, capsys):
     assert len(out["rows"]) <= 2 and "the days that hold calls" in err
     code, out, err = run(capsys, "report", "--by", "month", "--since", "1970-01-01", "--until", "9998-12-31")
     assert code == 0  # 96,000 months: bounded too (the months that hold calls)
+
+
+def test_today_with_no_data_found_says_why_and_points_to_the_demo(tmp_path):
+    """A newcomer's first `trayburn today` before Cline ever ran printed "$0.00 over 0 calls" and nothing else:
+    it now says what doctor says (no Cline folder) and names the demo; the control: a day with no call on a
+    machine that holds sessions says nothing more."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLINE_", "TRAYBURN_", "XDG_"))}
+    env["HOME"] = str(tmp_path / "home")
+    argv = [sys.executable, "-m", "trayburn", "today", "--state-dir", str(tmp_path / "st")]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "The Cline CLI is not installed" in done.stdout and "`trayburn demo`" in done.stdout, done.stdout
+    control = subprocess.run([*argv, "--date", "2020-01-01"], capture_output=True, text=True, env=env, timeout=60)
+    assert "trayburn demo" in control.stdout  # still no data at all: said for any day
+    held = tmp_path / "held"
+    copy_corpus(held)
+    env["CLINE_DIR"] = str(held)
+    quiet = subprocess.run([*argv[:-2], "--state-dir", str(tmp_path / "st2"), "--date", "2020-01-01"],
+                           capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert quiet.returncode == 0 and "0 calls" in quiet.stdout and "trayburn demo" not in quiet.stdout, quiet.stdout

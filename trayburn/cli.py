@@ -470,6 +470,8 @@ def cmd_today(args) -> int:
     data = {**r.to_json(), "machines": machines.to_json(), **_completeness(engine)}
     data.update(pace.to_json() if pace else {"burn_usd_per_hour": None, "projected_day_usd": None})
     text += render.incomplete_line(engine.progress)
+    if not r.calls:  # (a day with no call: worth saying when trayburn has found no data at all)
+        text += render.no_data_line(engine.health())
     return _stale(args, engine, _emit(args, _converted(data, money), text))
 
 

@@ -418,6 +418,16 @@ def machines_table(m: MachinesReport, money: Money = USD) -> str:
     return table(["machine", "calls", "cost"], rows, right={1, 2})
 
 
+NO_DATA_KINDS = ("not_installed", "no_sessions_folder", "no_sessions", "sessions_not_a_folder", "override_missing")
+
+
+def no_data_line(h: Health) -> str:
+    """Under a day with no call, when trayburn holds no session at all: why (doctor's verdict) and the demo."""
+    if h.kind not in NO_DATA_KINDS or h.sessions:
+        return ""
+    return f"\n{h.verdict}. `trayburn doctor` says where trayburn looks; `trayburn demo` shows it on recorded sessions."
+
+
 def incomplete_line(progress: tuple[int, int] | None) -> str:
     """While history is still being read: what the figure covers (nothing once every session is read)."""
     if progress is None:
