@@ -45,9 +45,10 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--idle", type=float, default=300, help="seconds of idle tray measured after the writes")
     parser.add_argument("--interval", type=int, default=30, help="the poll interval while idle (the default)")
+    parser.add_argument("--busy", action="store_true", help="15 %% of the sessions active today (bench_tray_idle's)")
     args = parser.parse_args()
 
-    from bench_tray_idle import corpus
+    from bench_tray_idle import BUSY_SHARE, corpus
     from helpers.corpus import assistant, make_session, user
     from helpers.live import append_call, now_ms, started_now
 
@@ -55,7 +56,7 @@ def main() -> int:
     from trayburn.tray import host
     from trayburn.tray.app import TrayApp
 
-    cline = corpus(args.sessions, args.calls)
+    cline = corpus(args.sessions, args.calls, BUSY_SHARE if args.busy else 0.0)
     work = Path(tempfile.mkdtemp(prefix="bench-live-"))
     running_root = cline / "data" / "sessions"
     sid = f"{int(time.time() * 1000)}_bench"

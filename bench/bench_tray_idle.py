@@ -31,12 +31,20 @@ TICK = os.sysconf("SC_CLK_TCK")
 INTERVAL_S = 30
 
 
-def corpus(sessions: int, calls: int) -> Path:
-    out = ROOT / "bench" / "out" / f"corpus-{sessions}x{calls}"
+BUSY_SHARE = 0.15  # `--busy`: the share of the sessions active today (5,000 sessions: about 15,000 calls today)
+
+
+def corpus(sessions: int, calls: int, today_share: float = 0.0) -> Path:
+    """The bench corpus; with `today_share`, that share of its sessions runs today (a busy day), their files
+    left as written (not settled an hour after their start)."""
+    busy = f"-today{round(today_share * 100)}" if today_share else ""
+    out = ROOT / "bench" / "out" / f"corpus-{sessions}x{calls}{busy}"
     if not (out / "corpus.json").exists():
         gen = [sys.executable, str(ROOT / "bench" / "gen_corpus.py"), "--sessions", str(sessions)]
+        gen += ["--today-share", str(today_share)] if today_share else []
         subprocess.run([*gen, "--calls", str(calls), "--out", str(out)], check=True)
-    settle(out)
+    if not today_share:
+        settle(out)
     return out
 
 
@@ -116,8 +124,9 @@ def main() -> int:
     parser.add_argument("--interval", type=int, default=INTERVAL_S, help="the tray's refresh_seconds")
     parser.add_argument("--headless", action="store_true", help="the dummy backend: no desktop, no GTK")
     parser.add_argument("--recent", action="store_true", help="the hour after calls: one session ended 20 min ago")
+    parser.add_argument("--busy", action="store_true", help=f"{BUSY_SHARE * 100:.0f} %% of the sessions active today")
     args = parser.parse_args()
-    cline = corpus(args.sessions, args.calls)
+    cline = corpus(args.sessions, args.calls, BUSY_SHARE if args.busy else 0.0)
     work = Path(tempfile.mkdtemp(prefix="bench-tray-"))
     if args.recent:
         cline = with_recent_session(cline, work)

@@ -557,6 +557,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calls", type=int, default=20, help="model calls per session's lead file")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument(
+        "--today-share", type=float, default=0.0, help="that share of the sessions runs today (0.15: a busy day)"
+    )
+    ap.add_argument(
         "--out",
         type=Path,
         default=Path(__file__).parent / "out" / "corpus",
@@ -564,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     started = time.perf_counter()
-    expected = generate(args.out, args.sessions, args.calls, args.seed)
+    expected = generate(args.out, args.sessions, args.calls, args.seed, today_share=args.today_share)
     print(
         f"wrote {expected.sessions} sessions, {expected.files} files, {expected.bytes / 1e6:.0f} MB, "
         f"{expected.calls} distinct calls into {sessions_dir(args.out)} in {time.perf_counter() - started:.1f} s",
