@@ -18,6 +18,15 @@ def _module(path: Path) -> str:
     return ".".join(parts)
 
 
+def _import_target(node: ast.ImportFrom, package: str) -> str:
+    """The module a `from … import` names, a relative one resolved against `package`."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
+
+
 def _imports(path: Path, modules: set[str]) -> tuple[set[str], set[str]]:
     """The trayburn modules a file imports (anywhere in it), and the top-level names of all it imports."""
     name = _module(path)
@@ -31,12 +40,7 @@ def _imports(path: Path, modules: set[str]) -> tuple[set[str], set[str]]:
                 if alias.name in modules:
                     ours.add(alias.name)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
+            target = _import_target(node, package)
             roots.add(target.split(".")[0])
             for alias in node.names:
                 sub = f"{target}.{alias.name}"
@@ -198,12 +202,7 @@ def _aliases(path: Path, modules: set[str]) -> list[str]:
         if isinstance(node, ast.Import):
             named = [(a.name, a.asname, a.name.rsplit(".", 1)[-1]) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
+            target = _import_target(node, package)
             named = [(f"{target}.{a.name}", a.asname, a.name) for a in node.names]
         else:
             continue

@@ -591,7 +591,7 @@ def cmd_export(args) -> int:
             f"{args.output} is in trayburn's own folder {engine.state_dir} (its ledger lives there);"
             " export to a file elsewhere"
         )
-    rows = export.rows(engine.ledger, engine.book, period)
+    rows = engine.export_rows(period)
     if not args.output:
         export.write(rows, sys.stdout, fmt, engine.money())
         return _stale(args, engine, 0, "the calls exported are")

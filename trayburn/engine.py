@@ -535,7 +535,16 @@ class Engine:
         if self.last_refresh:
             known = {p.path for p in rows}
             problems += [(p, r) for p, r in self.last_refresh.errors.items() if p not in known]
-        kind, level = self._kind(live)
+        by_feed = self.ledger.live_by_feed()  # (one read: the kind and the sentence both ask it)
+        tasks = {f: n for f, n in by_feed.items() if (f.startswith("tasks:") or f == "kilo") and n}
+        kind, level = kind_of(
+            self.fault.kind if self.fault is not None else None,  # one of the ledger_* kinds
+            self.integrity_problem is not None,
+            self.loaded.problem is not None,
+            self.levels,
+            bool(tasks),  # (editor tasks alone are data: the Cline CLI is optional)
+            live,
+        )
         if kind == "ok" and problems:
             kind = "file_problems"
         return Health(
@@ -547,7 +556,7 @@ class Engine:
             live,
             removed,
             sorted(problems),
-            self._verdict(kind, level, live),
+            self._verdict(kind, level, live, tasks, by_feed.get(ClineCliSource.feed, 0)),
             kind == "ok",
             self.ledger.path,
             self.ledger.notice,
@@ -557,25 +566,13 @@ class Engine:
             ledger_fault=str(self.fault) if self.fault else None,
         )
 
-    def _kind(self, sessions: int) -> tuple[HealthKind, paths.Level | None]:
-        return kind_of(
-            self.fault.kind if self.fault is not None else None,  # one of the ledger_* kinds
-            self.integrity_problem is not None,
-            self.loaded.problem is not None,
-            self.levels,
-            bool(self._editor_tasks()),
-            sessions,
-        )
-
-    def _editor_tasks(self) -> dict[str, int]:
-        """Live sessions of the editor task sources (VS Code's Cline tasks, Roo Code, Kilo Code), by feed."""
-        return {f: n for f, n in self.ledger.live_by_feed().items() if (f.startswith("tasks:") or f == "kilo") and n}
-
-    def _verdict(self, kind: HealthKind, level: paths.Level | None, sessions: int) -> str:
-        """The sentence for a person (the tray and doctor choose by `kind`, not by these words)."""
+    def _verdict(
+        self, kind: HealthKind, level: paths.Level | None, sessions: int, tasks: Mapping[str, int], cli: int
+    ) -> str:
+        """The sentence for a person (the tray and doctor choose by `kind`, not by these words). `tasks`: the
+        editor apps' live sessions by feed; `cli`: the Cline CLI's."""
         from .sources.editor_tasks import places
 
-        tasks = self._editor_tasks()
         labels = {f"tasks:{app.name}": app.label for app in places.APPS} | {"kilo": "Kilo Code 7"}
         return verdict(
             kind,
@@ -588,7 +585,7 @@ class Engine:
             notice=self.ledger.notice,
             settings_error=self.loaded.error,
             apps=[(labels.get(feed, feed), n) for feed, n in sorted(tasks.items())],
-            cli_sessions=self.ledger.live_by_feed().get(ClineCliSource.feed, 0) if tasks else 0,
+            cli_sessions=cli if tasks else 0,
         )
 
     def forget_listings(self) -> None:
