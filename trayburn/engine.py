@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import demo, paths, settings
+from . import paths, settings
 from .figures import budgets, history, money, periods
 from .figures.budgets import BudgetState
 from .figures.burn import Burn, burn, runaways
@@ -386,6 +386,8 @@ class Engine:
 
     def _until_midnight(self, today: date) -> Glance:
         """The part of today's glance the clock leaves alone until midnight (`glance` sets the rest)."""
+        from .demo import is_demo  # (the demo's module brings shutil, tempfile and signal: only the tray's glance)
+
         day = self.day_figures(today)
         month = self.period(month=True)
         return Glance(
@@ -398,7 +400,7 @@ class Engine:
             by_source=tuple(self.spend_by_source(today, today)),
             money=self.money(),
             progress=None,
-            demo=demo.is_demo(self.levels.sessions.path),
+            demo=is_demo(self.levels.sessions.path),
             sync_problem=None,
             built_ms=0,
             stale_at_ms=0,
