@@ -187,21 +187,27 @@ class Saved:
             hit = old.get(name)
             try:
                 st = stat_(above + name, dir_fd=base)
-                if hit is not None and hit[:4] != [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]:
-                    hit = _restamped(hit, st, now)  # (None: listed again)
-                elif hit is not None and len(hit) == 5:  # an older trayburn's entry: the metadata of its stamp added
-                    hit = [*hit, meta(st)]
                 if hit is not None:
-                    path, inside = prefix + name, above + name + sep
-                    manifest = name + ".json"
-                    m = stat_(inside + manifest, dir_fd=base)
+                    if (
+                        hit[0] != st.st_mtime_ns
+                        or hit[1] != st.st_ctime_ns
+                        or hit[2] != st.st_ino
+                        or hit[3] != st.st_dev
+                    ):
+                        hit = _restamped(hit, st, now)  # (None: listed again)
+                    elif len(hit) == 5:  # an older trayburn's entry: the metadata of its stamp added
+                        hit = [*hit, meta(st)]
+                if hit is not None:
+                    path, inside = prefix + name + sep, above + name + sep
+                    m = stat_(inside + name + ".json", dir_fd=base)
                     messages = []
                     for file in hit[4] if hit[4] is not None else (name + MESSAGES_SUFFIX,):
                         f = stat_(inside + file, dir_fd=base)
-                        ckpt = new(Checkpoint, (f.st_size, f.st_mtime_ns, f.st_ino, f.st_ctime_ns))
-                        messages.append(FileStat(path + sep + file, ckpt))
+                        messages.append(
+                            FileStat(path + file, new(Checkpoint, (f.st_size, f.st_mtime_ns, f.st_ino, f.st_ctime_ns)))
+                        )
                     ckpt = new(Checkpoint, (m.st_size, m.st_mtime_ns, m.st_ino, m.st_ctime_ns))
-                    folders.append(Folder(name, path, FileStat(path + sep + manifest, ckpt), messages))
+                    folders.append(Folder(name, prefix + name, FileStat(path + name + ".json", ckpt), messages))
                     kept[name] = hit
                     continue
             except OSError:  # gone, or a file that no longer stats: the listing says which
