@@ -14,8 +14,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import demo, paths, settings
-from .figures import attribution, budgets, history, listprice, money, periods
+from . import paths, settings
+from .figures import budgets, history, money, periods
 from .figures.budgets import BudgetState
 from .figures.burn import Burn, burn, runaways
 from .figures.costs import Pricer, Totals
@@ -49,7 +49,7 @@ from .sources.base import Source, storable_id
 from .sources.cline_cli.source import ClineCliSource
 
 if TYPE_CHECKING:
-    from .figures import export
+    from .figures import export, listprice
     from .pricing.show import SeenModel
     from .sync.share import ShareState, Sharing, SyncHealth
 
@@ -391,6 +391,8 @@ class Engine:
 
     def _until_midnight(self, today: date) -> Glance:
         """The part of today's glance the clock leaves alone until midnight (`glance` sets the rest)."""
+        from .demo import is_demo  # (the demo's module brings shutil, tempfile and signal: only the tray's glance)
+
         day = self.day_figures(today)
         month = self.period(month=True)
         return Glance(
@@ -403,7 +405,7 @@ class Engine:
             by_source=tuple(self.spend_by_source(today, today)),
             money=self.money(),
             progress=None,
-            demo=demo.is_demo(self.levels.sessions.path),
+            demo=is_demo(self.levels.sessions.path),
             sync_problem=None,
             built_ms=0,
             stale_at_ms=0,
@@ -416,15 +418,21 @@ class Engine:
 
     def attribution(self, period: periods.Period | None, by: str, session_id: str | None = None):
         """A period's (or, `period` None, one session's) cost by tool or by agent (attribution.Attribution)."""
+        from .figures import attribution  # (as the two below: only the commands that show them load them)
+
         figure = attribution.by_tool if by == "tool" else attribution.by_agent
         return figure(self.ledger, self.book, period, session_id)
 
     def cache_saved(self, period: periods.Period) -> listprice.CacheReport:
         """What cache reads saved over the period, per model, at list price."""
+        from .figures import listprice
+
         return listprice.cache_saved(self.ledger, self.book, *period.bounds_ms())
 
     def reprice(self, period: periods.Period, model: str) -> listprice.WhatIf:
         """The period's calls at `model`'s list price: a what-if, never spend."""
+        from .figures import listprice
+
         return listprice.reprice(self.ledger, self.book, *period.bounds_ms(), model)
 
     def overview(self, period):

@@ -2,7 +2,8 @@
 layout: it is given `Source`s, which keep their own listings and watches.
 
 `refresh()` stats every file and re-reads only those whose checkpoint (size, mtime_ns, inode, ctime_ns)
-changed. Calls are upserted, never deleted: a call that vanishes from a rewritten file, or a
+changed; a change time moved by a change of the inode's metadata alone (chmod, chown, a hard link) is stored
+unread (files.metadata_only). Calls are upserted, never deleted: a call that vanishes from a rewritten file, or a
 session whose folder is removed, keeps counting for the day it happened (the money was spent).
 """
 
@@ -18,10 +19,11 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from sys import intern
+from typing import TYPE_CHECKING
 
 from ..files import Checkpoint
 from ..sources.base import Digested, Known, Plan, Seen, Source
-from . import backups, salvage
+from . import backups
 from .queries import MachineQueries, PeriodQueries, Queries
 from .schema import (
     LedgerDamaged,
@@ -37,6 +39,9 @@ from .schema import (
     verdict,
 )
 from .writer import RefreshStats, StorableIds, text
+
+if TYPE_CHECKING:  # (salvage.py is loaded only where a ledger was or is damaged)
+    from . import salvage
 
 log = logging.getLogger(__name__)
 
@@ -129,11 +134,15 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
 
     def rebuilt(self) -> salvage.Rebuilt | None:
         """The last rebuild of this ledger and what it held that is still not back (None: never rebuilt)."""
+        from . import salvage  # (as below: the salvage is loaded only where a ledger was or is damaged)
+
         with self._lock, self._busy_raises():
             return salvage.rebuilt(self.db, self.path)
 
     def rebuild_seen(self) -> None:
         """`doctor` showed the last rebuild: no longer a problem."""
+        from . import salvage
+
         salvage.mark_seen(self.path)
 
     def backups(self) -> dict:
@@ -201,6 +210,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             raise opened.fault
         self.db, self.fault, self._identity, self._writable = opened.db, None, _identity(self.path), True
         self._damaged = False
+        from . import salvage
+
         try:
             with self._busy_raises():
                 got = salvage.merge(snapshot, self.db, keep_checkpoints=True)
@@ -383,13 +394,15 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
                 rollback(self.db)
                 raise
         # Brought up to date in place (our own commit leaves data_version as it was): the rows this transaction
-        # added with a good read as it built them (sharing the scan's strings and checkpoints), the others it
-        # wrote read back one by one (a full reload would hold two copies of the memo at once).
-        added, written = refresh.state.added, refresh.state.written
-        others = [p for p in written if p not in added]
+        # added with a good read, or gave a new change time unread, as it built them (sharing the scan's strings
+        # and checkpoints), the others it wrote read back one by one (a full reload would hold two copies of the
+        # memo at once).
+        added, adopted, written = refresh.state.added, refresh.state.adopted, refresh.state.written
+        others = [p for p in written if p not in added and p not in adopted]
         if len(others) >= max(len(known) // 4, 1000):  # most rows rewritten (a copied folder): read them all
             return self._known_unless_unchanged()
         known.update(added)
+        known.update(adopted)
         known.update(self._known(others))
         self._known_memo = (version, known)
         return known
@@ -421,7 +434,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         """What the ledger knows of every file (or of these paths)."""
         sql = (
             "SELECT path, size, mtime_ns, inode, bad_size, bad_mtime_ns, bad_inode, gone, kind, session_id, id, origin,"
-            " feed, ctime_ns, bad_ctime_ns FROM files"
+            " feed, ctime_ns, bad_ctime_ns, meta FROM files"
         )
         rows: Iterable[tuple]
         if paths is None:
@@ -466,4 +479,5 @@ def _known_row(r: tuple) -> Known:
         r[10],
         r[11] if r[11] is None else intern(r[11]),
         intern(r[12]),
+        r[15] if r[15] is None else intern(r[15]),  # (a few texts for every file: "100644 1 1000 1000")
     )

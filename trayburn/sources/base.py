@@ -182,6 +182,7 @@ class Known:
     id: int = 0  # the files row (0: none yet)
     origin: str | None = None  # None: this machine
     feed: str = "cline_cli"  # the Source that wrote it (`Source.feed`)
+    meta: str | None = None  # the inode's metadata when `good` was taken (files.meta; None: not known)
 
 
 def should_read(current: Checkpoint, known: Known) -> bool:
@@ -271,6 +272,7 @@ class Writer(Protocol):
     def live(self, sid: str) -> None: ...
     def has_session(self, sid: str) -> bool: ...
     def good_checkpoint(self, path: str) -> Checkpoint | None: ...
+    def adopt(self, f: FileStat) -> bool: ...  # only its metadata changed: taken as last read, unread (`read` does too)
     def path_of_kind(self, sid: str, kind: str) -> str | None: ...
     def guard(self, sid: str, f: FileStat, kind: str, read: Callable[[], None]) -> None:
         """Run one session's `read`; if it raises, its writes are undone, it is skipped and `f` records why."""
