@@ -15,6 +15,7 @@ backups.py   the daily backups: made, checked, rotated by their own time; which 
 from .queries import (
     ALL_TIME,
     BUCKETS_PER_QUERY,
+    SESSION_CHUNK,
     Bucket,
     CallRecord,
     CostGroup,
@@ -59,6 +60,7 @@ __all__ = [
     "RefreshStats",
     "Route",
     "SessionCounts",
+    "SESSION_CHUNK",
     "SessionRow",
     "Sums",
     "Usage",

@@ -50,6 +50,10 @@ ENDED = ("completed", "failed", "cancelled")  # a session with this status adds 
 SLICE_S = 1.0  # a long ingest commits about this often: killed mid-way, it resumes from the last commit
 CHECKPOINT_AFTER_BYTES = 32 * 10**6  # after reading this much, the write-ahead log is checkpointed and truncated
 BACKUP_AFTER_S = 3600.0  # a process open this long looks for the day's backup after a refresh (at most this often)
+# SQLite's page cache while a refresh writes (its own default: 2 MiB), given back after it: calls go into an index by
+# their key, which is random, so a small cache reads the same pages back again and again (a cold ingest of 20,000
+# sessions: about 12 % of its CPU at 2 MiB; 8 MiB holds most of that index, for 7 MiB more at its peak).
+WRITE_CACHE_KIB = 8 * 1024
 
 
 class Ledger(Queries, PeriodQueries, MachineQueries):
@@ -301,16 +305,24 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         known = self._known_unless_unchanged()
         faults: dict[str, str] = {}  # sessions that raised in this refresh: skipped in its later slices
         wrote = False
-        while seen.listed and source.needs_work(known):
-            now = time.perf_counter()
-            until = now + self.slice_s if ends is None else min(now + self.slice_s, ends)
-            plan = Plan(since_ns, until, least=1 if budget_s or ends is None else 0, faults=faults)
-            known = self._write(source, plan, stats)
-            wrote = True
-            stats.pending = plan.deferred
-            since_ns = None  # what had to be read now was read in the first slice
-            if not plan.deferred or (ends is not None and time.perf_counter() >= ends):
-                break
+        cache = None  # the page cache's size before this refresh wrote
+        try:
+            while seen.listed and source.needs_work(known):
+                if cache is None:
+                    cache = self.db.execute("PRAGMA cache_size").fetchone()[0]
+                    self.db.execute(f"PRAGMA cache_size={-WRITE_CACHE_KIB}")
+                now = time.perf_counter()
+                until = now + self.slice_s if ends is None else min(now + self.slice_s, ends)
+                plan = Plan(since_ns, until, least=1 if budget_s or ends is None else 0, faults=faults)
+                known = self._write(source, plan, stats)
+                wrote = True
+                stats.pending = plan.deferred
+                since_ns = None  # what had to be read now was read in the first slice
+                if not plan.deferred or (ends is not None and time.perf_counter() >= ends):
+                    break
+        finally:
+            if cache is not None:  # (pages over the size are freed)
+                self.db.execute(f"PRAGMA cache_size={cache}")
         if stats.bytes_read >= CHECKPOINT_AFTER_BYTES:  # a big ingest: give the write-ahead log back
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         if seen.listed and (wrote or digest is not None or unstored) and not stats.pending:

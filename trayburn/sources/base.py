@@ -139,8 +139,10 @@ def first_word(line: str) -> str:
     """The program a command line runs, as a word to group by: its first word past `VAR=value` assignments, without
     its folder or quotes (`FOO=1 ./node_modules/.bin/jest -x` → `jest`); "?" when there is none."""
     for word in line.split():
-        if _ASSIGNMENT.match(word):
+        if "=" in word and _ASSIGNMENT.match(word):
             continue
+        if word.isalnum() and word.isascii():  # the usual word (`git`, `python3`): nothing to take off
+            return word[:MAX_WORD]
         word = word.strip("\"'`([").rstrip(";&|)").replace("\\", "/").rsplit("/", 1)[-1]
         word = word.replace(",", "_")[:MAX_WORD]
         return word if word.isascii() else word.encode("utf-8", "replace").decode("utf-8")
@@ -157,8 +159,15 @@ def command_words(commands: Any) -> str:
             commands = [commands]
     if not isinstance(commands, list):
         return ""
-    lines = (c.get("command") if isinstance(c, dict) else c for c in commands)
-    return " ".join(first_word(c) for c in lines if isinstance(c, str) and c.strip())
+    words = []
+    for c in commands:
+        if type(c) is not str:
+            c = c.get("command") if isinstance(c, dict) else c
+            if not isinstance(c, str):
+                continue
+        if not c.isspace() and c:
+            words.append(first_word(c))
+    return " ".join(words)
 
 
 @dataclass(slots=True)
