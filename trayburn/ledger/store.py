@@ -22,6 +22,7 @@ from sys import intern
 from ..files import Checkpoint
 from ..sources.base import Digested, Known, Plan, Seen, Source
 from . import backups, salvage
+from .changes import Changes, Tracker
 from .queries import MachineQueries, PeriodQueries, Queries
 from .schema import (
     LedgerDamaged,
@@ -75,6 +76,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self._ended_memo: tuple[int, set[str]] | None = None  # (data_version, ids of ended sessions)
         self.backup_after_s = BACKUP_AFTER_S
         self._backup_looked = time.monotonic()
+        self._tracker = Tracker()  # what this connection's writes changed, between two `changes()` (changes.py)
 
     def close(self) -> None:
         """The day's backup first, if due (a command's output is out by then), then the connection closed."""
@@ -122,6 +124,16 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         with self._lock, self._busy_raises():
             self._damaged = True
             self._check_file()
+
+    def changes(self) -> Changes | None:
+        """What the writes changed in the figures' rows since the last call: the sessions and the earliest call time
+        (changes.py). None: unknown (the first call, another process wrote since, the ledger was opened again):
+        everything may have changed."""
+        with self._lock:
+            try:
+                return self._tracker.take(self.db)
+            except sqlite3.Error:  # (a temporary table refused: read-only, a full disk) unknown, as untracked
+                return None
 
     def rebuilt(self) -> salvage.Rebuilt | None:
         """The last rebuild of this ledger and what it held that is still not back (None: never rebuilt)."""
