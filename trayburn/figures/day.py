@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -300,8 +300,12 @@ def sessions(
     Newest first."""
     start = local_midnight_ms(since) if since else ALL_TIME[0]
     end = day_bounds(until)[1] if until else ALL_TIME[1]
-    out = summaries(Pricer(ledger, book), ledger.sessions_between(start, end), start, end, now_ms)
-    return sorted(out, key=lambda s: _ms(s.started_at) or 0, reverse=True)
+    return newest_first(summaries(Pricer(ledger, book), ledger.sessions_between(start, end), start, end, now_ms))
+
+
+def newest_first(summaries: Sequence[SessionSummary]) -> list[SessionSummary]:
+    """Sessions by their start, the latest first (those that started together as given)."""
+    return sorted(summaries, key=lambda s: _ms(s.started_at) or 0, reverse=True)
 
 
 def summaries(
@@ -318,7 +322,18 @@ def summaries(
     for g in pricer.groups(start_ms, end_ms, by=("session", "file", "agent"), session_id=session_id):
         found.setdefault(g.by[0], []).append(g)
     now = now_ms if now_ms is not None else int(time.time() * 1000)
-    return [_summary(m, sorted(found.get(m.id, ()), key=_order), pricer, now) for m in metas]
+    return [summary(m, found.get(m.id, ()), pricer, now) for m in metas]
+
+
+def summary(m: SessionRow, groups: Sequence[CostGroup], pricer: Pricer, now_ms: int) -> SessionSummary:
+    """One session's figures from its calls' groups by (session, file, agent), in any order."""
+    return _summary(m, sorted(groups, key=_order), pricer, now_ms)
+
+
+def restated(s: SessionSummary, now_ms: int) -> SessionSummary:
+    """The session as the clock shows it at `now_ms` (a running one falls stale once silent for long)."""
+    state = _state(s.status, s.last_activity_ms, now_ms)
+    return s if state == s.state else replace(s, state=state)
 
 
 def _order(g: CostGroup) -> tuple:
