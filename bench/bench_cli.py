@@ -12,7 +12,8 @@ least), after one untimed run that brings the ledger and the prices cache up to 
 Beside them, in the same run and on the same corpus: `python -c pass`, and a process that stats every file
 under the sessions folder (a walk with scandir + stat: what a no-change refresh must at least do). With
 several trees, each round runs every command of every tree once, so all see the same machine load. The
-target: a warm `trayburn today` within 2x that stat floor. Exits 1 when a target is missed. `--busy`: on
+target: a warm `trayburn today` within 2x that stat floor in CPU time (the wall ratio is shown beside it).
+Exits 1 when a target is missed. `--busy`: on
 bench_cold.py's corpora instead (bench/out/cold-<n>: 15 % of the sessions active today, so 5,000 sessions hold
 about 15,000 calls of today: a busy day), the figures of today's calls weighing in.
 """
@@ -132,6 +133,8 @@ def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None], bu
         floor = {k: statistics.median(w for w, _ in v) for k, v in floors[tree].items()}
         figures = {k: statistics.median(w for w, _ in v) for k, v in times[tree].items()}
         stat = floor["stat every file"]
+        cpu = {k: statistics.median(c for _, c in v) for k, v in times[tree].items()}
+        stat_cpu = statistics.median(c for _, c in floors[tree]["stat every file"])
         results.append(
             {
                 "sessions": sessions,
@@ -143,9 +146,11 @@ def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None], bu
                 "figures_s": figures,
                 "best_s": {k: min(w for w, _ in v) for k, v in times[tree].items()},
                 "floors_cpu_s": {k: statistics.median(c for _, c in v) for k, v in floors[tree].items()},
-                "figures_cpu_s": {k: statistics.median(c for _, c in v) for k, v in times[tree].items()},
+                "figures_cpu_s": cpu,
                 "ratio_to_stat_floor": {k: v / stat for k, v in figures.items()},
-                "target": {"today": TARGET, "passed": figures["today"] / stat <= TARGET},
+                "cpu_ratio_to_stat_floor": {k: v / stat_cpu for k, v in cpu.items()},
+                # judged in CPU time, as the issue measured it: the load of a shared machine changes it least
+                "target": {"today": TARGET, "passed": cpu["today"] / stat_cpu <= TARGET},
             }
         )
     return results
@@ -165,8 +170,10 @@ def render(results: list[dict]) -> str:
             lines.append(f"  {name:28} {s * 1000:7.0f} ms {cpu * 1000:6.0f} ms CPU   (floor)")
         for name, s in r["figures_s"].items():
             ratio, cpu = r["ratio_to_stat_floor"][name], r["figures_cpu_s"][name]
-            mark = f"   target <= {TARGET:g}x: {'met' if ratio <= TARGET else 'MISSED'}" if name == "today" else ""
-            cells = f"{s * 1000:7.0f} ms {cpu * 1000:6.0f} ms CPU   {ratio:4.1f}x stat floor"
+            cpu_ratio = r["cpu_ratio_to_stat_floor"][name]
+            met = "met" if cpu_ratio <= TARGET else "MISSED"
+            mark = f"   target <= {TARGET:g}x CPU: {met}" if name == "today" else ""
+            cells = f"{s * 1000:7.0f} ms {cpu * 1000:6.0f} ms CPU   {ratio:4.1f}x / {cpu_ratio:4.2f}x CPU stat floor"
             lines.append(f"  trayburn {name:19} {cells}{mark}")
     return "\n".join(lines)
 

@@ -273,6 +273,22 @@ def test_an_absurd_token_count_is_capped_and_marked(tmp_path):
     led.close()
 
 
+def test_an_absurd_call_is_capped_alone_beside_normal_calls_of_its_model(tmp_path):
+    """The day is read in one pass when its calls need no tier band and none is priced alone: a call past the
+    cap must still be priced alone, not summed with the normal calls of its route (capped together)."""
+    absurd = (2**50, 2**40, 0, 0)
+    messages = [call(f"n{i}", NOON + i, model="gpt-4o") for i in range(3)]
+    messages.append(call("x", NOON + 9, absurd, "gpt-4o", "openai"))
+    led = ledger_with(tmp_path, {"1796020000000_huge2": ("openai", messages)})
+    book = PriceBook()
+    normal = book.call_cost("gpt-4o", 1000, 10, 0, 0)
+    r = day_report(led, book, DAY)
+    assert r.capped_calls == 1 and r.estimated_cost_usd == pytest.approx(MAX_COST + 3 * normal, rel=1e-12)
+    total = history.report(led, book, periods.day_of(DAY), "model").to_json()["total"]
+    assert total["estimated_cost_usd"] == pytest.approx(MAX_COST + 3 * normal, rel=1e-12)
+    led.close()
+
+
 def test_unknown_models_stay_unpriced_with_their_tokens(tmp_path):
     messages = [call("u", NOON, (5_000, 50, 0, 0), "mystery-model-x", "openai-compatible")]
     led = ledger_with(tmp_path, {"1796020000000_unkn1": ("openai-compatible", messages)})

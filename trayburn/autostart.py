@@ -40,6 +40,8 @@ class AutostartError(Exception):
 
 @dataclass(frozen=True)
 class AutostartStatus:
+    """Whether trayburn starts at login here, where that is set, and a line saying so."""
+
     enabled: bool
     location: str
     detail: str

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import os
 import re
@@ -241,6 +242,11 @@ def period_of(args: argparse.Namespace) -> Period:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the program itself (not a caller in a longer process, as the tests are)
+        # What is loaded by now (modules, classes, functions) lives as long as the process: out of the cyclic
+        # collector's sight, so its passes over the command's many short-lived objects do not walk it again and
+        # again (a warm `today` at 5,000 sessions: 2 % of its instructions, counted by callgrind).
+        gc.freeze()
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["_dialog"]:  # the tray's dialogs, in a child process (the frozen app has no -m)
         from .tray import dialogs  # (a GUI toolkit: only for the tray's commands)

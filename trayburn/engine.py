@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import demo, paths, settings
-from .figures import attribution, budgets, history, listprice, money, periods
+from .figures import budgets, history, money, periods
 from .figures.budgets import BudgetState
 from .figures.burn import WINDOW_MS, Burn, burn, hour_calls, minute_of, runaways
 from .figures.costs import Pricer, Totals
@@ -52,7 +52,7 @@ from .sources.base import Source, storable_id
 from .sources.cline_cli.source import ClineCliSource
 
 if TYPE_CHECKING:
-    from .figures import export
+    from .figures import export, listprice
     from .pricing.show import SeenModel
     from .sync.share import ShareState, Sharing, SyncHealth
 
@@ -438,15 +438,21 @@ class Engine:
 
     def attribution(self, period: periods.Period | None, by: str, session_id: str | None = None):
         """A period's (or, `period` None, one session's) cost by tool or by agent (attribution.Attribution)."""
+        from .figures import attribution  # (as the two below: only the commands that show them load them)
+
         figure = attribution.by_tool if by == "tool" else attribution.by_agent
         return figure(self.ledger, self.book, period, session_id)
 
     def cache_saved(self, period: periods.Period) -> listprice.CacheReport:
         """What cache reads saved over the period, per model, at list price."""
+        from .figures import listprice
+
         return listprice.cache_saved(self.ledger, self.book, *period.bounds_ms())
 
     def reprice(self, period: periods.Period, model: str) -> listprice.WhatIf:
         """The period's calls at `model`'s list price: a what-if, never spend."""
+        from .figures import listprice
+
         return listprice.reprice(self.ledger, self.book, *period.bounds_ms(), model)
 
     def overview(self, period):

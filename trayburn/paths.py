@@ -43,6 +43,8 @@ class Level:
 
 @dataclass(frozen=True)
 class Levels:
+    """The three folders the sessions are found through: Cline's root, its data folder, its sessions folder."""
+
     root: Level
     data: Level
     sessions: Level

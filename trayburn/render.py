@@ -11,12 +11,10 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .figures.attribution import Attribution, Share
 from .figures.burn import Burn
 from .figures.costs import covered_by
 from .figures.day import DayReport, ModelCost, SessionDetail, SessionSummary, priced_cost
 from .figures.history import MachinesReport
-from .figures.listprice import CacheReport, WhatIf
 from .figures.money import Money, usd
 from .files import clean
 from .sources.base import MAX_COST
@@ -46,6 +44,8 @@ def _pad(cell: str, width: int, right: bool) -> str:
 
 
 if TYPE_CHECKING:
+    from .figures.attribution import Attribution, Share
+    from .figures.listprice import CacheReport, WhatIf
     from .health import Health
     from .pricing.show import SeenModel
 

@@ -275,6 +275,8 @@ class SettingsProblem:
 
 @dataclass
 class Loaded:
+    """The settings as read from their file, with where it is and what was wrong in it."""
+
     settings: Settings
     path: Path
     exists: bool

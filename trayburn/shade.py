@@ -32,6 +32,8 @@ CACHE_SECONDS = 60.0  # the window asks at every refresh; the desktop's answer r
 
 @dataclass(frozen=True)
 class Appearance:
+    """Whether the desktop's windows and its panel are light or dark (None: not known)."""
+
     windows: Shade | None  # the colour scheme apps use
     panel: Shade | None  # the panel the tray icon sits on
 

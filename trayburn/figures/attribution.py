@@ -88,6 +88,8 @@ class Share:
 
 @dataclass
 class Attribution:
+    """A period's or one session's cost split by tool or by agent, with the total it adds up to."""
+
     by: str  # tool | agent
     since: str | None  # the period's days (None: one session's whole life)
     until: str | None

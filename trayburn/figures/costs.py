@@ -28,6 +28,8 @@ from ..sources.base import MAX_COST
 
 @dataclass
 class Tokens:
+    """A count of tokens of each kind."""
+
     input: int = 0
     output: int = 0
     cache_read: int = 0
@@ -40,6 +42,8 @@ class Tokens:
 
 @dataclass
 class Totals:
+    """Priced figures of some calls, summed group by group (`add`): spend, estimates, plan and free calls."""
+
     calls: int = 0
     tokens: Tokens = field(default_factory=Tokens)
     reported_usd: float = 0.0
@@ -132,6 +136,8 @@ class Plan:
 
 @dataclass(frozen=True)
 class CallCost:
+    """One call's cost as it is paid (`Pricer.call`), with how it was found."""
+
     cost_usd: float | None  # None: no cost reported and no known price; 0 for a plan's or a free call
     estimated: bool
     capped: bool
@@ -192,7 +198,10 @@ class Pricer:
         return self.book.billing.name(route_name(r))
 
     def plan(self, start_ms: int, end_ms: int, session_id: str | None = None) -> Plan:
-        routes = self.ledger.priced_routes(start_ms, end_ms, session_id)
+        return self._plan(self.ledger.priced_routes(start_ms, end_ms, session_id))
+
+    def _plan(self, routes: Sequence[tuple[Route, bool]]) -> Plan:
+        """From the scope's routes, each with whether some of its calls have no reported cost."""
         covered = tuple(r for r, _ in routes if self.billed(r) == PLAN)
         wanted = [r for r, no_cost in routes if (no_cost and self.billed(r) == PAID) or r in covered]
         priced = [(r, p) for r in wanted if (p := self.price(r))]
@@ -215,8 +224,16 @@ class Pricer:
     ) -> list[CostGroup]:
         """The scope's calls in groups priced exactly (`plan`: from a scope holding this one; `buckets`:
         spans of time inside it, each group's bucket number first in its `by`)."""
-        p = plan or self.plan(start_ms, end_ms, session_id)
         led = self.ledger
+        if plan is None and buckets is None:  # most scopes: one pass (`Ledger.plain_cost_groups`)
+            groups, biggest = led.plain_cost_groups(start_ms, end_ms, by, session_id)
+            no_cost: dict[Route, bool] = {}
+            for g in groups:
+                no_cost[g.route] = no_cost.get(g.route, False) or g.sums.unpriced_calls > 0
+            plan = self._plan(list(no_cost.items()))
+            if not plan.bands and not plan.alone and (plan.alone_above is None or biggest <= plan.alone_above):
+                return groups if plan.covered else [g._replace(floored_input=0) for g in groups]
+        p = plan or self.plan(start_ms, end_ms, session_id)
         return led.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id, buckets, p.covered)
 
     def totals(self, start_ms: int, end_ms: int) -> Totals:

@@ -44,6 +44,8 @@ _USER_INPUT = re.compile(r"^\s*<user_input[^>]*>(.*?)(</user_input>\s*)?$", re.S
 
 @dataclass
 class ModelCost:
+    """One model's row of a day: its cost, calls and tokens."""
+
     name: str
     cost_usd: float
     calls: int
@@ -63,6 +65,8 @@ class ModelCost:
 
 @dataclass
 class DayReport:
+    """A day's figures as `today` shows them: spend, estimate, calls, sessions, tokens, models, plans."""
+
     date: str
     timezone: str
     cost_usd: float
@@ -95,6 +99,8 @@ class DayReport:
 
 @dataclass
 class Subagent:
+    """A session's subagent or teammate with its calls and cost."""
+
     name: str
     kind: str  # subagent | teammate | subagents (an editor task's, summed by the task)
     calls: int
@@ -103,6 +109,8 @@ class Subagent:
 
 @dataclass
 class SessionSummary:
+    """One session's row: its title, project, state, times, model, calls and cost."""
+
     id: str
     title: str
     project: str | None
@@ -143,6 +151,8 @@ class SessionSummary:
 
 @dataclass
 class CallRow:
+    """One call of a session, priced, as the session's detail lists it."""
+
     time: str
     ts_ms: int
     model: str
@@ -158,6 +168,8 @@ class CallRow:
 
 @dataclass
 class SessionDetail:
+    """A session's summary with every one of its calls."""
+
     summary: SessionSummary
     calls: list[CallRow]
     duration_s: float | None

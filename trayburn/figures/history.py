@@ -35,6 +35,8 @@ Priced = list[tuple[CostGroup, Totals]]  # the period's groups, each priced once
 
 @dataclass
 class Group:
+    """One row of a report (a day, week, month, project, model, session or source) and its totals."""
+
     key: str
     label: str
     totals: Totals = field(default_factory=Totals)
@@ -80,6 +82,8 @@ class Group:
 
 @dataclass
 class HistoryReport:
+    """A period's report: its rows by one dimension and their total."""
+
     period: Period
     by: str
     timezone: str
@@ -222,6 +226,8 @@ def _namer(
 
 @dataclass
 class MachineCost:
+    """One machine's part of a period's spend."""
+
     id: str | None  # None: this machine
     name: str
     this: bool

@@ -24,6 +24,8 @@ from .costs import Plan, Pricer, Totals, route_name
 
 @dataclass
 class CacheSaving:
+    """What one model's cache reads saved at list price."""
+
     key: str  # the model key rows group by
     name: str
     input_tokens: int = 0  # cache tokens included
@@ -50,6 +52,8 @@ class CacheSaving:
 
 @dataclass
 class CacheReport:
+    """What cache reads saved over a period, per model and in all."""
+
     models: list[CacheSaving] = field(default_factory=list)
     total: CacheSaving = field(default_factory=lambda: CacheSaving("total", "total"))
 

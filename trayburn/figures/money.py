@@ -22,6 +22,8 @@ FALLBACK_LOCALE = "en_US"
 
 @dataclass(frozen=True)
 class Money:
+    """The currency figures are shown in, its rate to the US dollar and the locale that formats it."""
+
     currency: str = USD  # what the person asked for
     usd_rate: float | None = None  # units of `currency` per US dollar
     locale: str = FALLBACK_LOCALE

@@ -62,6 +62,8 @@ class BadPeriod(ValueError):
 
 @dataclass(frozen=True)
 class Period:
+    """A span of whole local days, [since, until], and how it steps (day, week, month or range)."""
+
     since: date
     until: date
     kind: str = "range"  # day | week | month | range: how `step` moves and how it is named

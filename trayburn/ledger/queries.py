@@ -254,7 +254,7 @@ class Queries:
         sums = f"{_SUMS}, {_WHOLE if covered else _NO_WHOLE}"
         alone_sql = _alone(alone, alone_above, covered)
         if buckets is None:
-            return self._cost_groups("", (), bands, alone_sql, by, _scope(start_ms, end_ms, session_id), sums)
+            return self._cost_groups("", (), bands, alone_sql, by, _scope(start_ms, end_ms, session_id), sums)[0]
         out: list[CostGroup] = []
         for first in range(0, len(buckets), BUCKETS_PER_QUERY):
             chunk = buckets[first : first + BUCKETS_PER_QUERY]
@@ -264,8 +264,19 @@ class Queries:
             if session_id is not None:
                 scope = _IN_BUCKETS + " AND c.session_id=?", (session_id,)
             cte_params = tuple(x for bk in chunk for x in bk)
-            out += self._cost_groups(cte, cte_params, bands, alone_sql, ("bucket", *by), scope, sums)
+            out += self._cost_groups(cte, cte_params, bands, alone_sql, ("bucket", *by), scope, sums)[0]
         return out
+
+    def plain_cost_groups(
+        self, start_ms: int, end_ms: int, by: tuple[str, ...] = (), session_id: str | None = None
+    ) -> tuple[list[CostGroup], int]:
+        """`cost_groups` with no tier band, no call alone and every group's `floored_input` summed, and the
+        most input + output tokens of any one call: what a scope's plan is first read from. When that plan
+        then asks for no band and no call alone (most scopes), these are its groups as `cost_groups` reads
+        them, found in one pass over the calls instead of two (the routes, then the groups)."""
+        sums = f"{_SUMS}, {_WHOLE}, MAX({_FLOOR} + c.output)"
+        scope = _scope(start_ms, end_ms, session_id)
+        return self._cost_groups("", (), (), ("0", ()), by, scope, sums)
 
     def _cost_groups(
         self,
@@ -276,7 +287,9 @@ class Queries:
         by: tuple[str, ...],
         scope: tuple[str, tuple],
         sums: str,
-    ) -> list[CostGroup]:
+    ) -> tuple[list[CostGroup], int]:
+        """The groups, and the largest value of a column `sums` may end with past `_SUMS` and the floored
+        input (0 when it has none)."""
         where, params = scope
         one, one_params = alone
         dims = "".join(f", {_BY[d]}" for d in by)
@@ -291,6 +304,7 @@ class Queries:
             f" GROUP BY {', '.join(map(str, keys))}"
         )
         out = []
+        biggest = 0
         k = 5 + len(by)
         sid = 5 + by.index("session") if apart else 0
         file = 5 + by.index("file") if "file" in by else 0
@@ -299,11 +313,13 @@ class Queries:
         for r in self._rows(sql, cte_params + one_params + params):
             if file:
                 r = (*r[:file], paths.get(r[file]), *r[file + 1 :])
-            last = r[k + _N + 1]
+            last = r[-1]
             route = Route(r[0], r[1], providers.get(r[sid]) if apart else r[2])
             at_ms = last if r[4] else None
             out.append(CostGroup(route, r[3], tuple(r[5:k]), at_ms, _sums(r[k : k + _N]), int(r[k + _N]), last))
-        return out
+            if len(r) > k + _N + 2:
+                biggest = max(biggest, r[k + _N + 1] or 0)
+        return out, biggest
 
     def no_cost_routes(self) -> list[Route]:
         """The routes of counted calls without a reported cost, all time (those a price must estimate)."""

@@ -17,13 +17,14 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .. import files
 from ..errors import CantWrite, Exit, TrayburnError
-from . import salvage
-from .salvage import Salvaged
 from .writer import LedgerConnection
+
+if TYPE_CHECKING:  # (salvage.py is loaded only to rebuild a damaged ledger)
+    from .salvage import Salvaged
 
 NEARLY_FULL = 1 << 20  # bytes free under which an I/O error is taken for a full disk
 
@@ -498,6 +499,8 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
     successor is whole, so a rebuild interrupted anywhere (killed, Ctrl-C, power cut) leaves the damaged file
     for the next open to rebuild again, never an empty ledger it would trust. The damaged file is then kept
     (never deleted) as `<name>.broken-<time>`: the evidence, nothing reads it again."""
+    from . import salvage
+
     tmp = path.with_name(f".{path.name}.rebuild-{os.getpid()}.tmp")  # two processes never share one
     try:
         got = _salvaged_into(tmp, path, busy_timeout_s)
@@ -521,6 +524,8 @@ def _rebuild(path: Path, busy_timeout_s: float, why: str) -> Opened:
 def _salvaged_into(tmp: Path, path: Path, busy_timeout_s: float) -> Salvaged | None:
     """A new ledger at `tmp` holding what the damaged ledger at `path` and its backups still yield, whole on
     disk; what was recovered (None: nothing). Raises what writing `tmp` met (a full disk, an I/O error)."""
+    from . import salvage
+
     _remove(tmp)  # (what a killed rebuild of an earlier process with this id left)
     _create_private(tmp)
     db = _connect_checked(tmp, busy_timeout_s)

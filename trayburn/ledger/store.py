@@ -18,10 +18,11 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from sys import intern
+from typing import TYPE_CHECKING
 
 from ..files import Checkpoint
 from ..sources.base import Digested, Known, Plan, Seen, Source
-from . import backups, salvage
+from . import backups
 from .changes import Changes, Tracker
 from .queries import MachineQueries, PeriodQueries, Queries
 from .schema import (
@@ -38,6 +39,9 @@ from .schema import (
     verdict,
 )
 from .writer import RefreshStats, StorableIds, text
+
+if TYPE_CHECKING:  # (salvage.py is loaded only where a ledger was or is damaged)
+    from . import salvage
 
 log = logging.getLogger(__name__)
 
@@ -137,11 +141,15 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
 
     def rebuilt(self) -> salvage.Rebuilt | None:
         """The last rebuild of this ledger and what it held that is still not back (None: never rebuilt)."""
+        from . import salvage  # (as below: the salvage is loaded only where a ledger was or is damaged)
+
         with self._lock, self._busy_raises():
             return salvage.rebuilt(self.db, self.path)
 
     def rebuild_seen(self) -> None:
         """`doctor` showed the last rebuild: no longer a problem."""
+        from . import salvage
+
         salvage.mark_seen(self.path)
 
     def backups(self) -> dict:
@@ -209,6 +217,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             raise opened.fault
         self.db, self.fault, self._identity, self._writable = opened.db, None, _identity(self.path), True
         self._damaged = False
+        from . import salvage
+
         try:
             with self._busy_raises():
                 got = salvage.merge(snapshot, self.db, keep_checkpoints=True)

@@ -242,6 +242,8 @@ class Rate:
 
 @dataclass(frozen=True)
 class Rates:
+    """A model's price per token of each kind (and per request, where charged)."""
+
     input: Rate
     output: Rate
     cache_read: Rate | None = None  # None: charged as uncached input

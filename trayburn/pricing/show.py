@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class SeenModel:
+    """A model seen in the ledger, with the ids and routes it came by and its calls and tokens."""
+
     name: str
     key: str
     ids: list[str] = field(default_factory=list)  # as Cline wrote them

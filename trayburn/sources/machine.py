@@ -72,6 +72,8 @@ class FormatError(ValueError):
 
 @dataclass(frozen=True)
 class Header:
+    """A machine file's header: its format, the machine that wrote it and when."""
+
     version: int
     min_reader: int
     machine_id: str
@@ -84,6 +86,8 @@ class Header:
 
 @dataclass
 class MachineDoc:
+    """A machine file as read: its header, sessions and calls."""
+
     header: Header
     sessions: list[tuple] = field(default_factory=list)  # SessionRow
     calls: list[tuple] = field(default_factory=list)  # CallRow

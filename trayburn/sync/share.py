@@ -383,6 +383,8 @@ ID_PATTERN = re.compile(r"[0-9a-f]{16}")
 
 @dataclass(frozen=True)
 class Machine:
+    """This machine as it names itself in the sync folder."""
+
     id: str  # 16 hex digits, the machine file's name
     name: str  # for people
     host: str  # fingerprint of the computer (not of the home folder): differs on a cloned home
@@ -429,6 +431,8 @@ def _read_id(path: Path) -> str | None:
 
 @dataclass
 class MachineStatus:
+    """One machine's file in the sync folder as `doctor` shows it."""
+
     id: str
     name: str | None
     path: str
@@ -443,6 +447,8 @@ class MachineStatus:
 
 @dataclass
 class SyncHealth:
+    """Sharing as `doctor` shows it: this machine's file and every other machine's."""
+
     sync_dir: str | None
     machine_id: str | None = None
     machine_name: str | None = None

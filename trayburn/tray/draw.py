@@ -265,6 +265,8 @@ CRISP_BELOW = 18  # icons smaller than this draw the figure in pixel digits only
 
 @dataclass(frozen=True)
 class _Theme:
+    """The icon's colours on one panel shade."""
+
     text: Colour
     muted: Colour
     tile: Colour | None = None  # the icon's own background, where the panel's shade is unknown
@@ -280,6 +282,8 @@ PANELS = tuple(_THEMES)
 
 @dataclass(frozen=True)
 class _Layout:
+    """Where each part of the icon is drawn, at one size."""
+
     mark: Box  # the flame
     line: Box  # the tray line under it
     badge: Box  # the "!" disc, in place of the flame and line

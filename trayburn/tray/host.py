@@ -48,6 +48,8 @@ NO_HOST_HINT = (
 
 @dataclass(frozen=True)
 class StartCheck:
+    """Whether a tray can start here, and what is missing if not."""
+
     kind: str  # ok | no_display | display_unreachable | no_session_bus | no_tray_host
     message: str  # one line for a person
     xembed: bool = False  # an XEmbed tray owns the system tray selection
@@ -114,6 +116,8 @@ class BackendError(Exception):
 
 @dataclass(frozen=True)
 class Capabilities:
+    """What the tray backend in use can do (menu, default action, notices)."""
+
     backend: str
     has_menu: bool
     has_default_action: bool  # a left click on the icon runs the default menu item

@@ -47,6 +47,8 @@ SILENCE = "    Silence alerts for this session"
 
 @dataclass(frozen=True)
 class Root:
+    """One of the folders the sessions are found through, as the menu shows it."""
+
     name: str  # cline_dir | data_dir | sessions_dir
     label: str
     path: str
@@ -56,6 +58,8 @@ class Root:
 
 @dataclass(frozen=True)
 class TrayView:
+    """Everything the tray shows, as text and an icon state, built from typed figures."""
+
     label: str
     state: IconState
     tooltip: str

@@ -38,6 +38,8 @@ class BadDay(ValueError):
 
 @dataclass(frozen=True)
 class Column:
+    """A table column: its key, heading, width and how it sorts."""
+
     key: str
     heading: str
     chars: int  # width in average characters
@@ -52,6 +54,8 @@ class Column:
 
 @dataclass(frozen=True)
 class Row:
+    """A table row: its values, sort keys and tags."""
+
     iid: str
     values: tuple[str, ...]
     keys: tuple[Any, ...]  # what each column sorts by

@@ -36,6 +36,8 @@ def group_columns(heading: str) -> tuple[Column, ...]:
 
 @dataclass(frozen=True)
 class Bar:
+    """One day's bar of a period's chart."""
+
     day: date
     cost_usd: float
     calls: int

@@ -21,6 +21,8 @@ from .. import shade
 
 @dataclass(frozen=True)
 class Palette:
+    """The window's colours in one theme."""
+
     name: str
     bg: str
     surface: str

@@ -10,10 +10,12 @@ import os
 import time
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ... import watch
 from ...files import RACY_NS, Checkpoint, FileStat, _why, atomic_write  # (RACY_NS: changed since: listed again)
-from ...watch import Watcher
+
+if TYPE_CHECKING:
+    from ...watch import Watcher
 
 MESSAGES_SUFFIX = ".messages.json"
 FULL_SWEEP_S = 300.0  # every session folder is listed again at least this often (a running process's scans)
@@ -73,6 +75,8 @@ class ScanCache:
     def _watcher(self, sessions_dir: str) -> Watcher | None:
         if not self._watch_tried:
             self._watch_tried = True
+            from ... import watch  # (a long-running process's second scan: a command never loads it)
+
             self.watcher = watch.watcher(sessions_dir)
         return self.watcher
 

@@ -16,13 +16,14 @@ import json
 import os
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...files import Checkpoint, FileProblem, FileStat, blake2b, read, stat_file
 from ..base import Call, Known, Seen, SessionRecord, Writer, changed
-from .copies import merged
-from .parse import Parsed, agent_of, conversation_env, parse_task, source_of
 from .places import App, Place
+
+if TYPE_CHECKING:  # (the parser is imported where a task is read: a refresh with nothing new never loads it)
+    from .parse import Parsed
 
 UI = "ui_messages"  # the files' kinds in the ledger
 META = "task_metadata"
@@ -179,6 +180,9 @@ class TaskSource:
         w.live(t.sid)
 
     def _read(self, w: Writer, t: Task) -> None:
+        from .copies import merged
+        from .parse import agent_of, source_of
+
         self._note(w, t)
         read = [got for copy in t.copies if (got := self._parse(w, copy)) is not None]
         if not read:
@@ -212,6 +216,8 @@ class TaskSource:
     def _parse(self, w: Writer, t: Task) -> tuple[Task, Parsed, Any] | None:
         """One copy's files parsed: (the copy, its figures, its task_metadata.json); None when it has no
         messages file or that file does not parse now (then recorded, and retried when it changes)."""
+        from .parse import conversation_env, parse_task
+
         meta = None
         if t.meta is not None:
             raw = _read_any(w, t.meta, t.sid, META)
@@ -352,6 +358,8 @@ def written_costs(app: App, places: Sequence[Place], limit: int) -> tuple[int, f
     """(tasks, total) of the cost figures an app whose unit is not proven dollars wrote in its task files
     (`App.cost_unit`): what `doctor` shows beside the list-price estimates trayburn counts. Reads every task's
     messages file; one that cannot be read or parsed is left out."""
+    from .parse import parse_task
+
     tasks, total = 0, 0.0
     for place in places:
         try:

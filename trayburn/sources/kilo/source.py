@@ -13,11 +13,14 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Container, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ...files import Checkpoint, FileStat, blake2b
 from ..base import Call, Known, Seen, SessionRecord, Writer, changed
-from . import read
 from .places import Database
+
+if TYPE_CHECKING:  # (the reader is imported where a database is read: a refresh with nothing new never loads it)
+    from . import read
 
 FEED = "kilo"
 DB, SESSION = "kilo_db", "kilo_session"  # the files rows' kinds
@@ -96,6 +99,8 @@ class KiloSource:
             self._ingest(writer, db, f, rows)
 
     def _ingest(self, w: Writer, db: Database, f: FileStat, rows: list[tuple[str, Known]]) -> None:
+        from . import read
+
         marks = {p.rpartition("#")[2]: k.good for p, k in rows if k.good is not None}
         got = w.read_with(f, "", DB, lambda path, _limit: (read.read(path, marks), f.checkpoint))
         if got is None:  # as last read, or it could not be read now (recorded): everything it held stays
@@ -129,8 +134,10 @@ class KiloSource:
         fallback = s.created_ms or one.last_ms or 0
         if top:
             w.session(_record(db, s, one, root), file_id, fallback)
+        from .read import is_backfill
+
         calls = one.calls
-        if any(read.is_backfill(c.key) for c in calls):
+        if any(is_backfill(c.key) for c in calls):
             calls = _not_held(w, root, calls)
         w.calls(root, file_id, agent, calls, fallback)
 
@@ -169,10 +176,12 @@ def _record(db: Database, s: read.Session, one: read.Found, root: str) -> Sessio
 def _not_held(w: Writer, sid: str, calls: list[Call]) -> list[Call]:
     """OpenCode 2's copies of 1.x messages whose originals left `message` after the ledger counted them: the
     calls the ledger holds of this session at the same time with the same tokens stand for them."""
+    from .read import is_backfill
+
     held_fn = getattr(w, "held", None)
     held = {(h[1], h[2], h[3], h[4], h[5]) for h in held_fn(sid)} if held_fn is not None else set()
     return [
         c
         for c in calls
-        if not (read.is_backfill(c.key) and (c.ts_ms, c.input, c.output, c.cache_read, c.cache_write) in held)
+        if not (is_backfill(c.key) and (c.ts_ms, c.input, c.output, c.cache_read, c.cache_write) in held)
     ]
