@@ -252,11 +252,11 @@ def _phases(tick: dict[str, float], written: float, out: dict[str, list[float]])
 def mirror(sessions: int, calls: int, busy: bool, work: Path) -> Path:
     """A Cline folder in `work` holding a copy of the bench corpus, with BUSY_RECENT sessions of the last hour
     when `busy`."""
-    from bench_tray_idle import BUSY_SHARE, copy_corpus, corpus, with_recent_sessions
+    from bench_tray_idle import BUSY_RECENT, BUSY_SHARE, copy_corpus, corpus, with_recent_sessions
 
     source = corpus(sessions, calls, BUSY_SHARE if busy else 0.0)
     if busy:
-        return with_recent_sessions(source, work)
+        return with_recent_sessions(source, work, BUSY_RECENT)
     return copy_corpus(source, work)
 
 

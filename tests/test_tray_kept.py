@@ -149,7 +149,11 @@ def assert_same(kept: object, fresh: object, path: str = "glance") -> None:
 
 
 def assert_as_read_afresh(engine: Engine, kept: Glance, fresh: Glance) -> None:
+    """Kept as read afresh, and as the command line's figures (read by their own queries) say them."""
     assert_same(kept, fresh)
+    assert_same(kept.day.report, engine.day())
+    assert_same((kept.week, kept.month), (engine.period(), engine.period(month=True)))
+    assert_same(list(kept.by_source), engine.spend_by_source())
     health = engine.health()
     assert build_view(kept, engine.settings, health) == build_view(fresh, engine.settings, health)
 

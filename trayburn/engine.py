@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import demo, paths, settings
+from . import paths, settings
 from .figures import budgets, history, money, periods
 from .figures.budgets import BudgetState
 from .figures.burn import WINDOW_MS, Burn, burn, hour_calls, minute_of, runaways
@@ -45,14 +45,14 @@ from .figures.glance import (
 from .figures.history import HistoryReport, MachinesReport
 from .files import Checkpoint, stat_file
 from .health import Health, HealthKind, kind_of, verdict
-from .ledger import ALL_TIME, Changes, Ledger, LedgerUnavailable, RefreshStats
-from .ledger.changes import NOTHING
+from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
 from .pricing import PriceBook
 from .sources.base import Source, storable_id
 from .sources.cline_cli.source import ClineCliSource
 
 if TYPE_CHECKING:
     from .figures import export, listprice
+    from .ledger.changes import Changes
     from .pricing.show import SeenModel
     from .sync.share import ShareState, Sharing, SyncHealth
 
@@ -358,7 +358,7 @@ class Engine:
         )
 
     def changes(self) -> Changes | None:
-        """What the ledger's writes changed in its figures' rows since the last call (`ledger.Changes`: the
+        """What the ledger's writes changed in its figures' rows since the last call (`ledger.changes.Changes`: the
         sessions, the earliest call time), for `glance`. None: unknown (the first call, another process wrote
         meanwhile), and always while the history is still being read (what a first read writes is never tracked:
         every one of its rows would pay for it)."""
@@ -366,14 +366,14 @@ class Engine:
             return None
         return self.ledger.changes()
 
-    def glance(self, health: Health, since: Glance | None = None, changes: Changes | None = NOTHING) -> Glance:
+    def glance(self, health: Health, since: Glance | None = None, changes: Changes | None = None) -> Glance:
         """What the tray's menu shows, from the ledger as it is (`figures.glance.Glance`). `health`: as just
         taken (a machine file it names is a sharing problem; a file it holds as settling goes stale). `since`: the
-        glance built before, and `changes` what the ledger's writes changed since (`changes()`; None: unknown;
-        by default nothing: only the clock moved): what it was made of is kept (`figures.glance.basis`), only
-        the sessions changed are read again when every call changed is of today, and everything is read again
-        after a change before today, at midnight, with other settings. With nothing changed, what the clock
-        cannot change is kept as it was and nothing of today is read but the last hour."""
+        glance built before; `changes`: what the ledger's writes changed since (`changes()`; None: unknown, all is
+        read again; `ledger.changes.NOTHING`: only the clock moved). What no call changed is kept
+        (`figures.glance.basis`): only the sessions changed are read again when every call changed is of today,
+        and everything after a change before today, at midnight, with other settings. With nothing changed, what
+        the clock cannot change is kept as it was, and of today only the last hour is read."""
         now, today = periods.utc_now_ms(), periods.now_date()
         s = self.settings
         kept = since.basis if since is not None else None
@@ -407,6 +407,8 @@ class Engine:
     def _until_midnight(self, b: Basis, now_ms: int) -> tuple[Glance, Basis]:
         """The part of today's glance the clock leaves alone until midnight, from its basis (`glance` sets the
         rest), and the basis with yesterday's report when the menu shows it."""
+        from .demo import is_demo  # (the demo's module brings shutil, tempfile and signal: only the tray's glance)
+
         t = today_figures(b, self.ledger, self.machine_name(), now_ms)
         report = t.report
         if not report.calls and b.yesterday is None:
@@ -425,7 +427,7 @@ class Engine:
             by_source=tuple(by_source(t.by_source)),
             money=self.money(),
             progress=None,
-            demo=demo.is_demo(self.levels.sessions.path),
+            demo=is_demo(self.levels.sessions.path),
             sync_problem=None,
             built_ms=0,
             stale_at_ms=0,

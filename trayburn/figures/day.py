@@ -205,9 +205,14 @@ def totals_between(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int) 
 
 
 def day_report(
-    ledger: Ledger, book: PriceBook, day: date, priced: tuple[Pricer, Sequence[CostGroup]] | None = None
+    ledger: Ledger,
+    book: PriceBook,
+    day: date,
+    priced: tuple[Pricer, Sequence[CostGroup]] | None = None,
+    sessions: int | None = None,
 ) -> DayReport:
-    """`priced`: the day's groups already read (by any dimension: `Engine.day_and_machines`), with their pricer."""
+    """`priced`: the day's groups already read (by any dimension: `Engine.day_and_machines`), with their pricer;
+    `sessions`: how many sessions have counted calls that day, when known (the tray's groups by session)."""
     start, end = day_bounds(day)
     pricer, groups = priced or (Pricer(ledger, book), None)
     totals, per_model = Totals(), dict[str, Totals]()
@@ -221,7 +226,7 @@ def day_report(
         cost_usd=totals.cost_usd,
         estimated_cost_usd=totals.estimated_usd,
         calls=totals.calls,
-        sessions=ledger.session_count(start, end),
+        sessions=ledger.session_count(start, end) if sessions is None else sessions,
         unpriced_calls=totals.unpriced_calls,
         tokens=totals.tokens,
         top_model=models[0] if models else None,

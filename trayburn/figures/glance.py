@@ -10,11 +10,10 @@ changes them, and what a glance was made of, so that the next one reads only wha
 - `Basis`: what a glance's figures were made of: today's calls priced in groups by (session, file, agent) with
   each session's row, and the parts before today of this week's, this month's and the budgeted projects' spend.
   `basis` keeps it while no call changed, reads again only the sessions a refresh changed when every call it
-  changed is of today (`ledger.Changes`), and everything otherwise (a call before today, the day or the time
-  zone turned, other prices, another process's write); `today_figures` makes the day's figures of it. Today's figures
-  are the sums of its sessions' groups, and the week's and month's the part before today plus today's, so a
-  kept figure and one read afresh are the same sums (to the last place of a float, the order of additions
-  aside: `Totals.merge`).
+  changed is of today (`ledger.changes.Changes`), and everything otherwise (a call before today, the day or the
+  time zone turned, other prices, another process's write); `today_figures` makes the day's figures of it. Today's
+  figures are the sums of its sessions' groups, and the week's and month's the part before today plus today's, so
+  a kept figure and one read afresh are the same sums (to a float's last places, added in another order).
 
 `Engine.glance` builds a Glance (one call, from the ledger as it is); tray/view.build_view and window/views read
 them and nothing else of the engine's figures.
@@ -25,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
-from ..ledger import Changes, CostGroup, Ledger, SessionRow
+from ..ledger import CostGroup, Ledger, SessionRow
 from ..ledger.queries import SessionKeys
 from ..pricing import PriceBook
 from ..sources.base import RETRY_RECENT_NS
@@ -38,6 +38,9 @@ from .day import sessions as day_sessions
 from .history import HistoryReport, MachinesReport, machines_between, report, report_from
 from .money import Money
 from .periods import Period, day_bounds, local_midnight_ms
+
+if TYPE_CHECKING:
+    from ..ledger.changes import Changes
 
 HOUR_MS = 3600_000
 CLOCK_REBUILD_MS = 60_000  # the clock alone changes a glance at most once a minute (the menu's text is timed so)
@@ -237,7 +240,7 @@ def today_figures(b: Basis, ledger: Ledger, machine_name: str, now_ms: int) -> T
     }
     period = Period(b.day, b.day, "day")
     return Today(
-        day_report(ledger, b.book, b.day, (pricer, groups)),
+        day_report(ledger, b.book, b.day, (pricer, groups), len(b.groups)),
         sessions_at(b, now_ms),
         machines,
         totals,

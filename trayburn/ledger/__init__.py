@@ -13,7 +13,6 @@ pages.py     a damaged SQLite file's rows read page by page, without SQLite
 backups.py   the daily backups: made, checked, rotated by their own time; which a rebuild may trust
 """
 
-from .changes import Changes
 from .queries import (
     ALL_TIME,
     BUCKETS_PER_QUERY,
@@ -47,7 +46,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "Bucket",
     "CallRecord",
-    "Changes",
     "CostGroup",
     "Ledger",
     "LedgerBusy",
