@@ -96,21 +96,25 @@ class Tracker:
 
     def take(self, db: sqlite3.Connection) -> Changes | None:
         """What changed since the last look, and a new look begins; None: unknown (see the module's docstring).
-        Nothing written since, by this connection or another: nothing changed, and no table is read."""
+        Nothing written since, by this connection or another: nothing changed, and no table is read (so even where
+        the triggers cannot be made, a ledger nobody writes is known unchanged)."""
         version = db.execute("PRAGMA data_version").fetchone()[0]
         same = db is self._db and version == self._version
         if same and db.total_changes == self._writes:
             return NOTHING
-        tracked = same and _installed(db)
-        if not tracked:
-            for sql in TRIGGERS:
-                db.execute(sql)
-        sessions = frozenset(r[0] for r in db.execute("SELECT id FROM tb_changed_sessions"))
-        low, machines = db.execute("SELECT ms, machines FROM tb_changed").fetchone()
-        if sessions or low is not None or machines:
-            db.execute("DELETE FROM tb_changed_sessions")
-            db.execute("UPDATE tb_changed SET ms = NULL, machines = 0")
-        self._db, self._version, self._writes = db, version, db.total_changes
+        self._db, self._version = db, version
+        try:
+            tracked = same and _installed(db)
+            if not tracked:
+                for sql in TRIGGERS:
+                    db.execute(sql)
+            sessions = frozenset(r[0] for r in db.execute("SELECT id FROM tb_changed_sessions"))
+            low, machines = db.execute("SELECT ms, machines FROM tb_changed").fetchone()
+            if sessions or low is not None or machines:
+                db.execute("DELETE FROM tb_changed_sessions")
+                db.execute("UPDATE tb_changed SET ms = NULL, machines = 0")
+        finally:
+            self._writes = db.total_changes
         return Changes(sessions, low, bool(machines)) if tracked else None
 
 

@@ -168,7 +168,8 @@ class TrayApp(MenuActions, DialogActions):
         # what no call changed is kept; only the sessions changed are read again (`Engine.glance`)
         self.glance = figures = engine.glance(health, since=kept, changes=news)
         self.builds += 1
-        self._follow(figures.day.sessions)
+        if kept is None or data:  # (the clock alone moves no session: the folders followed stay as they are)
+            self._follow(figures.day.sessions)
         return build_view(self.alerts.shown(figures), engine.settings, health)
 
     def _faults(self) -> tuple[str | None, ...]:
