@@ -365,3 +365,25 @@ def test_the_pace_from_kept_calls_is_the_pace_read_afresh_a_minute_on(env):
         assert got == burn.burn(ledger, book, now, today, 1.0)
         seen.append(dict(got.by_session))
     assert len(seen[0]) == 2 and seen[0] != seen[2]  # the call stamped ahead counts from its minute on
+
+
+def test_the_health_kept_while_only_the_clock_moves_is_taken_again_when_a_folder_goes(env):
+    """A rebuild only the clock asked for (the last hour's calls leaving it) keeps the health it had, unless a
+    file is settling or one of the folders it looks at came or went: the sessions folder removed is said then."""
+    day = Day(env)
+    now = now_ms()
+    day.session("hour1", now - 10 * 60_000, [(now - 9 * 60_000, 0.5)])
+    age_all(day.sessions)
+    config = env / "settings.toml"
+    config.write_text(f'sessions_dir = "{day.sessions}"\n')
+    wall = [time.time()]
+    app = TrayApp(Engine(config, env / "state"), pystray, CAPS, spawn=Spawned(), wall=lambda: wall[0])
+    app.tick()
+    assert app.view.hour_live and app.view.problem is None
+    wall[0] += 61  # a minute on: the glance is built again, the health kept
+    app.tick()
+    assert app.view.problem is None
+    shutil.rmtree(day.sessions)
+    wall[0] += 61
+    app.tick()
+    assert app.view.problem is not None and str(day.sessions.name) in app.view.problem, app.view.problem

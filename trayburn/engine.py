@@ -25,6 +25,7 @@ from .figures.day import (
     SessionSummary,
     day_report,
     hourly_costs,
+    restated,
     session_detail,
     sessions,
     totals_between,
@@ -39,7 +40,6 @@ from .figures.glance import (
     day_figures,
     merged,
     period_start,
-    sessions_at,
     today_figures,
 )
 from .figures.history import HistoryReport, MachinesReport
@@ -378,8 +378,8 @@ class Engine:
         s = self.settings
         kept = since.basis if since is not None else None
         b = basis(self.ledger, self.book, today, frozenset(s.project_budgets), kept, changes)
-        if since is not None and b is kept:  # only the clock moved: running sessions may be stale
-            base = replace(since, day=replace(since.day, sessions=sessions_at(b, now)))
+        if since is not None and b is kept:  # only the clock moved: running sessions may be stale (same order)
+            base = replace(since, day=replace(since.day, sessions=tuple(restated(x, now) for x in since.day.sessions)))
         else:
             base, b = self._until_midnight(b, now)
         hour = self.last_hour(now)

@@ -33,6 +33,7 @@ from ..errors import TrayburnError
 from ..figures import periods
 from ..figures.day import SessionSummary
 from ..figures.glance import Glance
+from ..health import Health
 from . import host, icons, watcher
 from .actions import MenuActions
 from .alerts import Alerts
@@ -98,6 +99,8 @@ class TrayApp(MenuActions, DialogActions):
         self._failing = False
         self._fault: tuple[str | None, ...] = (None, None, None)  # the faults as of the last tick (`_faults`)
         self._errors: dict[str, str] = {}  # the files the last tick could not read
+        self._health: Health | None = None  # as last taken; kept while only the clock moves and no file is settling
+        self._places: tuple[tuple[bool, bool], ...] = ()  # whether each level's folder was there when it was taken
         self.waker: watch.Waker | None = None  # Linux: wakes the poller when a session is written (`run`)
         self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (roots, folders) it follows
         self.may_switch = False  # a gtk icon gives way to a StatusNotifierItem when a watcher comes (`main`)
@@ -164,7 +167,10 @@ class TrayApp(MenuActions, DialogActions):
         kept = None if dirty or settings_changed else self.glance
         if not changed and kept is not None and self.view is not None and not self._stale(kept):
             return self.view  # nothing read, nothing set, nothing the clock changes: the hot path
-        health = engine.health()
+        health = self._health if not changed and kept is not None else None
+        places = tuple((lv.path.exists(), lv.exists) for lv in engine.levels)  # (a folder made or removed: news)
+        if health is None or health.settling or places != self._places:  # (a file settling: the clock changes it)
+            self._health, self._places = health, places = engine.health(), places
         # what no call changed is kept; only the sessions changed are read again (`Engine.glance`)
         self.glance = figures = engine.glance(health, since=kept, changes=news)
         self.builds += 1
