@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from . import paths, settings
 from .figures import budgets, history, money, periods
 from .figures.budgets import BudgetState
-from .figures.burn import Burn, burn, runaways
+from .figures.burn import WINDOW_MS, Burn, burn, hour_calls, minute_of, runaways
 from .figures.costs import Pricer, Totals
 from .figures.day import (
     DayReport,
@@ -26,21 +26,24 @@ from .figures.day import (
     day_report,
     hourly_costs,
     listed,
+    restated,
     session_detail,
     sessions,
     totals_between,
 )
 from .figures.glance import (
     HOUR_MS,
+    Basis,
     DayFigures,
     Glance,
+    basis,
     changes_at,
     day_figures,
-    first_call_ms,
+    merged,
     period_start,
-    with_sessions,
+    today_figures,
 )
-from .figures.history import MachinesReport
+from .figures.history import HistoryReport, MachinesReport
 from .files import Checkpoint, stat_file
 from .health import Health, HealthKind, kind_of, verdict
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
@@ -50,6 +53,7 @@ from .sources.cline_cli.source import ClineCliSource
 
 if TYPE_CHECKING:
     from .figures import export, listprice
+    from .ledger.changes import Changes
     from .pricing.show import SeenModel
     from .sync.share import ShareState, Sharing, SyncHealth
 
@@ -281,14 +285,11 @@ class Engine:
     def spend_by_source(self, since: date | None = None, until: date | None = None) -> list[tuple[str, float | None]]:
         """(app, USD; None: unpriced) per source over [since, until] (default: today), biggest first: the menu's
         "Cline CLI $1.20 · Cline for VS Code $3.40" line (`editor_tasks.places.menu_line` writes it from this)."""
-        from .sources.editor_tasks.places import source_label
-
         first = since or periods.now_date()
         got = history.report(
             self.ledger, self.book, periods.Period(first, until or first), "source", self.machine_name()
         )
-        pairs = [(source_label(r.key), r.cost_usd) for r in got.rows]
-        return sorted(pairs, key=lambda pair: -(pair[1] or 0.0))
+        return by_source(got)
 
     def _cline_source(self, sessions: Path) -> ClineCliSource:
         """The Cline CLI source of this sessions folder, kept between refreshes (its listings and watches)."""
@@ -361,22 +362,40 @@ class Engine:
             s.project_budgets, spend
         )
 
-    def glance(self, health: Health, since: Glance | None = None) -> Glance:
+    def changes(self) -> Changes | None:
+        """What the ledger's writes changed in its figures' rows since the last call (`ledger.changes.Changes`: the
+        sessions, the earliest call time), for `glance`. None: unknown (the first call, another process wrote
+        meanwhile), and always while the history is still being read (what a first read writes is never tracked:
+        every one of its rows would pay for it)."""
+        if self.progress is not None:
+            return None
+        return self.ledger.changes()
+
+    def glance(self, health: Health, since: Glance | None = None, changes: Changes | None = None) -> Glance:
         """What the tray's menu shows, from the ledger as it is (`figures.glance.Glance`). `health`: as just
-        taken (a machine file it names is a sharing problem; a file it holds as settling goes stale). `since`:
-        the glance built before, when only the clock moved since (no refresh changed the ledger, no setting
-        changed): what the clock cannot change is kept from it, so such a rebuild reads only today's sessions
-        and the last hour (at midnight everything is read again)."""
+        taken (a machine file it names is a sharing problem; a file it holds as settling goes stale). `since`: the
+        glance built before; `changes`: what the ledger's writes changed since (`changes()`; None: unknown, all is
+        read again; `ledger.changes.NOTHING`: only the clock moved). What no call changed is kept
+        (`figures.glance.basis`): only the sessions changed are read again when every call changed is of today,
+        and everything after a change before today, at midnight, with other settings. With nothing changed, what
+        the clock cannot change is kept as it was, and of today only the last hour is read."""
         now, today = periods.utc_now_ms(), periods.now_date()
-        hour = self.last_hour(now)
-        first = first_call_ms(self.ledger, now - HOUR_MS, now + 1) if hour.calls else None
-        if since is not None and since.day.day == today:  # only the clock moved: running sessions may be stale
-            base = replace(since, day=with_sessions(since.day, self.ledger, self.book))
+        s = self.settings
+        kept = since.basis if since is not None else None
+        b = basis(self.ledger, self.book, today, frozenset(s.project_budgets), kept, changes)
+        if since is not None and b is kept:  # only the clock moved: running sessions may be stale (same order)
+            base = replace(since, day=replace(since.day, sessions=tuple(restated(x, now) for x in since.day.sessions)))
         else:
-            base = self._until_midnight(today)
-        pace = self.pace(base.day.report.cost_usd, now)
-        alerts = (self.settings.session_alert_usd, self.settings.rate_alert_usd_per_hour)
-        found = runaways(self.ledger, self.book, base.day.sessions, pace, *alerts)
+            base, b = self._until_midnight(b, now)
+        hour = self.last_hour(now)
+        at = minute_of(now) - WINDOW_MS  # the pace's calls, kept while none changed (its window only moves on)
+        calls = b.hour if b.hour is not None and b.hour.since_ms <= at else hour_calls(self.ledger, self.book, at)
+        first = next((ts for _, ts, _ in calls.between(now - HOUR_MS, now + 1)), None) if hour.calls else None
+        pace = burn(self.ledger, self.book, now, today, base.day.report.cost_usd, calls)
+        whole = dict(b.whole)
+        found = runaways(
+            self.ledger, self.book, base.day.sessions, pace, s.session_alert_usd, s.rate_alert_usd_per_hour, whole
+        )
         return replace(
             base,
             day=replace(base.day, burn=pace),
@@ -387,30 +406,38 @@ class Engine:
             built_ms=now,
             stale_at_ms=changes_at(now, today, first, base.day.sessions, health.settling, found),
             runaways=found,
+            basis=replace(b, hour=calls, whole=whole),
         )
 
-    def _until_midnight(self, today: date) -> Glance:
-        """The part of today's glance the clock leaves alone until midnight (`glance` sets the rest)."""
+    def _until_midnight(self, b: Basis, now_ms: int) -> tuple[Glance, Basis]:
+        """The part of today's glance the clock leaves alone until midnight, from its basis (`glance` sets the
+        rest), and the basis with yesterday's report when the menu shows it."""
         from .demo import is_demo  # (the demo's module brings shutil, tempfile and signal: only the tray's glance)
 
-        day = self.day_figures(today)
-        month = self.period(month=True)
+        t = today_figures(b, self.ledger, self.machine_name(), now_ms)
+        report = t.report
+        if not report.calls and b.yesterday is None:
+            b = replace(b, yesterday=self.day(b.day - timedelta(days=1)))
+        s = self.settings
+        month = merged(b.month_before, t.totals)
+        spend = budgets.project_spend_of(t.by_project, b.projects_before) if t.by_project is not None else {}
+        states = budgets.overall(s.daily_budget, s.monthly_budget, report.cost_usd, month.cost_usd)
         return Glance(
-            day=day,
-            week=self.period(),
+            day=DayFigures(b.day, report, t.sessions, t.machines),
+            week=merged(b.week_before, t.totals),
             month=month,
             last_hour=Totals(),
             hour_first_ms=None,
-            yesterday=None if day.report.calls else self.day(today - timedelta(days=1)),
-            by_source=tuple(self.spend_by_source(today, today)),
+            yesterday=None if report.calls else b.yesterday,
+            by_source=tuple(by_source(t.by_source)),
             money=self.money(),
             progress=None,
             demo=is_demo(self.levels.sessions.path),
             sync_problem=None,
             built_ms=0,
             stale_at_ms=0,
-            budgets=tuple(self.budgets(today, day.report.cost_usd, month.cost_usd)),
-        )
+            budgets=tuple(states + budgets.per_project(s.project_budgets, spend)),
+        ), b
 
     def history(self, period, by: str = "day"):
         """A period's figures by day, week, month, project, model, session or source (history.HistoryReport)."""
@@ -613,6 +640,14 @@ class Engine:
         self.ledger.close()
         for source in self._cline.values():
             source.listings.close()  # (its folder watches)
+
+
+def by_source(got: HistoryReport) -> list[tuple[str, float | None]]:
+    """(app, USD; None: unpriced) of a report by source, biggest first (the menu's by-app line)."""
+    from .sources.editor_tasks.places import source_label
+
+    pairs = [(source_label(r.key), r.cost_usd) for r in got.rows]
+    return sorted(pairs, key=lambda pair: -(pair[1] or 0.0))
 
 
 def _stamp(path: Path) -> Checkpoint | None:

@@ -15,7 +15,8 @@ from typing import Literal
 
 from ..ledger import Ledger
 from ..pricing import PriceBook
-from .history import report
+from .costs import Totals
+from .history import HistoryReport, report
 from .periods import Period
 
 WARN, OVER = 80, 100  # the levels: a share of the budget spent, in per cent
@@ -97,6 +98,20 @@ def project_spend(
     month = report(ledger, book, Period(today.replace(day=1), today, "month"), by="project")
     spent_day = {g.key: g.totals.cost_usd for g in day.rows}
     return {g.key: (spent_day.get(g.key, 0.0), g.totals.cost_usd) for g in month.rows if g.key in wanted}
+
+
+def project_spend_of(today: HistoryReport, month_before: Mapping[str, Totals]) -> dict[str, tuple[float, float]]:
+    """(today's, this month's) spend of the projects of `month_before` and of today's report by project (a tray's
+    kept month before today, `figures.glance.Basis`, and today's part of it), as `project_spend` gives them."""
+    day = {g.key: g.totals for g in today.rows}
+    out = {}
+    for key in {*month_before, *day}:
+        month = Totals()
+        for part in (month_before.get(key), day.get(key)):
+            if part is not None:
+                month.merge(part)
+        out[key] = (day[key].cost_usd if key in day else 0.0, month.cost_usd)
+    return out
 
 
 def worst(states: Iterable[BudgetState]) -> BudgetState | None:

@@ -17,14 +17,14 @@ Never speaks SQL (the ledger's `export_calls` does) and never says a projection 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from ..ledger import ALL_TIME, Ledger
 from ..pricing import PriceBook
 from .costs import Pricer
-from .day import SessionSummary, summaries
+from .day import SessionSummary, restated, summaries
 from .periods import local_midnight_ms
 
 HOUR_MS = 3600_000
@@ -80,26 +80,56 @@ class Burn:
         }
 
 
+@dataclass(frozen=True)
+class HourCalls:
+    """The counted calls from `since_ms` on (those stamped later than now included), oldest first, each as
+    (session id, epoch ms, USD) priced as the export prices it: what the pace is worked out from. Kept while no
+    call changes: a minute later the pace reads the same calls over a window moved on (`Engine.glance`)."""
+
+    since_ms: int
+    calls: tuple[tuple[str, int, float], ...]
+
+    def between(self, start_ms: int, end_ms: int) -> list[tuple[str, int, float]]:
+        """Those made in [start, end), oldest first."""
+        return [c for c in self.calls if start_ms <= c[1] < end_ms]
+
+
+def hour_calls(ledger: Ledger, book: PriceBook, since_ms: int) -> HourCalls:
+    """The counted calls from `since_ms` on, priced one by one: each call weighs by its own age in the rate, so
+    they are never summed before (a call of no price adds nothing)."""
+    pricer = Pricer(ledger, book)
+    out = []
+    for c in ledger.export_calls(since_ms, ALL_TIME[1]):  # (a generator: the lock held while read)
+        cost = pricer.call(c, c.session_provider).cost_usd
+        out.append((c.session_id, c.ts_ms, cost or 0.0))
+    return HourCalls(since_ms, tuple(out))
+
+
 def recent_calls(ledger: Ledger, book: PriceBook, at_ms: int, now_ms: int) -> list[tuple[str, int, float]]:
     """(session id, epoch ms, USD) of the counted calls from an hour before `at_ms` to `now_ms`, each priced
     as the export prices it."""
-    pricer = Pricer(ledger, book)
-    out = []
-    for c in ledger.export_calls(at_ms - WINDOW_MS, now_ms + 1):  # (a generator: the lock held while read)
-        cost = pricer.call(c, c.session_provider).cost_usd
-        out.append((c.session_id, c.ts_ms, cost or 0.0))
-    return out
+    return hour_calls(ledger, book, at_ms - WINDOW_MS).between(at_ms - WINDOW_MS, now_ms + 1)
 
 
-def burn(ledger: Ledger, book: PriceBook, now_ms: int, today: date, spent_usd: float) -> Burn:
+def minute_of(now_ms: int) -> int:
+    """The start of `now_ms`'s minute: the moment the pace is worked out as of."""
+    return now_ms - now_ms % 60_000
+
+
+def burn(
+    ledger: Ledger, book: PriceBook, now_ms: int, today: date, spent_usd: float, calls: HourCalls | None = None
+) -> Burn:
     """Today's pace from the last hour's calls; `spent_usd`: today's spend so far. Worked out as of the start
     of `now_ms`'s minute (every call made until `now_ms` counted, those of this minute at full weight), so the
-    clock alone changes it once a minute, as the menu's other lines."""
-    at = now_ms - now_ms % 60_000
-    calls = recent_calls(ledger, book, at, now_ms)
-    overall = rate(((ts, usd) for _, ts, usd in calls), at)
+    clock alone changes it once a minute, as the menu's other lines. `calls`: the calls read before, when none
+    changed since and they reach back an hour before that minute (else they are read now)."""
+    at = minute_of(now_ms)
+    if calls is None or calls.since_ms > at - WINDOW_MS:
+        calls = hour_calls(ledger, book, at - WINDOW_MS)
+    window = calls.between(at - WINDOW_MS, now_ms + 1)
+    overall = rate(((ts, usd) for _, ts, usd in window), at)
     mine: dict[str, list[tuple[int, float]]] = {}
-    for sid, ts, usd in calls:
+    for sid, ts, usd in window:
         mine.setdefault(sid, []).append((ts, usd))
     by_session = tuple(sorted((sid, rate(c, at)) for sid, c in mine.items()))
     return Burn(overall, projected(spent_usd, overall, at, today), by_session, at)
@@ -147,20 +177,24 @@ def runaways(
     pace: Burn,
     spend_alert: float | None,
     rate_alert: float | None,
+    whole: dict[str, SessionSummary] | None = None,
 ) -> tuple[Runaway, ...]:
     """Today's running sessions past `spend_alert` (USD, the whole session) or `rate_alert` (USD/h); none
-    while neither is set. A session's whole spend is read only for those running (a few)."""
+    while neither is set. A session's whole spend is read only for those running (a few), each by itself;
+    `whole`: by session id, those read before for sessions none of whose calls changed since (`Engine.glance`
+    keeps it), and those read now are added to it."""
     if not spend_alert and not rate_alert:
         return ()
     now = pace.at_ms
     running = [s for s in todays if live(s, now) and not s.removed]
     if not running:
         return ()
-    metas = [m for m in (ledger.session(s.id) for s in running) if m is not None]
-    whole = {s.id: s for s in summaries(Pricer(ledger, book), metas, *ALL_TIME, now)}
+    spent = whole_spend(ledger, book, running, now, whole)
+    if whole is not None:
+        whole.update(spent)
     out = []
     for s in running:
-        full = whole.get(s.id, s)
+        full = spent.get(s.id, s)
         own = pace.session_rate(s.id)
         crossed = tuple(
             kind
@@ -170,6 +204,26 @@ def runaways(
         if crossed:
             out.append(_runaway(full, own, crossed, now))
     return tuple(sorted(out, key=lambda r: -r.spend_usd))
+
+
+def whole_spend(
+    ledger: Ledger,
+    book: PriceBook,
+    sessions: Iterable[SessionSummary],
+    now_ms: int,
+    kept: Mapping[str, SessionSummary] | None = None,
+) -> dict[str, SessionSummary]:
+    """These sessions' figures over all their calls (across days), as of `now_ms`: each read by itself (its own
+    calls, by the ledger's session index), or taken from `kept`."""
+    pricer, out = Pricer(ledger, book), {}
+    for s in sessions:
+        if kept is not None and s.id in kept:
+            out[s.id] = restated(kept[s.id], now_ms)
+            continue
+        meta = ledger.session(s.id)
+        if meta is not None:
+            out[s.id] = summaries(pricer, [meta], *ALL_TIME, now_ms, session_id=s.id)[0]
+    return out
 
 
 def _runaway(s: SessionSummary, own: float, crossed: tuple[str, ...], now_ms: int) -> Runaway:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -205,9 +205,14 @@ def totals_between(ledger: Ledger, book: PriceBook, start_ms: int, end_ms: int) 
 
 
 def day_report(
-    ledger: Ledger, book: PriceBook, day: date, priced: tuple[Pricer, Sequence[CostGroup]] | None = None
+    ledger: Ledger,
+    book: PriceBook,
+    day: date,
+    priced: tuple[Pricer, Sequence[CostGroup]] | None = None,
+    sessions: int | None = None,
 ) -> DayReport:
-    """`priced`: the day's groups already read (by any dimension: `Engine.day_and_machines`), with their pricer."""
+    """`priced`: the day's groups already read (by any dimension: `Engine.day_and_machines`), with their pricer;
+    `sessions`: how many sessions have counted calls that day, when known (the tray's groups by session)."""
     start, end = day_bounds(day)
     pricer, groups = priced or (Pricer(ledger, book), None)
     totals, per_model = Totals(), dict[str, Totals]()
@@ -221,7 +226,7 @@ def day_report(
         cost_usd=totals.cost_usd,
         estimated_cost_usd=totals.estimated_usd,
         calls=totals.calls,
-        sessions=ledger.session_count(start, end),
+        sessions=ledger.session_count(start, end) if sessions is None else sessions,
         unpriced_calls=totals.unpriced_calls,
         tokens=totals.tokens,
         top_model=models[0] if models else None,
@@ -312,8 +317,12 @@ def sessions(
     Newest first."""
     start = local_midnight_ms(since) if since else ALL_TIME[0]
     end = day_bounds(until)[1] if until else ALL_TIME[1]
-    out = summaries(Pricer(ledger, book), ledger.sessions_between(start, end), start, end, now_ms)
-    return sorted(out, key=lambda s: _ms(s.started_at) or 0, reverse=True)
+    return newest_first(summaries(Pricer(ledger, book), ledger.sessions_between(start, end), start, end, now_ms))
+
+
+def newest_first(summaries: Sequence[SessionSummary]) -> list[SessionSummary]:
+    """Sessions by their start, the latest first (those that started together as given)."""
+    return sorted(summaries, key=lambda s: _ms(s.started_at) or 0, reverse=True)
 
 
 def summaries(
@@ -330,7 +339,18 @@ def summaries(
     for g in pricer.groups(start_ms, end_ms, by=("session", "file", "agent"), session_id=session_id):
         found.setdefault(g.by[0], []).append(g)
     now = now_ms if now_ms is not None else int(time.time() * 1000)
-    return [_summary(m, sorted(found.get(m.id, ()), key=_order), pricer, now) for m in metas]
+    return [summary(m, found.get(m.id, ()), pricer, now) for m in metas]
+
+
+def summary(m: SessionRow, groups: Sequence[CostGroup], pricer: Pricer, now_ms: int) -> SessionSummary:
+    """One session's figures from its calls' groups by (session, file, agent), in any order."""
+    return _summary(m, sorted(groups, key=_order), pricer, now_ms)
+
+
+def restated(s: SessionSummary, now_ms: int) -> SessionSummary:
+    """The session as the clock shows it at `now_ms` (a running one falls stale once silent for long)."""
+    state = _state(s.status, s.last_activity_ms, now_ms)
+    return s if state == s.state else replace(s, state=state)
 
 
 def _order(g: CostGroup) -> tuple:

@@ -12,7 +12,7 @@ machines (this one $1.10)", `today --json`'s `machines`, the window's and `repor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -128,6 +128,20 @@ def overview(
     pricer = Pricer(ledger, book)
     found, keys = _fetch(pricer, period, days), {k.id: k for k in ledger.session_keys()}
     return {by: _grouped(found, keys, days if by == "day" else [period], period, by, pricer) for by in groupings}
+
+
+def report_from(
+    groups: Iterable[tuple[str, CostGroup]], keys: Mapping[str, queries.SessionKeys], period: Period, by: str,
+    pricer: Pricer,
+) -> HistoryReport:  # fmt: skip
+    """`report` by project, source or session from calls already read: (session id, one of its groups) pairs,
+    `keys` the sessions' (those missing are grouped as a session without a row is)."""
+    found = []
+    for sid, g in groups:
+        one = Totals()
+        one.add(g, pricer)
+        found.append((tuple.__new__(CostGroup, (g.route, g.band, (0, sid), *g[3:])), one))  # (`_replace`, cheaper)
+    return _grouped(found, dict(keys), [period], period, by, pricer)
 
 
 def _fetch(pricer: Pricer, period: Period, parts: list[Period]) -> Priced:

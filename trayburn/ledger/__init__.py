@@ -5,6 +5,7 @@ schema.py    tables, versions, migrations, opening and recovery; what SQLite's e
 store.py     the Ledger: refresh orchestration over Sources (stat → change? → write transactions, today's first)
 writer.py    the Writer a source writes through, the settling of who counts each call, RefreshStats, and names
              kept byte-exact (not UTF-8) with session ids made printable
+changes.py   what the writes changed in the figures' rows between two looks (a tray's kept figures)
 queries.py   every typed read returning named rows (the only SQL the figures rely on): calls, periods, machines
 salvage.py   what a damaged ledger keeps: the copy into a rebuilt ledger (and of a ledger deleted or replaced under
              a running trayburn), and what it held that nothing gave back

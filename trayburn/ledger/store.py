@@ -42,6 +42,7 @@ from .writer import RefreshStats, StorableIds, text
 
 if TYPE_CHECKING:  # (salvage.py is loaded only where a ledger was or is damaged)
     from . import salvage
+    from .changes import Changes, Tracker
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self._ended_memo: tuple[int, set[str]] | None = None  # (data_version, ids of ended sessions)
         self.backup_after_s = BACKUP_AFTER_S
         self._backup_looked = time.monotonic()
+        self._tracker: Tracker | None = None  # what the writes changed between two `changes()` (changes.py)
 
     def close(self) -> None:
         """The day's backup first, if due (a command's output is out by then), then the connection closed."""
@@ -131,6 +133,20 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         with self._lock, self._busy_raises():
             self._damaged = True
             self._check_file()
+
+    def changes(self) -> Changes | None:
+        """What the writes changed in the figures' rows since the last call: the sessions and the earliest call time
+        (changes.py). None: unknown (the first call, another process wrote since, the ledger was opened again):
+        everything may have changed."""
+        from .changes import Tracker  # (only a process that keeps figures between refreshes asks: the tray)
+
+        with self._lock:
+            if self._tracker is None:
+                self._tracker = Tracker()
+            try:
+                return self._tracker.take(self.db)
+            except sqlite3.Error:  # (a temporary table refused: read-only, a full disk) unknown, as untracked
+                return None
 
     def rebuilt(self) -> salvage.Rebuilt | None:
         """The last rebuild of this ledger and what it held that is still not back (None: never rebuilt)."""

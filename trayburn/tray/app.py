@@ -7,8 +7,9 @@ figures) and builds a TrayView of it; the icon, tooltip and menu are changed onl
 through `_ui()`, which respects each backend's threading rules. When idle, a tick reads nothing and rebuilds
 nothing: the view is rebuilt when a refresh changed something, a setting, the health or the ledger's fault
 changed, the day turned, or the clock reached the moment the glance says it goes stale (`Glance.stale_at_ms`: a
-call leaving the last hour, a running session falling silent, midnight); a rebuild only the clock asked for
-reads only what the clock changes (today's sessions, the last hour). The
+call leaving the last hour, a running session falling silent, midnight). A rebuild reads only what changed: the
+ledger says which sessions a refresh changed and how far back (`Engine.changes`), so a call written today reads
+that session again and nothing before today, and a rebuild only the clock asked for reads only the last hour. The
 freshness line ("Updated 4 min ago") is worked out at each tick without a rebuild; it changes by the minute only
 while the figures are stale. Dialogs and the summary window run as child processes (`dialogs`).
 """
@@ -32,6 +33,7 @@ from ..errors import TrayburnError
 from ..figures import periods
 from ..figures.day import SessionSummary
 from ..figures.glance import Glance
+from ..health import Health
 from . import host, icons, watcher
 from .actions import MenuActions
 from .alerts import Alerts
@@ -97,6 +99,8 @@ class TrayApp(MenuActions, DialogActions):
         self._failing = False
         self._fault: tuple[str | None, ...] = (None, None, None)  # the faults as of the last tick (`_faults`)
         self._errors: dict[str, str] = {}  # the files the last tick could not read
+        self._health: Health | None = None  # as last taken; kept while only the clock moves and no file is settling
+        self._places: tuple[tuple[bool, bool], ...] = ()  # whether each level's folder was there when it was taken
         self.waker: watch.Waker | None = None  # Linux: wakes the poller when a session is written (`run`)
         self._followed: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # (roots, folders) it follows
         self.may_switch = False  # a gtk icon gives way to a StatusNotifierItem when a watcher comes (`main`)
@@ -154,18 +158,24 @@ class TrayApp(MenuActions, DialogActions):
             self.theme = panel_of(engine.settings.theme)
         # today's figures first and exact, then some history (the settings were just reloaded, above)
         stats = engine.refresh(budget_s=self.history_slice_s, reload=False)
+        news = engine.changes()  # what the ledger's rows did since the last tick (None: unknown, read it all)
         fault = self._faults()  # a ledger, integrity or sharing fault that came or went is news
         errors = dict(stats.errors)  # a file that stays unreadable is no news at every tick
-        changed = dirty or settings_changed or stats.changed or errors != self._errors or fault != self._fault
+        data = news is None or not news.none
+        changed = data or stats.changed or errors != self._errors or fault != self._fault
         self._fault, self._errors = fault, errors
-        kept = None if changed else self.glance
-        if kept is not None and self.view is not None and not self._stale(kept):
+        kept = None if dirty or settings_changed else self.glance
+        if not changed and kept is not None and self.view is not None and not self._stale(kept):
             return self.view  # nothing read, nothing set, nothing the clock changes: the hot path
-        health = engine.health()
-        # only the clock moved: the figures it cannot change are kept (`Engine.glance`)
-        self.glance = figures = engine.glance(health, since=kept)
+        health = self._health if not changed and kept is not None else None
+        places = tuple((lv.path.exists(), lv.exists) for lv in engine.levels)  # (a folder made or removed: news)
+        if health is None or health.settling or places != self._places:  # (a file settling: the clock changes it)
+            self._health, self._places = health, places = engine.health(), places
+        # what no call changed is kept; only the sessions changed are read again (`Engine.glance`)
+        self.glance = figures = engine.glance(health, since=kept, changes=news)
         self.builds += 1
-        self._follow(figures.day.sessions)
+        if kept is None or data:  # (the clock alone moves no session: the folders followed stay as they are)
+            self._follow(figures.day.sessions)
         return build_view(self.alerts.shown(figures), engine.settings, health)
 
     def _faults(self) -> tuple[str | None, ...]:
