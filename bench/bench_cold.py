@@ -10,12 +10,14 @@ Each corpus (bench/out/cold-<n>, gitignored; made once a day: 2 GB and about 30 
 sessions active today and the rest over the 60 days before, each file's mtime just after its session's last call
 (as Cline leaves them). Beside each figure, in the same run: the read floor (open and read every file) and `python
 -c pass`. Each figure is the median of --repeat runs (the trees' runs interleaved), each on a new empty state
-folder. Beside the ingest's CPU: the CPU of reading and decoding every file with msgspec (untyped; the floor of
-any parse), in this process. A full cold ingest runs in a child process (`Ledger.refresh`); of it: the refresh's
-own seconds, the whole process's wall time and CPU (user + system, its children included), its peak RSS as the
-largest sum of VmRSS over its process tree sampled every 5 ms (bench/proctree.py; what `top` shows for it), the
-process's own VmHWM and its children's largest `ru_maxrss` (0.3.0 read and parsed in a forked child), and the
-write-ahead log's size after it. The cold `today` process's tree peak is shown too.
+folder, each after an untimed read of every file (on a shared machine others' work evicts the page cache, and a
+read from disk costs a virtual machine's CPU too). Beside the ingest's CPU: the CPU of reading and decoding every
+file with msgspec (untyped; the floor of any parse), in this process. A full cold ingest runs in a child process
+(`Ledger.refresh`); of it: the refresh's own seconds, the whole process's wall time and CPU (user + system, its
+children included), its peak RSS as the largest sum of VmRSS over its process tree sampled every 5 ms
+(bench/proctree.py; what `top` shows for it), the process's own VmHWM and its children's largest `ru_maxrss` (0.3.0
+read and parsed in a forked child), and the write-ahead log's size after it. The cold `today` process's tree peak
+is shown too.
 `--commands`: instead, every command a person types (`COMMANDS`) as a whole process, cold (a new empty state
 folder each) and warm (a state folder that read the whole history once, each command run once untimed first),
 each with its wall time, CPU and whole-tree peak RSS.
@@ -167,7 +169,8 @@ def command(argv: list[str], sessions: Path, tree: Path, home: Path) -> dict:
 def commands(n: int, calls: int, repeat: int, trees: list[Path]) -> list[dict]:
     """Every command of COMMANDS, cold and warm, per tree (the trees' runs interleaved)."""
     sessions, _ = ensure_corpus(n, calls)
-    read_floor(files_of(sessions))  # warm the page cache
+    files = files_of(sessions)
+    read_floor(files)  # warm the page cache
     runs: dict[tuple[Path, str, str], list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         warm = {tree: Path(tmp) / f"warm-{i}" for i, tree in enumerate(trees)}
@@ -179,6 +182,7 @@ def commands(n: int, calls: int, repeat: int, trees: list[Path]) -> list[dict]:
         for _ in range(repeat):
             for name, argv in COMMANDS.items():
                 for tree in trees:
+                    read_floor(files)  # (untimed) the page cache warm again
                     with tempfile.TemporaryDirectory(dir=tmp) as cold:
                         runs.setdefault((tree, name, "cold"), []).append(command(argv, sessions, tree, Path(cold)))
                     runs.setdefault((tree, name, "warm"), []).append(command(argv, sessions, tree, warm[tree]))
@@ -229,9 +233,12 @@ def _median(runs: list[dict], *path: str) -> float:
 def measure(n: int, calls: int, repeat: int, trees: list[Path]) -> list[dict]:
     sessions, expected = ensure_corpus(n, calls)
     files = files_of(sessions)
-    read_floor(files)  # warm the page cache
-    floor = statistics.median(read_floor(files) for _ in range(repeat))
-    decode = statistics.median(decode_floor(files) for _ in range(repeat))
+    floors, decodes = [], []
+    for _ in range(repeat):
+        read_floor(files)  # warm the page cache (untimed)
+        floors.append(read_floor(files))
+        decodes.append(decode_floor(files))
+    floor, decode = statistics.median(floors), statistics.median(decodes)
     for tree in trees:
         if tree not in WARMED:  # untimed: Python compiles the tree's modules into the bytecode cache once
             cold_today(sessions, tree)
@@ -240,7 +247,9 @@ def measure(n: int, calls: int, repeat: int, trees: list[Path]) -> list[dict]:
     ingests: dict[Path, list[dict]] = {t: [] for t in trees}
     for _ in range(repeat):  # the trees interleaved: each sees the same machine load
         for tree in trees:
+            read_floor(files)  # (untimed) the page cache warm again: others' work on a shared machine evicts it
             todays[tree].append(cold_today(sessions, tree))
+            read_floor(files)
             got = full_ingest(sessions, tree)
             assert got["counted"] == expected["calls"], (tree, got["counted"], expected["calls"])
             ingests[tree].append(got)
