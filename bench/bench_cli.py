@@ -91,6 +91,11 @@ def setup(sessions: int, calls: int, tree: Path | None, busy: bool = False) -> t
     # one state folder per tree: two versions of trayburn may not share a ledger (another schema)
     where = "tree-" + hashlib.blake2b(str(Path(tree).resolve()).encode(), digest_size=4).hexdigest() if tree else "here"
     state = HERE / "out" / f"cli-state-{sessions}{'-busy' if busy else ''}-{where}"
+    return run_env(corpus, state, tree), state, gen_corpus.sessions_dir(corpus)
+
+
+def run_env(corpus: Path, state: Path, tree: Path | None) -> dict[str, str]:
+    """The environment of a trayburn run on `corpus` with its own `state` folder (made), from `tree` if given."""
     state.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
@@ -104,7 +109,7 @@ def setup(sessions: int, calls: int, tree: Path | None, busy: bool = False) -> t
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if tree:  # (the processes run in the state folder, so `-m trayburn` does not find ./trayburn first)
         env["PYTHONPATH"] = str(tree)
-    return env, state, gen_corpus.sessions_dir(corpus)
+    return env
 
 
 def measure(sessions: int, calls: int, repeat: int, trees: list[Path | None], busy: bool = False) -> list[dict]:

@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_cold.py --sizes 1000 --json
     .venv/bin/python bench/bench_cold.py --tree . --tree /tmp/old   # two checkouts, runs interleaved
     .venv/bin/python bench/bench_cold.py --no-child            # 0.3.0: parsing in the writing process only
+    .venv/bin/python bench/bench_cold.py --sizes 20000 --commands --tree /work/main --tree .   # each command
 
 Each corpus (bench/out/cold-<n>, gitignored; made once a day: 2 GB and about 30 s at 20,000) has 15 % of its
 sessions active today and the rest over the 60 days before, each file's mtime just after its session's last call
@@ -15,8 +16,12 @@ own seconds, the whole process's wall time and CPU (user + system, its children 
 largest sum of VmRSS over its process tree sampled every 5 ms (bench/proctree.py; what `top` shows for it), the
 process's own VmHWM and its children's largest `ru_maxrss` (0.3.0 read and parsed in a forked child), and the
 write-ahead log's size after it. The cold `today` process's tree peak is shown too.
+`--commands`: instead, every command a person types (`COMMANDS`) as a whole process, cold (a new empty state
+folder each) and warm (a state folder that read the whole history once, each command run once untimed first),
+each with its wall time, CPU and whole-tree peak RSS.
 Targets: cold `today` under 0.5 s at 20,000 sessions; a full in-process ingest at most 4x the read floor at
-5,000; the ingest's whole-tree peak RSS under 100 MiB at 20,000 (issue 20).
+5,000; the ingest's whole-tree peak RSS under 100 MiB at 20,000 (issue 20); with `--commands`, every command's
+whole-tree peak under 100 MiB at 20,000, cold and warm (issue 29).
 Exit code 0 when every target is met, 1 otherwise.
 """
 
@@ -102,15 +107,27 @@ def decode_floor(files: list[str]) -> float:
     return time.process_time() - started
 
 
+COMMANDS = {
+    "today": ["today"],
+    "today --json": ["today", "--json"],
+    "sessions": ["sessions"],
+    "sessions --all --json": ["sessions", "--all", "--json"],
+    "report": ["report"],
+    "report --by project": ["report", "--by", "project"],
+    "export": ["export"],
+    "doctor": ["doctor"],
+}
+
+
 def _env(tree: Path, **more: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(HERE / "out" / "pycache"), **more}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed trayburn runs from bytecode (kept out of the trees)
     return env
 
 
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> dict:
+def _run(argv: list[str], env: dict[str, str], cwd: Path, codes: tuple[int, ...] = (0,)) -> dict:
     got = run_tree(argv, env=env, cwd=cwd)
-    if got.returncode != 0:
+    if got.returncode not in codes:
         raise SystemExit(f"{' '.join(argv[:3])} failed ({got.returncode}): {got.stderr[-800:]}")
     return {
         "wall_s": got.wall_s,
@@ -124,16 +141,71 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> dict:
 def cold_today(sessions: Path, tree: Path) -> dict:
     """A whole-process `trayburn today` on an empty state folder, and `python -c pass` beside it."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = _env(
-            tree,
-            HOME=tmp,
-            TRAYBURN_STATE_DIR=str(Path(tmp) / "state"),
-            TRAYBURN_CONFIG=str(Path(tmp) / "settings.toml"),
-            CLINE_SESSION_DATA_DIR=str(sessions),
-        )
+        env = _state_env(tree, sessions, Path(tmp))
         today = _run([sys.executable, "-m", "trayburn", "today"], env, Path(tmp))
         bare = _run([sys.executable, "-c", "pass"], env, Path(tmp))
     return {"today": today, "pass": bare}
+
+
+def _state_env(tree: Path, sessions: Path, home: Path) -> dict[str, str]:
+    return _env(
+        tree,
+        HOME=str(home),
+        TRAYBURN_STATE_DIR=str(home / "state"),
+        TRAYBURN_CONFIG=str(home / "settings.toml"),
+        CLINE_SESSION_DATA_DIR=str(sessions),
+    )
+
+
+def command(argv: list[str], sessions: Path, tree: Path, home: Path) -> dict:
+    """`trayburn <argv>` as a whole process in `home`'s state folder (doctor exits 1 when it finds a problem)."""
+    got = _run([sys.executable, "-m", "trayburn", *argv], _state_env(tree, sessions, home), home, codes=(0, 1))
+    del got["stdout"]
+    return got
+
+
+def commands(n: int, calls: int, repeat: int, trees: list[Path]) -> list[dict]:
+    """Every command of COMMANDS, cold and warm, per tree (the trees' runs interleaved)."""
+    sessions, _ = ensure_corpus(n, calls)
+    read_floor(files_of(sessions))  # warm the page cache
+    runs: dict[tuple[Path, str, str], list[dict]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        warm = {tree: Path(tmp) / f"warm-{i}" for i, tree in enumerate(trees)}
+        for tree, home in warm.items():  # the whole history read once, then each command once (untimed)
+            home.mkdir()
+            command(["sessions", "--all"], sessions, tree, home)
+            for argv in COMMANDS.values():
+                command(argv, sessions, tree, home)
+        for _ in range(repeat):
+            for name, argv in COMMANDS.items():
+                for tree in trees:
+                    with tempfile.TemporaryDirectory(dir=tmp) as cold:
+                        runs.setdefault((tree, name, "cold"), []).append(command(argv, sessions, tree, Path(cold)))
+                    runs.setdefault((tree, name, "warm"), []).append(command(argv, sessions, tree, warm[tree]))
+    return [
+        {
+            "sessions": n,
+            "tree": str(tree),
+            "command": name,
+            "state": state,
+            "repeat": repeat,
+            "wall_s": round(_median(got, "wall_s"), 3),
+            "cpu_s": round(_median(got, "cpu_s"), 3),
+            "peak_tree_mib": round(_median(got, "tree_kib") / 1024, 1),
+            "peak_tree_runs_mib": [round(r["tree_kib"] / 1024, 1) for r in got],
+        }
+        for (tree, name, state), got in runs.items()
+    ]
+
+
+def render_commands(rows: list[dict]) -> str:
+    lines = [f"{'sessions':>8}  {'tree':>12}  {'command':24} {'state':5} {'wall':>9} {'CPU':>9} {'tree peak':>10}"]
+    for r in sorted(rows, key=lambda r: (r["sessions"], r["state"], list(COMMANDS).index(r["command"]), r["tree"])):
+        lines.append(
+            f"{r['sessions']:>8,}  {Path(r['tree']).name:>12}  {r['command']:24} {r['state']:5}"
+            f" {r['wall_s']:7.2f} s {r['cpu_s']:7.2f} s {r['peak_tree_mib']:6.0f} MiB"
+        )
+    return "\n".join(lines)
 
 
 def full_ingest(sessions: Path, tree: Path) -> dict:
@@ -211,6 +283,10 @@ def measure(n: int, calls: int, repeat: int, trees: list[Path]) -> list[dict]:
 def targets(rows: list[dict]) -> list[str]:
     missed = []
     for r in rows:
+        if "command" in r:
+            if r["sessions"] >= 20000 and r["peak_tree_mib"] >= 100:
+                missed.append(f"{r['state']} {r['command']}'s tree peak RSS {r['peak_tree_mib']} MiB (target < 100)")
+            continue
         if r["sessions"] >= 20000 and r["cold_today_s"] >= 0.5:
             missed.append(f"cold today {r['cold_today_s']} s at {r['sessions']} (target < 0.5 s)")
         if r["sessions"] == 5000 and r["ingest_ratio"] > 4:
@@ -227,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--clean", action="store_true", help="remove the corpora afterwards")
+    ap.add_argument("--commands", action="store_true", help="every command, cold and warm, instead of the ingest")
     ap.add_argument("--no-child", action="store_true", help="0.3.0 (--tree) without its parse child")
     ap.add_argument(
         "--tree",
@@ -240,10 +317,16 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TRAYBURN_PARSE_PROCESS"] = "0"  # (the children's environments are copies of ours)
     with open("/proc/loadavg") as fh:
         load = fh.read().split()[:3]
-    rows = [row for n in args.sizes for row in measure(n, args.calls, args.repeat, trees)]
+    bench = commands if args.commands else measure
+    rows = [row for n in args.sizes for row in bench(n, args.calls, args.repeat, trees)]
     missed = targets(rows)
     if args.json:
         print(json.dumps({"load": load, "rows": rows, "missed": missed}, indent=2))
+    elif args.commands:
+        print(f"{TODAY_SHARE:.0%} of sessions active today; median of {args.repeat}; load {' '.join(load)}")
+        print(render_commands(rows))
+        for m in missed:
+            print("MISSED:", m)
     else:
         load_s = " ".join(load)
         print(f"{TODAY_SHARE:.0%} of sessions active today; median of {args.repeat}; warm page cache; load {load_s}")

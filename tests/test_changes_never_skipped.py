@@ -26,6 +26,7 @@ from helpers.corpus import (
     write_in_place,
     write_json,
 )
+from helpers.ledgers import counted_fresh, same_size_other_cost
 from helpers.polled import overflow, sessions, tray  # noqa: F401 (the real recording, polled as the tray polls it)
 
 from trayburn.sources.cline_cli import layout
@@ -220,15 +221,6 @@ def test_a_session_folder_link_pointed_elsewhere_is_stat_ed_again(tmp_path, sess
 # ---- a rewrite that keeps size, mtime and inode (issue 19) -----------------------------------------------
 
 
-def same_size_other_cost(path: Path) -> bytes:
-    """The file with its last reported cost changed, keeping its length (one digit for another)."""
-    data = path.read_bytes()
-    at = data.rindex(b'"cost": ') + len(b'"cost": ')
-    digit = next(i for i in range(at, at + 20) if data[i : i + 1].isdigit())
-    other = b"7" if data[digit : digit + 1] != b"7" else b"3"
-    return data[:digit] + other + data[digit + 1 :]
-
-
 @pytest.mark.parametrize("process", ["running", "new"])
 def test_a_rewrite_keeping_size_mtime_and_inode_is_read_again(tmp_path, sessions, process):
     """A tool that restores a file's times after rewriting it in place (same length, same inode): only the
@@ -250,14 +242,5 @@ def test_a_rewrite_keeping_size_mtime_and_inode_is_read_again(tmp_path, sessions
         ledger.refresh(sessions)
         assert counted(ledger)[5] != before_cost
         assert counted(ledger) == counted_fresh(tmp_path, sessions)
-    finally:
-        ledger.close()
-
-
-def counted_fresh(tmp_path: Path, sessions: Path) -> tuple:
-    ledger = Ledger(tmp_path / "fresh2" / "ledger.db", wall_ns=a_minute_later)
-    try:
-        ledger.refresh(sessions)
-        return counted(ledger)
     finally:
         ledger.close()

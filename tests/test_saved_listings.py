@@ -22,6 +22,7 @@ from helpers.corpus import (
     write_in_place,
     write_json,
 )
+from helpers.listings import listings  # noqa: F401 (fixture)
 
 from trayburn.sources.cline_cli import layout
 
@@ -56,20 +57,6 @@ def plain(scan: layout.Scan) -> list[tuple]:
 def full_listing(sessions: Path) -> list[tuple]:
     """What a scan that saves nothing and lists every folder finds."""
     return plain(layout.scan(str(sessions), layout.ScanCache()))
-
-
-@pytest.fixture
-def listings(monkeypatch) -> list[str]:
-    """The folders os.scandir lists (the real call made, only counted)."""
-    seen: list[str] = []
-    real = os.scandir
-
-    def counted(path=".", *args, **kwargs):  # type: ignore[no-untyped-def]
-        seen.append(os.fspath(path))
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "scandir", counted)
-    return seen
 
 
 def test_a_second_process_lists_no_folder_and_finds_the_same(tmp_path, listings):

@@ -25,6 +25,7 @@ from .figures.day import (
     SessionSummary,
     day_report,
     hourly_costs,
+    listed,
     restated,
     session_detail,
     sessions,
@@ -307,6 +308,10 @@ class Engine:
 
     def sessions(self, since: date | None, until: date | None) -> list[SessionSummary]:
         return sessions(self.ledger, self.book, since, until)  # figures.day.sessions
+
+    def sessions_listed(self, since: date | None, until: date | None) -> Iterator[SessionSummary]:
+        """`sessions`, made one at a time (a long list printed as it is made: figures.day.listed)."""
+        return listed(self.ledger, self.book, since, until)
 
     def session(self, sid: str) -> SessionDetail | None:
         """One session by its id as listed, or by its folder's own name (a name that is not UTF-8, as a

@@ -198,7 +198,8 @@ def describe(st: os.stat_result) -> str:
 
 class Checkpoint(NamedTuple):
     """What says a file changed: a rewrite that keeps size, mtime and inode (a tool restoring times, a copy
-    with `cp -p` into place) still moves the change time, which only the kernel sets."""
+    with `cp -p` into place) still moves the change time, which only the kernel sets. So does a change of the
+    inode's metadata alone (chmod, chown, another hard link): `metadata_only` tells that one apart."""
 
     size: int
     mtime_ns: int
@@ -224,9 +225,47 @@ def stat_file(path: str) -> Checkpoint:
     return checkpoint(os.stat(path))
 
 
+def meta(st: os.stat_result) -> str:
+    """The inode's metadata whose change moves the change time and leaves the content as it was: mode, number
+    of links, owner and group ("100644 1 1000 1000"). Stored beside a checkpoint: never change what it holds or
+    how it is written without dropping the stored ones (an equal text must always mean equal metadata)."""
+    return f"{st.st_mode:o} {st.st_nlink} {st.st_uid} {st.st_gid}"
+
+
+def meta_at(path: str | bytes, c: Checkpoint) -> str | None:
+    """`meta` of the file at `path` as it was when `c` was taken: a stat now that shows `c`'s inode and change
+    time (nothing of the inode changed since: any change moves that time). None when it shows other ones, or the
+    path does not stat (gone; or not a file: a Kilo session's row)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError, TypeError):  # (ValueError: a NUL in the name)
+        return None
+    return meta(st) if st.st_ino == c.inode and st.st_ctime_ns == c.ctime_ns else None
+
+
+def metadata_only(path: str, now: Checkpoint, was: Checkpoint, was_meta: str | None) -> str | None:
+    """The file's metadata now, when what moved its change time since `was` (whose metadata was `was_meta`) was
+    a change of that metadata alone: size, mtime and inode as they were, the mode, links, owner or group not. The
+    content is then as it was at `was`, and `now` may stand for it without a read. None otherwise: read it (the
+    change time alone moved, or `was_meta` is not known, or the path no longer shows `now`).
+
+    What it cannot tell: a rewrite keeping size and mtime *and* a chmod (or chown, or link) of the same file
+    between two looks, which it takes for the chmod alone."""
+    if was_meta is None or now.ctime_ns == was.ctime_ns or now[:3] != was[:3]:
+        return None
+    meta_now = meta_at(path, now)
+    return meta_now if meta_now is not None and meta_now != was_meta else None
+
+
 def read(path: str, limit_bytes: int) -> tuple[bytes, Checkpoint]:
     """The whole file and its checkpoint as read (fstat on the open handle). Opened without
     blocking, so a FIFO cannot hang us; only regular files are read, and never past the limit."""
+    data, st = read_stat(path, limit_bytes)
+    return data, checkpoint(st)
+
+
+def read_stat(path: str, limit_bytes: int) -> tuple[bytes, os.stat_result]:
+    """`read`, with the whole fstat of the open handle."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
@@ -241,7 +280,7 @@ def read(path: str, limit_bytes: int) -> tuple[bytes, Checkpoint]:
         raise FileProblem(_why(exc)) from None
     finally:
         os.close(fd)
-    return data, checkpoint(st)
+    return data, st
 
 
 def _read_all(fd: int, size: int, limit_bytes: int) -> bytes:

@@ -287,9 +287,8 @@ def cost_cell(
     return money.text(cost, bool(estimated)) + tail
 
 
-def sessions(items: list[SessionSummary], money: Money = USD) -> str:
-    if not items:
-        return "No sessions."
+def sessions(items: Iterable[SessionSummary], money: Money = USD) -> str:
+    """The sessions as a table (`items` read once: only each row's cells are kept)."""
     rows = [
         [
             (s.started_at or "")[:16].replace("T", " "),
@@ -303,6 +302,8 @@ def sessions(items: list[SessionSummary], money: Money = USD) -> str:
         ]
         for s in items
     ]
+    if not rows:
+        return "No sessions."
     return _noted(table(["started", "title", "status", "models", "calls", "cost", "id"], rows, right={4, 5}), money)
 
 

@@ -15,7 +15,6 @@ import copy
 import os
 import re
 import stat
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -314,6 +313,8 @@ def load(path: Path) -> Loaded:
         return Loaded(Settings(), path, exists=False)
     if isinstance(raw, SettingsProblem):
         return Loaded(Settings(), path, True, raw)
+    import tomllib  # (where there is a file to read: 3 % of a warm `today` without one)
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -422,6 +423,8 @@ def _edit_line(path: Path, settings: Settings, key: str) -> str | None:
     if len(hits) > 1:
         return None
     value = getattr(settings, key)
+    import tomllib
+
     import tomli_w  # (only where settings are written or shown as TOML)
 
     new = [] if value is None or value == getattr(DEFAULTS, key) else [tomli_w.dumps({key: value})]

@@ -14,6 +14,7 @@ import pytest
 from .corpus import (
     CORPUS,
     Ledger,
+    a_minute_later,
     as_sums,
     assistant,
     copy_corpus,
@@ -101,3 +102,22 @@ def removed_session(ledger: Ledger, sessions: Path, refresh: Callable[[], object
     shutil.rmtree(folder)
     refresh()
     assert counted(ledger, "session_id=?", (GONE,)) == GONE_SUMS
+
+
+def same_size_other_cost(path: Path) -> bytes:
+    """The file with its last reported cost changed, keeping its length (one digit for another)."""
+    data = path.read_bytes()
+    at = data.rindex(b'"cost": ') + len(b'"cost": ')
+    digit = next(i for i in range(at, at + 20) if data[i : i + 1].isdigit())
+    other = b"7" if data[digit : digit + 1] != b"7" else b"3"
+    return data[:digit] + other + data[digit + 1 :]
+
+
+def counted_fresh(tmp_path: Path, sessions: Path) -> tuple:
+    """What a new ledger, in a folder of its own, counts from the same files."""
+    ledger = Ledger(tmp_path / "fresh2" / "ledger.db", wall_ns=a_minute_later)
+    try:
+        ledger.refresh(sessions)
+        return counted(ledger)
+    finally:
+        ledger.close()

@@ -16,6 +16,7 @@ backups.py   the daily backups: made, checked, rotated by their own time; which 
 from .queries import (
     ALL_TIME,
     BUCKETS_PER_QUERY,
+    SESSION_CHUNK,
     Bucket,
     CallRecord,
     CostGroup,
@@ -60,6 +61,7 @@ __all__ = [
     "RefreshStats",
     "Route",
     "SessionCounts",
+    "SESSION_CHUNK",
     "SessionRow",
     "Sums",
     "Usage",

@@ -294,6 +294,8 @@ class Queries:
         one, one_params = alone
         dims = "".join(f", {_BY[d]}" for d in by)
         keys = [*range(6, 6 + len(by)), *range(1, 6)]  # the `by` values first: a cheaper sort (by session)
+        # a band or an "alone" that is the same for every call is no key: fewer columns to sort on (the same groups)
+        keys = [i for i in keys if not (i == 4 and not bands or i == 5 and one == "0")]
         # grouped by session, and no call's own row needs its session's: the sessions' providers are read
         # once, not joined to every call
         apart = "session" in by and "s.provider" not in one and "origin" not in by
@@ -360,17 +362,8 @@ class Queries:
         return [r[0] for r in rows]
 
     def session(self, sid: str) -> SessionRow | None:
-        rows = self._rows(
-            "SELECT id, started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, provider,"
-            " removed, folder, source, origin FROM sessions WHERE id=?",
-            (sid,),
-        )
-        if not rows:
-            return None
-        r = rows[0]
-        return SessionRow(
-            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), text(r[11]), r[12], r[13]
-        )
+        rows = self._rows(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id=?", (sid,))
+        return _session_row(rows[0]) if rows else None
 
     def session_calls(self, sid: str) -> list[CallRecord]:
         """The session's counted calls in order (time, then file, then position in it)."""
@@ -475,21 +468,42 @@ class PeriodQueries:
     def sessions_between(self, start_ms: int, end_ms: int) -> list[SessionRow]:
         """Sessions with counted calls in [start, end), and this machine's sessions that started then. Another
         machine's session that counts nothing there is left out: most are copies of sessions counted here
-        (a shared home folder, a copied session), which listed every session twice, once at "0 calls"."""
+        (a shared home folder, a copied session), which listed every session twice, once at "0 calls").
+        In the order they were first stored (rowid)."""
         with self._lock:
-            rows = self.db.execute(
-                "SELECT id, started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, provider,"
-                " removed, folder, source, origin FROM sessions WHERE id IN (SELECT session_id FROM calls"
-                " WHERE counted = 1 AND ts_ms >= ?1 AND ts_ms < ?2)"
-                " OR (started_ms >= ?1 AND started_ms < ?2 AND origin IS NULL)",
-                (start_ms, end_ms),
-            ).fetchall()
-        return [
-            SessionRow(
-                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), text(r[11]), r[12], r[13]
-            )
-            for r in rows
-        ]
+            rows = self.db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions{_BETWEEN}", (start_ms, end_ms)).fetchall()
+        return [_session_row(r) for r in rows]
+
+    def session_starts(self, start_ms: int, end_ms: int) -> list[tuple[str, int | None]]:
+        """`sessions_between`'s sessions as (id, start) alone, in its order: a long list is read by these, then
+        SESSION_CHUNK sessions at a time (`sessions_by_id`), rather than every row at once."""
+        with self._lock:
+            return self.db.execute(f"SELECT id, started_ms FROM sessions{_BETWEEN}", (start_ms, end_ms)).fetchall()
+
+    def sessions_by_id(self, ids: Sequence[str]) -> dict[str, SessionRow]:
+        """These sessions' rows (at most SESSION_CHUNK ids), by id."""
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self.db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", tuple(ids))
+            return {r[0]: _session_row(r) for r in rows}
+
+
+SESSION_CHUNK = 500  # sessions read at a time by a long list (parameters of one statement: under SQLite's 999)
+_SESSION_COLUMNS = (
+    "id, started_ms, ended_ms, status, title, prompt, cwd, workspace_root, model, provider, removed, folder, source,"
+    " origin"
+)
+_BETWEEN = (
+    " WHERE id IN (SELECT session_id FROM calls WHERE counted = 1 AND ts_ms >= ?1 AND ts_ms < ?2)"
+    " OR (started_ms >= ?1 AND started_ms < ?2 AND origin IS NULL) ORDER BY rowid"
+)
+
+
+def _session_row(r: tuple) -> SessionRow:
+    sid, start, end, status, title, prompt, cwd, root, model, provider, removed, folder, source, origin = r
+    return SessionRow(
+        sid, start, end, status, title, prompt, cwd, root, model, provider, bool(removed), text(folder), source, origin
+    )
 
 
 class SharedCall(NamedTuple):

@@ -35,7 +35,9 @@ from .writer import SETTLE
 log = logging.getLogger(__name__)
 
 CHUNK = 1024  # rows per range read
-CHECKPOINT = ("size", "mtime_ns", "inode", "bad_size", "bad_mtime_ns", "bad_inode", "error", "ctime_ns", "bad_ctime_ns")
+CHECKPOINT = (
+    "size", "mtime_ns", "inode", "bad_size", "bad_mtime_ns", "bad_inode", "error", "ctime_ns", "bad_ctime_ns", "meta",
+)  # fmt: skip
 NEEDED = {"key", "session_id", "file_id", "ts_ms", "input", "output", "cache_read", "cache_write"}
 
 
@@ -146,7 +148,7 @@ _TABLES = {
     "sessions": ("id", "folder", "started_ms", "ended_ms", "status", "title", "prompt", "cwd", "workspace_root",
                  "model", "provider", "source", "forked_from", "removed", "origin", "feed"),
     "files": ("id", "path", "session_id", "kind", "agent", "size", "mtime_ns", "inode", "bad_size",
-              "bad_mtime_ns", "bad_inode", "error", "gone", "origin", "feed", "ctime_ns", "bad_ctime_ns"),
+              "bad_mtime_ns", "bad_inode", "error", "gone", "origin", "feed", "ctime_ns", "bad_ctime_ns", "meta"),
     "calls": ("id", "key", "session_id", "file_id", "agent", "seq", "ts_ms", "model", "input", "output",
               "cache_read", "cache_write", "cost", "tools", "counted", "provider", "commands"),
 }  # fmt: skip
@@ -187,7 +189,7 @@ def _page_rows(found: Pages) -> tuple[dict[str, list[tuple]], dict[int, tuple[st
                 values[14] = 0  # counted: settled again at the end
         elif kind == "files":
             values[5:12] = [None] * len(values[5:12])  # no checkpoint: every file on disk is read again
-            values[15:17] = [None] * len(values[15:17])
+            values[15:18] = [None] * len(values[15:18])  # (its change times, and the metadata beside them)
         rows[kind].append(tuple(values))
     for entry in found.index_rows():
         shape = tuple(type(v) for v in entry)

@@ -145,7 +145,7 @@ def is_busy(exc: sqlite3.Error) -> bool:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # `feed`: the trayburn Source that wrote the row ("cline_cli", later "vscode_tasks", "machine:<id>"): a
 # refresh of one feed marks only that feed's files gone and its sessions removed. `origin`: the machine a
@@ -164,7 +164,7 @@ CREATE TABLE files(
   size INTEGER, mtime_ns INTEGER, inode INTEGER,
   bad_size INTEGER, bad_mtime_ns INTEGER, bad_inode INTEGER, error TEXT,
   gone INTEGER NOT NULL DEFAULT 0, origin TEXT, feed TEXT NOT NULL DEFAULT 'cline_cli', ctime_ns INTEGER,
-  bad_ctime_ns INTEGER);
+  bad_ctime_ns INTEGER, meta TEXT);
 """
 CALLS_TABLE = """
 CREATE TABLE calls(
@@ -192,8 +192,11 @@ SCANS = [
         f" BEGIN DELETE FROM scans WHERE feed IN ({feeds}); END"
         for what, feeds in _DROPS.items()
     ),
+    # (with them, as they are added the same way: the other machines' files, which every day's figure looks for,
+    # found without a pass over every file's row)
+    "CREATE INDEX IF NOT EXISTS files_machines ON files(origin, path) WHERE kind='machine'",
 ]
-SCANS_NAMES = "('scans', 'scans_drop_insert', 'scans_drop_update', 'scans_drop_delete')"
+SCANS_NAMES = "('scans', 'scans_drop_insert', 'scans_drop_update', 'scans_drop_delete', 'files_machines')"
 _OLD_SCANS_TRIGGERS = ("files_insert", "files_update", "files_delete")  # an older trayburn's: every digest at once
 
 # Schema 1 → 2: `calls.file` (the path) becomes `calls.file_id`; calls and their ownership are kept as they
@@ -264,12 +267,19 @@ MIGRATE_4_TO_5 = ""
 # is read again (it is, when it changes). Nothing is read again for this: a history's re-read would cost a cold
 # ingest for a refinement of one row.
 MIGRATE_5_TO_6 = ""  # the column, added by `_add_commands`
+# Schema 6 → 7: `files.meta`, the inode's metadata (files.meta: mode, links, owner, group) when its good
+# checkpoint's change time was taken, so a change time moved by a chmod, a chown or another hard link alone is
+# taken without a read (files.metadata_only; writer.Refresh.read_with). NULL: not known, read as before. Filled by
+# `_add_meta` for the files whose inode and change time are as stored (a stat each, nothing read), so a chmod of a
+# whole history after the upgrade costs no re-read either.
+MIGRATE_6_TO_7 = ""  # the column, added by `_add_meta`
 MIGRATIONS = {
     1: MIGRATE_1_TO_2,
     2: MIGRATE_2_TO_3,
     3: MIGRATE_3_TO_4,
     4: MIGRATE_4_TO_5,
     5: MIGRATE_5_TO_6,
+    6: MIGRATE_6_TO_7,
 }  # from version → the statements that bring it to the next
 
 
@@ -473,6 +483,21 @@ def _add_commands(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE calls ADD COLUMN commands TEXT")
 
 
+def _add_meta(db: sqlite3.Connection) -> None:
+    """Schema 6 → 7: `files.meta`, filled for each file whose inode and change time are as stored (its metadata
+    then is what it was when that checkpoint was taken); NULL for the others (nothing is read again)."""
+    if "meta" not in {r[1] for r in db.execute("PRAGMA table_info(files)")}:  # (made by this version, marked older)
+        db.execute("ALTER TABLE files ADD COLUMN meta TEXT")
+    rows = db.execute(
+        "SELECT id, path, size, mtime_ns, inode, ctime_ns FROM files WHERE gone=0 AND size IS NOT NULL AND meta IS NULL"
+    ).fetchall()
+    for file_id, path, *c in rows:
+        if None not in c:  # (a checkpoint of schema 4's, without its change time)
+            meta = files.meta_at(path, files.Checkpoint(*c))
+            if meta is not None:
+                db.execute("UPDATE files SET meta=? WHERE id=?", (meta, file_id))
+
+
 def _migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring an older schema forward, keeping every call, in one transaction (like `_create`)."""
     db.execute("BEGIN IMMEDIATE")
@@ -484,6 +509,8 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
                 _adopt_change_times(db)
             if version == 5:
                 _add_commands(db)
+            if version == 6:
+                _add_meta(db)
             version += 1
             db.execute(f"PRAGMA user_version={version}")
         db.execute("COMMIT")

@@ -52,6 +52,7 @@ class RefreshStats:
     files_read: int = 0
     bytes_read: int = 0
     calls_upserted: int = 0
+    files_adopted: int = 0  # files whose change time alone moved, by a change of metadata: taken unread
     errors: dict[str, str] = field(default_factory=dict)  # files that failed in this refresh
     removed_sessions: int = 0
     seconds: float = 0.0
@@ -65,6 +66,7 @@ class RefreshStats:
             "files_read",
             "bytes_read",
             "calls_upserted",
+            "files_adopted",
             "removed_sessions",
             "pending",
         ):
@@ -115,6 +117,8 @@ class RefreshState:
     new_ids: dict[str, int] = field(default_factory=dict)  # files rows added
     added: dict[str, Known] = field(default_factory=dict)  # rows added with a good read, as `Known` (see `known_added`)
     ok: dict[str, Checkpoint] = field(default_factory=dict)  # files read and parsed: their new checkpoint
+    adopted: dict[str, Known] = field(default_factory=dict)  # rows given a new change time unread, as `Known`
+    metas: dict[str, tuple[Checkpoint, str]] = field(default_factory=dict)  # files read: what their fstat showed
     written: set[str] = field(default_factory=set)  # paths whose files row was written
     seen: set[str] = field(default_factory=set)  # paths the source still has
     live: set[str] = field(default_factory=set)  # sessions the source still has
@@ -143,9 +147,9 @@ class Refresh:
         db.execute("DELETE FROM touched")
         self.state.first_new_call = (db.execute("SELECT max(id) FROM calls").fetchone()[0] or 0) + 1
         self.legacy = db.execute(ANY_LEGACY).fetchone() is not None  # (else no statement per file to drop them)
-        self.sessions: dict[str, int | None] = dict(
-            db.execute("SELECT id, started_ms FROM sessions WHERE feed=?", (feed,)).fetchall()
-        )
+        # (row by row: every row held at once, as by fetchall, ran the cycle collector ~30 times a slice at 20,000)
+        rows = db.execute("SELECT id, started_ms FROM sessions WHERE feed=?", (feed,))
+        self.sessions: dict[str, int | None] = dict(rows)
 
     # ---- files ----------------------------------------------------------------------------------
 
@@ -159,14 +163,22 @@ class Refresh:
         return sid in self.sessions
 
     def read(self, f: FileStat, sid: str, kind: str) -> tuple[bytes, Checkpoint] | None:
-        """The file's bytes if it changed (or came back) since the last read; None otherwise."""
-        return self.read_with(f, sid, kind, files.read)
+        """The file's bytes if it changed (or came back) since the last read; None otherwise (also when only its
+        metadata changed: `adopt`)."""
+        return self.read_with(f, sid, kind, self._read_file)
+
+    def _read_file(self, path: str, limit: int) -> tuple[bytes, Checkpoint]:
+        """files.read, keeping the metadata its fstat showed for `ok` (which then needs no stat of its own)."""
+        data, st = files.read_stat(path, limit)
+        c = files.checkpoint(st)
+        self.state.metas[path] = (c, files.meta(st))
+        return data, c
 
     def read_with(self, f: FileStat, sid: str, kind: str, reader: Reader[T]) -> tuple[T, Checkpoint] | None:
         """`read`, by `reader` (another process may have read and parsed the file: then its outcome, whose
         `len` is the bytes read)."""
-        known = self.known.get(f.path)
-        if known is not None and not known.gone and not should_read(f.checkpoint, known):
+        known = self.state.adopted.get(f.path) or self.known.get(f.path)
+        if known is not None and not known.gone and (not should_read(f.checkpoint, known) or self.adopt(f)):
             return None
         try:
             data, ckpt = reader(f.path, self.max_file_bytes)
@@ -180,6 +192,24 @@ class Refresh:
         self.stats.bytes_read += len(data)
         return data, ckpt
 
+    def adopt(self, f: FileStat) -> bool:
+        """Whether only the file's metadata changed since its last good read (files.metadata_only: a chmod, a chown,
+        another hard link): then the file is as last read, and its new change time is stored unread (at `finish`).
+        Not for a file with a failed read on record (read as before)."""
+        k = self.state.adopted.get(f.path)
+        if k is not None:
+            return k.good == f.checkpoint
+        k = self.known.get(f.path)
+        if k is None or k.gone or k.good is None or k.bad is not None:
+            return False
+        meta = files.metadata_only(f.path, f.checkpoint, k.good, k.meta)
+        if meta is None:
+            return False
+        now = Known(f.checkpoint, None, False, k.kind, k.session_id, k.id, k.origin, k.feed, meta)  # (as read back)
+        self.state.adopted[f.path] = now
+        self.stats.files_adopted += 1
+        return True
+
     def failed(self, f: FileStat, sid: str, kind: str, why: str) -> None:
         """The file was read and does not parse: remembered as bad until it changes."""
         self._file_id(f.path, sid, kind)
@@ -187,6 +217,7 @@ class Refresh:
 
     def _failed(self, f: FileStat, why: str, remember: bool = True) -> None:
         self.state.added.pop(f.path, None)
+        self.state.adopted.pop(f.path, None)
         self.stats.errors[f.path] = why
         self.state.written.add(f.path)
         c = tuple(f.checkpoint) if remember else NO_CHECKPOINT
@@ -202,37 +233,50 @@ class Refresh:
             return known.id
         return self.state.new_ids.get(path) or self._add_file(path, sid, kind, None, NO_CHECKPOINT)
 
-    def _add_file(self, path: str, sid: str, kind: str, agent: str | None, c: tuple) -> int:
+    def _add_file(self, path: str, sid: str, kind: str, agent: str | None, c: tuple, meta: str | None = None) -> int:
         self.state.written.add(path)
         cursor = self.db.execute(
-            "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode, ctime_ns, origin, feed)"
-            " VALUES(?,?,?,?,?,?,?,?,?,?)",
-            (path, sid, kind, agent, *c, self.origin, self.feed),
+            "INSERT INTO files(path, session_id, kind, agent, size, mtime_ns, inode, ctime_ns, meta, origin, feed)"
+            " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+            (path, sid, kind, agent, *c, meta, self.origin, self.feed),
         )
         file_id = cursor.lastrowid or 0
         self.state.new_ids[path] = file_id
         if isinstance(c, Checkpoint):  # exactly the row `Ledger._known` would read back
-            self.state.added[path] = Known(c, None, False, kind, sid, file_id, self.origin, self.feed)
+            self.state.added[path] = Known(c, None, False, kind, sid, file_id, self.origin, self.feed, meta)
         return file_id
 
     def ok(self, path: str, sid: str, kind: str, agent: str | None, c: Checkpoint) -> int:
-        """Record a good read; the file's row id. A racy checkpoint is stored untrusted (see RACY_NS)."""
+        """Record a good read; the file's row id. A racy checkpoint is stored untrusted (see RACY_NS); any other
+        with the inode's metadata at its change time, when known (`_meta`)."""
         self.state.ok[path] = c
+        self.state.adopted.pop(path, None)
+        meta = None
         if self.wall_ns() - c.mtime_ns < RACY_NS:
-            c = Checkpoint(c.size, UNTRUSTED_MTIME, c.inode, c.ctime_ns)
+            c = Checkpoint(c.size, UNTRUSTED_MTIME, c.inode, c.ctime_ns)  # (read again anyway: no metadata needed)
+        else:
+            meta = self._meta(path, c)
         known = self.known.get(path)
         if known is None and path not in self.state.new_ids:  # the usual first sight: one statement
-            return self._add_file(path, sid, kind, agent, c)
+            return self._add_file(path, sid, kind, agent, c, meta)
         if known is not None and known.session_id != sid:
             self.state.reordered.add(sid)  # a file another session had: its calls change session
         file_id = self._file_id(path, sid, kind)
         self.state.written.add(path)
         self.db.execute(
-            "UPDATE files SET session_id=?, kind=?, agent=?, size=?, mtime_ns=?, inode=?, ctime_ns=?,"
+            "UPDATE files SET session_id=?, kind=?, agent=?, size=?, mtime_ns=?, inode=?, ctime_ns=?, meta=?,"
             " bad_size=NULL, bad_mtime_ns=NULL, bad_inode=NULL, bad_ctime_ns=NULL, error=NULL, gone=0 WHERE id=?",
-            (sid, kind, agent, *c, file_id),
+            (sid, kind, agent, *c, meta, file_id),
         )
         return file_id
+
+    def _meta(self, path: str, c: Checkpoint) -> str | None:
+        """The inode's metadata when `c` was taken: as the read's fstat showed it, else a stat now showing `c`'s
+        inode and change time (a source's own reader, a checkpoint of its scan; files.meta_at)."""
+        seen = self.state.metas.pop(path, None)
+        if seen is not None and seen[0][2:] == c[2:]:  # the same inode and change time: the same metadata
+            return seen[1]
+        return files.meta_at(path, c)
 
     def good_checkpoint(self, path: str) -> Checkpoint | None:
         """The checkpoint of the file's last good read (this refresh's included); None if never read well."""
@@ -374,9 +418,18 @@ class Refresh:
     # ---- the end --------------------------------------------------------------------------------
 
     def finish(self) -> None:
+        self._store_adopted()
         if not self.plan.deferred:
             self._mark_gone()
         self._settle()
+
+    def _store_adopted(self) -> None:
+        """The new change times (and metadata) of the files `adopt` took unread and nothing wrote since."""
+        adopted = self.state.adopted
+        if adopted:
+            rows = [(k.good.ctime_ns, k.meta, k.id) for k in adopted.values() if k.good is not None]
+            self.db.executemany("UPDATE files SET ctime_ns=?, meta=? WHERE id=?", rows)
+            self.state.written.update(adopted)
 
     def _mark_gone(self) -> None:
         """Files and sessions of this feed it no longer has: kept, marked gone / removed. Only by a transaction
@@ -513,6 +566,9 @@ class StorableIds:
 
     def good_checkpoint(self, path: str) -> Checkpoint | None:
         return self._w.good_checkpoint(path)
+
+    def adopt(self, f: FileStat) -> bool:
+        return self._w.adopt(f)
 
     def path_of_kind(self, sid: str, kind: str) -> str | None:
         return self._w.path_of_kind(storable_id(sid), kind)

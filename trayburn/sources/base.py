@@ -139,8 +139,10 @@ def first_word(line: str) -> str:
     """The program a command line runs, as a word to group by: its first word past `VAR=value` assignments, without
     its folder or quotes (`FOO=1 ./node_modules/.bin/jest -x` → `jest`); "?" when there is none."""
     for word in line.split():
-        if _ASSIGNMENT.match(word):
+        if "=" in word and _ASSIGNMENT.match(word):
             continue
+        if word.isalnum() and word.isascii():  # the usual word (`git`, `python3`): nothing to take off
+            return word[:MAX_WORD]
         word = word.strip("\"'`([").rstrip(";&|)").replace("\\", "/").rsplit("/", 1)[-1]
         word = word.replace(",", "_")[:MAX_WORD]
         return word if word.isascii() else word.encode("utf-8", "replace").decode("utf-8")
@@ -157,8 +159,15 @@ def command_words(commands: Any) -> str:
             commands = [commands]
     if not isinstance(commands, list):
         return ""
-    lines = (c.get("command") if isinstance(c, dict) else c for c in commands)
-    return " ".join(first_word(c) for c in lines if isinstance(c, str) and c.strip())
+    words = []
+    for c in commands:
+        if type(c) is not str:
+            c = c.get("command") if isinstance(c, dict) else c
+            if not isinstance(c, str):
+                continue
+        if not c.isspace() and c:
+            words.append(first_word(c))
+    return " ".join(words)
 
 
 @dataclass(slots=True)
@@ -173,6 +182,7 @@ class Known:
     id: int = 0  # the files row (0: none yet)
     origin: str | None = None  # None: this machine
     feed: str = "cline_cli"  # the Source that wrote it (`Source.feed`)
+    meta: str | None = None  # the inode's metadata when `good` was taken (files.meta; None: not known)
 
 
 def should_read(current: Checkpoint, known: Known) -> bool:
@@ -262,6 +272,7 @@ class Writer(Protocol):
     def live(self, sid: str) -> None: ...
     def has_session(self, sid: str) -> bool: ...
     def good_checkpoint(self, path: str) -> Checkpoint | None: ...
+    def adopt(self, f: FileStat) -> bool: ...  # only its metadata changed: taken as last read, unread (`read` does too)
     def path_of_kind(self, sid: str, kind: str) -> str | None: ...
     def guard(self, sid: str, f: FileStat, kind: str, read: Callable[[], None]) -> None:
         """Run one session's `read`; if it raises, its writes are undone, it is skipped and `f` records why."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...files import RACY_NS, Checkpoint, FileStat, _why, atomic_write  # (RACY_NS: changed since: listed again)
+from ...files import RACY_NS, Checkpoint, FileStat, _why, atomic_write, meta  # (RACY_NS: changed since: listed again)
 
 if TYPE_CHECKING:
     from ...watch import Watcher
@@ -120,16 +120,20 @@ class Saved:
     """The folder listings of a process's first scan, kept in a file for the next process's: a warm `trayburn
     today` lists only the folders changed since. A folder whose stamp (mtime, ctime, inode, device) is as when
     it was listed holds the same entries (adding, removing or renaming one sets its mtime and ctime); its files
-    are still stat-ed (Cline rewrites them in place). A listing is kept only when its folder had not changed
-    for RACY_NS before it was listed (a change within the same timestamp tick could leave the stamp as it
-    was). It vouches for names only: a file that no longer stats sends its folder to a listing. A missing,
-    unreadable or foreign file counts as none; the file holds no figure (the ledger does)."""
+    are still stat-ed (Cline rewrites them in place). So does one whose change time alone moved, with its mode,
+    owner or group (`files.meta`, saved beside the stamp): a chmod or chown, which adds no entry; it takes the
+    new stamp unlisted (`_moved_by_meta`). A listing is kept only when its folder had not changed for RACY_NS
+    before it was listed (a change within the same timestamp tick could leave the stamp as it was). It vouches
+    for names only: a file that no longer stats sends its folder to a listing. A missing, unreadable or foreign
+    file counts as none; the file holds no figure (the ledger does)."""
 
     VERSION = 1
 
     def __init__(self, names: list | None = None, folders: dict[str, list] | None = None) -> None:
-        self.names = names  # [the sessions folder's stamp, its sub-folders' names]
-        self.folders = folders or {}  # name -> [mtime, ctime, inode, device, its messages files' names or None]
+        self.names = names  # [the sessions folder's stamp (mtime, ctime, inode, its meta), its sub-folders' names]
+        # name -> [mtime, ctime, inode, device, its messages files' names or None, its meta] (an older trayburn's
+        # entries lack the meta: such a folder is listed again when its change time moves)
+        self.folders = folders or {}
         self.changed = False
 
     @classmethod
@@ -151,8 +155,27 @@ class Saved:
         with contextlib.suppress(OSError, ValueError):
             atomic_write(path, json.dumps(doc, separators=(",", ":")).encode(), durable=False)
 
-    def listed(self, stamp: tuple[int, int, int] | None, names: list[str]) -> None:
-        self.names, self.changed = ([list(stamp), names] if stamp else None), True
+    def listed(self, stamp: tuple[int, int, int] | None, names: list[str], its_meta: str | None = None) -> None:
+        self.names, self.changed = ([[*stamp, its_meta], names] if stamp else None), True
+
+    def names_at(self, st: os.stat_result, now: int) -> list[str] | None:
+        """The sessions folder's saved sub-folder names, when its stamp (`st`) is as saved or was moved by a change
+        of its metadata alone (then saved with the new stamp); None: list it."""
+        try:
+            was, names = self.names or (None, None)
+            if was is None or not isinstance(names, list):
+                return None
+            if was[:3] == [st.st_mtime_ns, st.st_ctime_ns, st.st_ino]:
+                if len(was) < 4:  # an older trayburn's stamp: its metadata is the folder's now (nothing moved since)
+                    self.listed((st.st_mtime_ns, st.st_ctime_ns, st.st_ino), names, meta(st))
+                return names
+            moved = _moved_by_meta(was, was[3] if len(was) > 3 else None, st, now)
+        except (TypeError, ValueError, IndexError, KeyError):  # a damaged file: none
+            return None
+        if moved is None:
+            return None
+        self.listed((st.st_mtime_ns, st.st_ctime_ns, st.st_ino), names, moved)
+        return names
 
     def scan(self, names: Sequence[str], out: Scan, base: int | None, prefix: str, now: int) -> None:
         """Every folder: stat-ed, then its saved files stat-ed when its stamp is as saved, else listed.
@@ -164,17 +187,27 @@ class Saved:
             hit = old.get(name)
             try:
                 st = stat_(above + name, dir_fd=base)
-                if hit is not None and hit[:4] == [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]:
-                    path, inside = prefix + name, above + name + sep
-                    manifest = name + ".json"
-                    m = stat_(inside + manifest, dir_fd=base)
+                if hit is not None:
+                    if (
+                        hit[0] != st.st_mtime_ns
+                        or hit[1] != st.st_ctime_ns
+                        or hit[2] != st.st_ino
+                        or hit[3] != st.st_dev
+                    ):
+                        hit = _restamped(hit, st, now)  # (None: listed again)
+                    elif len(hit) == 5:  # an older trayburn's entry: the metadata of its stamp added
+                        hit = [*hit, meta(st)]
+                if hit is not None:
+                    path, inside = prefix + name + sep, above + name + sep
+                    m = stat_(inside + name + ".json", dir_fd=base)
                     messages = []
                     for file in hit[4] if hit[4] is not None else (name + MESSAGES_SUFFIX,):
                         f = stat_(inside + file, dir_fd=base)
-                        ckpt = new(Checkpoint, (f.st_size, f.st_mtime_ns, f.st_ino, f.st_ctime_ns))
-                        messages.append(FileStat(path + sep + file, ckpt))
+                        messages.append(
+                            FileStat(path + file, new(Checkpoint, (f.st_size, f.st_mtime_ns, f.st_ino, f.st_ctime_ns)))
+                        )
                     ckpt = new(Checkpoint, (m.st_size, m.st_mtime_ns, m.st_ino, m.st_ctime_ns))
-                    folders.append(Folder(name, path, FileStat(path + sep + manifest, ckpt), messages))
+                    folders.append(Folder(name, prefix + name, FileStat(path + name + ".json", ckpt), messages))
                     kept[name] = hit
                     continue
             except OSError:  # gone, or a file that no longer stats: the listing says which
@@ -196,18 +229,31 @@ class Saved:
             return
         out.folders.append(folder)
         if st is not None and len(out.problems) == before and now - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
-            kept[name] = [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, _messages_names(folder)]
+            kept[name] = [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, _messages_names(folder), meta(st)]
+
+
+def _restamped(hit: list, st: os.stat_result, now: int) -> list | None:
+    """A saved folder entry with the folder's new stamp, when a change of its metadata alone moved it (its names
+    are as listed); None otherwise."""
+    moved = _moved_by_meta(hit, hit[5], st, now) if len(hit) > 5 and hit[3] == st.st_dev else None
+    return None if moved is None else [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, hit[4], moved]
+
+
+def _moved_by_meta(was: Sequence, was_meta: object, st: os.stat_result, now: int) -> str | None:
+    """The folder's metadata now, when what moved its change time since its stamp `was` (mtime, ctime, inode)
+    was saved with `was_meta` is a change of that metadata alone (as `files.metadata_only` tells for a file: the
+    mtime and inode as they were, the mode, links, owner or group not) at least RACY_NS ago. An entry added or
+    removed sets the mtime too. None otherwise."""
+    if not isinstance(was_meta, str) or was[0] != st.st_mtime_ns or was[2] != st.st_ino or was[1] == st.st_ctime_ns:
+        return None
+    now_meta = meta(st)
+    return now_meta if now_meta != was_meta and now - st.st_ctime_ns > RACY_NS else None
 
 
 def _messages_names(folder: Folder) -> list[str] | None:
     """The folder's messages files' names, as saved (None: the lead's alone, as most folders hold)."""
     names = [os.path.basename(f.path) for f in folder.messages]
     return None if names == [folder.session_id + MESSAGES_SUFFIX] else names
-
-
-def _stamp(path: str) -> tuple[int, int, int]:
-    st = os.stat(path)
-    return st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
 def scan(sessions_dir: str, cache: ScanCache | None = None) -> Scan:
@@ -318,12 +364,13 @@ def _folder_names(
     """The sub-folders' names, oldest sessions first (the ledger's inserts then mostly append), and
     whether they were listed now (not taken from the cache)."""
     try:
-        stamp = _stamp(sessions_dir)
+        st = os.stat(sessions_dir)
+        stamp = st.st_mtime_ns, st.st_ctime_ns, st.st_ino
         names = None if sweep else cache.names(sessions_dir, stamp)
         if names is not None:
             return names, False
-        if saved is not None and saved.names is not None and saved.names[0] == list(stamp):
-            return saved.names[1], True
+        if saved is not None and (names := saved.names_at(st, now)) is not None:
+            return names, True
         entries = sorted(os.scandir(sessions_dir), key=lambda e: e.name)
     except OSError as exc:
         problems[sessions_dir] = _why(exc)
@@ -347,7 +394,7 @@ def _folder_names(
     if clean:
         cache.remember(sessions_dir, stamp, names, now)
     if saved is not None:
-        saved.listed(stamp if clean and now - max(stamp[0], stamp[1]) > RACY_NS else None, names)
+        saved.listed(stamp if clean and now - max(stamp[0], stamp[1]) > RACY_NS else None, names, meta(st))
     return names, clean
 
 

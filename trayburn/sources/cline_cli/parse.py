@@ -12,6 +12,7 @@ input 1,200 levels deep) is made shallow enough to decode, without recursing, on
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -147,9 +148,10 @@ def _calls(messages: list, session_id: str) -> list[Call]:
 
 
 def _typed_calls(messages: list, session_id: str) -> list[Call]:
-    """`_calls` for the typed decoder's messages, whose values it already checked: the same rules, with the
-    common values decided first and inline (a cold ingest runs this loop for every call of the history)."""
-    assistant = _typed().Assistant
+    """`_calls` for the typed decoder's messages, whose values it already checked and whose strings are storable as
+    they are (typed.py): the same rules, with the common values decided first and inline (a cold ingest runs this
+    loop for every call of the history, so nothing is made here that the call does not keep)."""
+    assistant, new = _typed().Assistant, tuple.__new__
     calls: list[Call] = []
     for index, m in enumerate(messages):
         if type(m) is not assistant or m.metrics is None:
@@ -163,33 +165,30 @@ def _typed_calls(messages: list, session_id: str) -> list[Call]:
         model, provider = (info.id, info.provider) if info is not None else (None, None)
         if not (type(ts) is int and 1e12 <= ts <= MAX_MS):
             ts = to_ms(ts)
-        if not (type(model) is str and model.isascii() and model.strip()):
-            model = _str(model)
-        if not (type(provider) is str and provider.isascii() and provider.strip()):
-            provider = _str(provider)
-        if not (type(mid) is str and mid.isascii() and mid):
-            # no id: its content is its identity (renamed copies of a session count it once)
-            mid = (
-                storable_id(mid)
-                if isinstance(mid, str) and mid
-                else idless_key(session_id, index, ts, model, (i, o, cr, cw), cost)
-            )
+        if not (type(model) is str and model.strip()):
+            model = None
+        if not (type(provider) is str and provider.strip()):
+            provider = None
+        if not (type(mid) is str and mid):  # no id: its content is its identity (renamed copies count it once)
+            mid = idless_key(session_id, index, ts, model, (i, o, cr, cw), cost)
         tools: tuple[str, ...] = ()
         commands = None
         if type(content) is list and content:  # of typed blocks
-            names = [b.name for b in content if b.type == "tool_use" and type(b.name) is str]
-            if names:
-                tools = tuple(names) if "".join(names).isascii() else tuple(_text(n) for n in names)
-                if SHELL in names:
-                    commands = _shell_words(content)
-        calls.append(Call(mid, index, ts, model, i, o, cr, cw, cost, tools, None, provider, commands))
+            tools = tuple([b.name for b in content if b.type == "tool_use" and type(b.name) is str])
+            if SHELL in tools:
+                commands = _shell_words(content)
+        calls.append(new(Call, (mid, index, ts, model, i, o, cr, cw, cost, tools, None, provider, commands)))
     return calls
 
 
 def _shell_words(blocks: list) -> str:
-    """`Call.commands` of typed blocks: each run_commands block's input decoded on its own (no other tool's)."""
-    shell = _typed().shell_commands
-    return ",".join(command_words(shell(b.input)) for b in blocks if b.type == "tool_use" and b.name == SHELL)
+    """`Call.commands` of typed blocks: each run_commands block's command words (none when its input is not an
+    object)."""
+    return ",".join(
+        command_words(b.input.commands if b.input is not None else None)
+        for b in blocks
+        if b.type == "tool_use" and b.name == SHELL
+    )
 
 
 IDLESS = "noid:"  # the prefix of a key made from a message's content (it had no id)
@@ -295,6 +294,7 @@ def _rollup(usage: Any, session_id: str) -> Call | None:
     return Call(f"{session_id}:rollup", -1, None, None, *tokens, cost, (), note)
 
 
+@functools.cache
 def _typed() -> ModuleType:
     from . import typed  # (msgspec, at the first parse)
 

@@ -215,11 +215,13 @@ class _Ingest:
         w.live(folder.session_id)
 
     def _as_last_read(self, folder: layout.Folder) -> bool:
-        """Every file as it was when last read and parsed, the lead's among them (so no `messages_path`)."""
-        known = self.known
+        """Every file as it was when last read and parsed, the lead's among them (so no `messages_path`). A file
+        whose metadata alone changed since (a chmod, say) is taken as it is (`Writer.adopt`: a stat, never deferred
+        as a read may be)."""
+        known, adopt = self.known, self.w.adopt
         for f in (folder.manifest, *folder.messages):
             k = known.get(f.path)
-            if k is None or k.gone or k.good != f.checkpoint:
+            if k is None or k.gone or (k.good != f.checkpoint and not adopt(f)):
                 return False
         return bool(folder.messages) and folder.messages[0].path == _lead_path(folder)
 

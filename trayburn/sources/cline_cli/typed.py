@@ -4,7 +4,9 @@ never touches disk.
 
 The decoder also checks the values the rules care about. A document that does not fit (a message with
 another role, metrics that are not an object, a token count that is not a sane integer, a negative
-cost, …) goes whole to the generic path, which applies the same rules to any valid JSON.
+cost, a tool input that is not an object, …) goes whole to the generic path, which applies the same rules to any
+valid JSON. Every string it gives is storable as it is: msgspec refuses a lone surrogate (JSON's "\\ud83d" alone)
+and invalid UTF-8, so such a document takes the generic path too, where text is cleaned (`storable_text`).
 """
 
 from __future__ import annotations
@@ -21,35 +23,26 @@ __all__ = [
     "Block",
     "DecodeError",
     "MessagesDoc",
+    "ShellInput",
     "ValidationError",
     "manifest",
     "messages",
-    "shell_commands",
 ]
 
 _Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKENS)]
 _Cost = Annotated[float, msgspec.Meta(ge=0, le=MAX_COST)]
 
 
-class Block(msgspec.Struct, gc=False):
-    type: Any = None
-    name: Any = None
-    input: msgspec.Raw = msgspec.Raw()  # kept undecoded: only a run_commands block's is read (`shell_input`)
+class ShellInput(msgspec.Struct, gc=False):
+    """A tool's input, of which only run_commands' `commands` is read (any other field is skipped unread)."""
 
-
-class _ShellInput(msgspec.Struct):
     commands: Any = None
 
 
-_shell_input = msgspec.json.Decoder(_ShellInput)
-
-
-def shell_commands(raw: msgspec.Raw) -> Any:
-    """A run_commands block's `commands`, decoded from its input alone (None when that is not an object)."""
-    try:
-        return _shell_input.decode(raw).commands if len(raw) else None
-    except (DecodeError, ValidationError, RecursionError):
-        return None
+class Block(msgspec.Struct, gc=False):
+    type: Any = None
+    name: Any = None
+    input: ShellInput | None = None
 
 
 class _Metrics(msgspec.Struct, gc=False):

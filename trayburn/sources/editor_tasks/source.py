@@ -154,7 +154,7 @@ class TaskSource:
         w = writer
         todo: list[Task] = []
         for t in self.tasks:
-            if any(changed(f, w.known.get(f.path)) for f in t.files):
+            if any(changed(f, w.known.get(f.path)) and not w.adopt(f) for f in t.files):  # (adopt: a chmod, say)
                 todo.append(t)
             else:
                 self._note(w, t)
@@ -301,12 +301,14 @@ def _kept(known: Mapping[str, Known], path: str) -> bool:
 
 def _read_any(w: Writer, f: FileStat | None, sid: str, kind: str) -> bytes | None:
     """The file's bytes: through the ledger when it changed (so a failure is recorded), else directly (a
-    task is read whole when any of its files changed)."""
+    task is read whole when any of its files changed; so is a file whose metadata alone changed, which the
+    ledger then gives no bytes of)."""
     if f is None:
         return None
     if changed(f, w.known.get(f.path)):
         got = w.read(f, sid, kind)
-        return None if got is None else got[0]
+        if got is not None:
+            return got[0]
     return _plain_read(f.path, w.max_file_bytes)
 
 
