@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import paths, settings
-from .figures import budgets, history, money, periods
-from .figures.budgets import BudgetState
+from .figures import history, money, periods
 from .figures.burn import WINDOW_MS, Burn, burn, hour_calls, minute_of, runaways
 from .figures.costs import Pricer, Totals
 from .figures.day import (
@@ -31,28 +30,18 @@ from .figures.day import (
     sessions,
     totals_between,
 )
-from .figures.glance import (
-    HOUR_MS,
-    Basis,
-    DayFigures,
-    Glance,
-    basis,
-    changes_at,
-    day_figures,
-    merged,
-    period_start,
-    today_figures,
-)
 from .figures.history import HistoryReport, MachinesReport
 from .files import Checkpoint, stat_file
-from .health import Health, HealthKind, kind_of, verdict
 from .ledger import ALL_TIME, Ledger, LedgerUnavailable, RefreshStats
 from .pricing import PriceBook
 from .sources.base import Source, storable_id
 from .sources.cline_cli.source import ClineCliSource
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (the tray's glance, its budgets and health are loaded where asked: no command's figure needs them)
     from .figures import export, listprice
+    from .figures.budgets import BudgetState
+    from .figures.glance import Basis, DayFigures, Glance
+    from .health import Health, HealthKind
     from .ledger.changes import Changes
     from .pricing.show import SeenModel
     from .sync.share import ShareState, Sharing, SyncHealth
@@ -320,6 +309,8 @@ class Engine:
 
     def period(self, month: bool = False) -> Totals:
         """This week (Monday on) or this month, to the end of today."""
+        from .figures.glance import period_start
+
         today = periods.now_date()
         return self.totals(period_start(today, month), today)
 
@@ -331,6 +322,8 @@ class Engine:
     def day_figures(self, day: date | None = None, hourly: bool = False) -> DayFigures:
         """One day (default today) as the window's day view and the menu show it; `hourly`: with the cost
         per hour (the window's chart)."""
+        from .figures.glance import day_figures
+
         d = day or periods.now_date()
         report, machines = self.day_and_machines(d)
         figures = day_figures(self.ledger, self.book, d, machines, hourly, report)
@@ -356,6 +349,8 @@ class Engine:
     def budgets(self, today: date, day_usd: float, month_usd: float) -> list[BudgetState]:
         """Every budget set, with its spend: the daily and monthly ones, then each project's
         (`project_budgets`; the projects' spend is read only when one has a budget)."""
+        from .figures import budgets
+
         s = self.settings
         spend = budgets.project_spend(self.ledger, self.book, today, s.project_budgets)
         return budgets.overall(s.daily_budget, s.monthly_budget, day_usd, month_usd) + budgets.per_project(
@@ -379,6 +374,8 @@ class Engine:
         (`figures.glance.basis`): only the sessions changed are read again when every call changed is of today,
         and everything after a change before today, at midnight, with other settings. With nothing changed, what
         the clock cannot change is kept as it was, and of today only the last hour is read."""
+        from .figures.glance import HOUR_MS, basis, changes_at
+
         now, today = periods.utc_now_ms(), periods.now_date()
         s = self.settings
         kept = since.basis if since is not None else None
@@ -413,6 +410,8 @@ class Engine:
         """The part of today's glance the clock leaves alone until midnight, from its basis (`glance` sets the
         rest), and the basis with yesterday's report when the menu shows it."""
         from .demo import is_demo  # (the demo's module brings shutil, tempfile and signal: only the tray's glance)
+        from .figures import budgets
+        from .figures.glance import DayFigures, Glance, merged, today_figures
 
         t = today_figures(b, self.ledger, self.machine_name(), now_ms)
         report = t.report
@@ -501,6 +500,8 @@ class Engine:
         return survey(self.sharing, s.sync_dir, s.machine_name, s.sync_titles)
 
     def last_hour(self, now_ms: int | None = None) -> Totals:
+        from .figures.glance import HOUR_MS
+
         now = periods.utc_now_ms() if now_ms is None else now_ms
         return totals_between(self.ledger, self.book, now - HOUR_MS, now + 1)
 
@@ -566,6 +567,8 @@ class Engine:
         return self.integrity_problem
 
     def health(self) -> Health:
+        from .health import Health, kind_of
+
         live, removed = self.ledger.session_counts()
         # A file that failed within the last minute was most likely caught mid-write (normal: Cline
         # rewrites in place); it is retried at every refresh and reported only if it stays broken.
@@ -611,6 +614,7 @@ class Engine:
     ) -> str:
         """The sentence for a person (the tray and doctor choose by `kind`, not by these words). `tasks`: the
         editor apps' live sessions by feed; `cli`: the Cline CLI's."""
+        from .health import verdict
         from .sources.editor_tasks import places
 
         labels = {f"tasks:{app.name}": app.label for app in places.APPS} | {"kilo": "Kilo Code 7"}
