@@ -279,16 +279,6 @@ def period_start(today: date, month: bool) -> date:
     return today.replace(day=1) if month else today - timedelta(days=today.weekday())
 
 
-def first_call_ms(ledger: Ledger, start_ms: int, end_ms: int) -> int | None:
-    """When the oldest counted call in [start, end) was made (epoch ms); None: there is none."""
-    calls = ledger.export_calls(start_ms, end_ms)  # oldest first, a generator holding the ledger's lock
-    try:
-        first = next(calls, None)
-    finally:
-        getattr(calls, "close", lambda: None)()  # (the lock released now, not when the generator is collected)
-    return first.ts_ms if first is not None else None
-
-
 def changes_at(
     now_ms: int,
     today: date,
