@@ -120,6 +120,14 @@ def a_busy_day(env: Path, **settings: str) -> tuple[Day, Path, dict[str, str]]:
     return day, config, sids
 
 
+def started(config: Path, env: Path) -> tuple[Engine, Glance]:
+    """An engine whose ledger holds the files, the ledger's first look taken, and its first glance."""
+    engine = Engine(config, env / "state")
+    engine.refresh()
+    engine.changes()
+    return engine, engine.glance(engine.health(), changes=None)
+
+
 def fresh_and_kept(engine: Engine, since: Glance) -> tuple[Glance, Glance, object]:
     """The glance from `since` and what the ledger says changed since it, and one read afresh, in the same minute
     (the pace is worked out as of a minute: a pair made across a minute's turn is made again)."""
@@ -187,10 +195,7 @@ def test_a_call_before_today_in_the_week_or_the_month_reads_everything_again(env
     project's spend before today were kept, and are read again (on a Monday the week has no day before today, on
     the 1st the month: the call then lands only where it belongs)."""
     day, config, sids = a_busy_day(env)
-    engine = Engine(config, env / "state")
-    engine.refresh()
-    engine.changes()
-    first = engine.glance(engine.health(), changes=None)
+    engine, first = started(config, env)
     today, start, end, week, month = bounds()
     yesterday = noon(today - timedelta(days=1)) + 60_000
     day.add(sids["yday"], yesterday, 8.0)
@@ -217,10 +222,7 @@ def test_yesterday_shown_while_today_has_no_call_follows_a_call_of_yesterday(env
     age_all(env / "sessions")
     config = env / "settings.toml"
     config.write_text(f'sessions_dir = "{day.sessions}"\n')
-    engine = Engine(config, env / "state")
-    engine.refresh()
-    engine.changes()
-    first = engine.glance(engine.health(), changes=None)
+    engine, first = started(config, env)
     assert first.yesterday is not None and first.yesterday.cost_usd == pytest.approx(2.0)
     day.add(sid, noon(yesterday) + 60_000, 0.5)
     engine.refresh()
@@ -232,10 +234,7 @@ def test_yesterday_shown_while_today_has_no_call_follows_a_call_of_yesterday(env
 
 def test_a_session_folder_removed_keeps_its_calls_and_is_shown_removed(env):
     day, config, sids = a_busy_day(env)
-    engine = Engine(config, env / "state")
-    engine.refresh()
-    engine.changes()
-    first = engine.glance(engine.health(), changes=None)
+    engine, first = started(config, env)
     day.remove(sids["done"])
     engine.refresh()
     kept, fresh, news = fresh_and_kept(engine, first)
@@ -247,10 +246,7 @@ def test_a_session_folder_removed_keeps_its_calls_and_is_shown_removed(env):
 
 def test_a_session_started_today_is_listed_before_its_first_call_and_its_call_then_counts(env):
     day, config, _ = a_busy_day(env)
-    engine = Engine(config, env / "state")
-    engine.refresh()
-    engine.changes()
-    first = engine.glance(engine.health(), changes=None)
+    engine, first = started(config, env)
     now = now_ms()
     new = f"{now - 1000}_new01"
     make_session(day.sessions, new, iso(now - 1000), None, status="running")  # its manifest alone, so far

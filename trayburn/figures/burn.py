@@ -105,12 +105,6 @@ def hour_calls(ledger: Ledger, book: PriceBook, since_ms: int) -> HourCalls:
     return HourCalls(since_ms, tuple(out))
 
 
-def recent_calls(ledger: Ledger, book: PriceBook, at_ms: int, now_ms: int) -> list[tuple[str, int, float]]:
-    """(session id, epoch ms, USD) of the counted calls from an hour before `at_ms` to `now_ms`, each priced
-    as the export prices it."""
-    return hour_calls(ledger, book, at_ms - WINDOW_MS).between(at_ms - WINDOW_MS, now_ms + 1)
-
-
 def minute_of(now_ms: int) -> int:
     """The start of `now_ms`'s minute: the moment the pace is worked out as of."""
     return now_ms - now_ms % 60_000

@@ -102,6 +102,7 @@ class Basis:
     projects: frozenset[str]  # the projects with a budget, whose month before today is in `projects_before`
     rows: Mapping[str, SessionRow]  # today's sessions (`Ledger.sessions_between`), in the ledger's order
     groups: Mapping[str, tuple[CostGroup, ...]]  # today's counted calls by session, in groups by (session, file, agent)
+    priced: Mapping[str, tuple[Totals, ...]]  # each of those groups priced (`Totals.add`), once
     summaries: Mapping[str, SessionSummary]  # today's figures of each session of `rows`, as of `at_ms`
     week_before: Totals  # this week's calls before today (none on a Monday)
     month_before: Totals
@@ -155,6 +156,7 @@ def _read(ledger: Ledger, book: PriceBook, day: date, bounds: tuple[int, int], p
         projects,
         rows,
         {sid: tuple(gs) for sid, gs in sorted(found.items())},
+        {sid: _priced(gs, pricer) for sid, gs in sorted(found.items())},
         {sid: summary(m, found.get(sid, ()), pricer, start) for sid, m in rows.items()},
         pricer.totals(week, start) if week < start else Totals(),
         pricer.totals(month, start) if month < start else Totals(),
@@ -168,28 +170,30 @@ def _reread(kept: Basis, ledger: Ledger, sessions: Iterable[str]) -> Basis:
     start, end = kept.bounds_ms
     pricer = Pricer(ledger, kept.book)
     rows, groups, summaries = dict(kept.rows), dict(kept.groups), dict(kept.summaries)
+    priced = dict(kept.priced)
     whole = {sid: s for sid, s in kept.whole.items() if sid not in sessions}
     for sid in sessions:
         found = tuple(pricer.groups(start, end, by=("session", "file", "agent"), session_id=sid))
         row = ledger.session(sid)
         if found:
-            groups[sid] = found
+            groups[sid], priced[sid] = found, _priced(found, pricer)
         else:
             groups.pop(sid, None)
+            priced.pop(sid, None)
         if row is not None and (found or _started_here(row, start, end)):  # `Ledger.sessions_between`'s rule
             rows[sid] = row  # (one already there keeps its place, a new one comes last, as the ledger lists them)
             summaries[sid] = summary(row, found, pricer, start)
         else:
             rows.pop(sid, None)
             summaries.pop(sid, None)
-    groups = dict(sorted(groups.items()))
     return Basis(
         kept.day,
         kept.bounds_ms,
         kept.book,
         kept.projects,
         rows,
-        groups,
+        dict(sorted(groups.items())),
+        dict(sorted(priced.items())),
         summaries,
         kept.week_before,
         kept.month_before,
@@ -198,6 +202,16 @@ def _reread(kept: Basis, ledger: Ledger, sessions: Iterable[str]) -> Basis:
         None,
         whole,
     )
+
+
+def _priced(groups: Iterable[CostGroup], pricer: Pricer) -> tuple[Totals, ...]:
+    """Each group's Totals (priced once: today's figures add them up in several ways)."""
+    out = []
+    for g in groups:
+        one = Totals()
+        one.add(g, pricer)
+        out.append(one)
+    return tuple(out)
 
 
 def _started_here(row: SessionRow, start_ms: int, end_ms: int) -> bool:
@@ -226,14 +240,12 @@ def today_figures(b: Basis, ledger: Ledger, machine_name: str, now_ms: int) -> T
     """Today's figures from its basis: the day's report, its sessions as the clock shows them at `now_ms`, the
     spend by machine, by app and (with a project's budget) by project, all from the same priced groups."""
     pricer = Pricer(ledger, b.book)
-    pairs = [(sid, g) for sid, gs in b.groups.items() for g in gs]
-    groups = [g for _, g in pairs]
+    priced = [(sid, g, one) for sid, gs in b.groups.items() for g, one in zip(gs, b.priced[sid], strict=True)]
+    groups = [g for _, g, _ in priced]
     origins = {sid: m.origin for sid, m in b.rows.items()}
-    by_origin = [rekeyed(g, (origins.get(sid),)) for sid, g in pairs]
+    by_origin = [rekeyed(g, (origins.get(sid),)) for sid, g, _ in priced]
     machines = machines_between(ledger, b.book, *b.bounds_ms, machine_name, (pricer, by_origin))
-    totals = Totals()
-    for g in groups:
-        totals.add(g, pricer)
+    totals = merged(*(one for _, _, one in priced))
     keys = {
         sid: SessionKeys(sid, m.workspace_root, m.cwd, m.source, m.title, m.prompt, m.origin)
         for sid, m in b.rows.items()
@@ -244,8 +256,8 @@ def today_figures(b: Basis, ledger: Ledger, machine_name: str, now_ms: int) -> T
         sessions_at(b, now_ms),
         machines,
         totals,
-        report_from(pairs, keys, period, "source", pricer),
-        report_from(pairs, keys, period, "project", pricer) if b.projects else None,
+        report_from(priced, keys, period, "source", pricer),
+        report_from(priced, keys, period, "project", pricer) if b.projects else None,
     )
 
 
@@ -265,16 +277,6 @@ def merged(*parts: Totals) -> Totals:
 def period_start(today: date, month: bool) -> date:
     """The first day of this week (Monday) or of this month."""
     return today.replace(day=1) if month else today - timedelta(days=today.weekday())
-
-
-def first_call_ms(ledger: Ledger, start_ms: int, end_ms: int) -> int | None:
-    """When the oldest counted call in [start, end) was made (epoch ms); None: there is none."""
-    calls = ledger.export_calls(start_ms, end_ms)  # oldest first, a generator holding the ledger's lock
-    try:
-        first = next(calls, None)
-    finally:
-        getattr(calls, "close", lambda: None)()  # (the lock released now, not when the generator is collected)
-    return first.ts_ms if first is not None else None
 
 
 def changes_at(

@@ -131,16 +131,12 @@ def overview(
 
 
 def report_from(
-    groups: Iterable[tuple[str, CostGroup]], keys: Mapping[str, queries.SessionKeys], period: Period, by: str,
+    priced: Iterable[tuple[str, CostGroup, Totals]], keys: Mapping[str, queries.SessionKeys], period: Period, by: str,
     pricer: Pricer,
 ) -> HistoryReport:  # fmt: skip
-    """`report` by project, source or session from calls already read: (session id, one of its groups) pairs,
-    `keys` the sessions' (those missing are grouped as a session without a row is)."""
-    found = []
-    for sid, g in groups:
-        one = Totals()
-        one.add(g, pricer)
-        found.append((tuple.__new__(CostGroup, (g.route, g.band, (0, sid), *g[3:])), one))  # (`_replace`, cheaper)
+    """`report` by project, source or session from calls already read and priced: (session id, one of its groups,
+    that group's Totals), `keys` the sessions' (those missing are grouped as a session without a row is)."""
+    found = [(tuple.__new__(CostGroup, (g.route, g.band, (0, sid), *g[3:])), one) for sid, g, one in priced]
     return _grouped(found, dict(keys), [period], period, by, pricer)
 
 
