@@ -96,15 +96,11 @@ def a_busy_day(env: Path, **settings: str) -> tuple[Day, Path, dict[str, str]]:
     today), each of its own project; the settings' project budgets name two of them."""
     today, start, _, _, _ = bounds()
     day, now = Day(env), now_ms()
+    early = start + min(60_000, (now - start) // 3)  # (of today, whatever the hour)
+    run = [(now - 39 * 60_000, 0.25), (now - 20 * 60_000, 0.5)]
     sids = {
-        "run": day.session(
-            "run01", now - 40 * 60_000, [(now - 39 * 60_000, 0.25), (now - 20 * 60_000, 0.5)], status="running"
-        ),
-        "done": day.session(
-            "done1",
-            start + 60_000 if now - start > 120_000 else now - 90_000,
-            [(start + 90_000 if now - start > 120_000 else now - 60_000, 1.25)],
-        ),
+        "run": day.session("run01", now - 40 * 60_000, run, status="running"),
+        "done": day.session("done1", early, [(early + min(30_000, (now - early) // 2), 1.25)]),
     }
     yesterday, first = today - timedelta(days=1), today.replace(day=1)
     sids["yday"] = day.session("yday1", noon(yesterday) - 60_000, [(noon(yesterday), 2.0)])
@@ -179,14 +175,19 @@ def test_a_call_of_today_reads_again_its_session_alone_and_every_figure_is_as_re
     assert news.sessions == {sids["run"]} and news.earliest_ms >= start  # (a call of today: what was kept stands)
     assert kept.basis.week_before is first.basis.week_before and kept.basis.month_before is first.basis.month_before
     assert_as_read_afresh(engine, kept, fresh)
-    assert kept.day.report.cost_usd == pytest.approx(day.spent(start, end)) == pytest.approx(2.125)
+    assert kept.day.report.cost_usd == pytest.approx(day.spent(start, end)) != first.day.report.cost_usd
     assert kept.week.cost_usd == pytest.approx(day.spent(week, end))
     assert kept.month.cost_usd == pytest.approx(day.spent(month, end))
+    run = [sids["run"]]
     running = next(s for s in kept.day.sessions if s.id == sids["run"])
-    assert running.running and running.calls == 3 and running.cost_usd == pytest.approx(0.875)
-    assert [r.spend_usd for r in kept.runaways] == [pytest.approx(0.875)]  # its whole spend, read again
+    assert running.running and running.cost_usd == pytest.approx(day.spent(start, end, run))
+    assert running.calls == sum(start <= ts < end for ts, _ in day.calls[sids["run"]])
+    assert {r.id: r.spend_usd for r in kept.runaways}[sids["run"]] == pytest.approx(
+        0.875
+    )  # its whole spend, read again
     project = {(b.project, b.which): b.spent_usd for b in kept.budgets}
-    assert project[sids["run"], "daily"] == pytest.approx(0.875) == project[sids["run"], "monthly"]
+    assert project[sids["run"], "daily"] == pytest.approx(day.spent(start, end, run))
+    assert project[sids["run"], "monthly"] == pytest.approx(day.spent(month, end, run))
     assert project[sids["yday"], "monthly"] == pytest.approx(day.spent(month, end, [sids["yday"]]))
 
 
@@ -307,7 +308,8 @@ def test_midnight_reads_the_new_day_whole_whatever_was_kept(env):
     yesterday = today - timedelta(days=1)
     day = Day(env)
     now = now_ms()
-    day.session("span1", noon(yesterday), [(noon(yesterday) + 1000, 1.0), (now - 1000, 0.5)])
+    start = periods.day_bounds(today)[0]
+    day.session("span1", noon(yesterday), [(noon(yesterday) + 1000, 1.0), (start + (now - start) // 2, 0.5)])
     age_all(env / "sessions")
     config = env / "settings.toml"
     config.write_text(f'sessions_dir = "{day.sessions}"\n')
