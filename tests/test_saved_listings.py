@@ -148,6 +148,22 @@ def test_a_saved_file_with_wrong_names_only_costs_listings(tmp_path):
     assert plain(first_scan(sessions, saved)) == full_listing(sessions)
 
 
+@pytest.mark.parametrize(
+    "entry", [[], [1, 2], {"mtime": 1}, "text", None, [None, None, None, None, 7], ["a", "b", "c", "d", ["x"], "m"]]
+)
+def test_a_saved_folder_entry_of_another_shape_only_costs_its_listing(tmp_path, entry):
+    """A folder's entry that is not the list it should be (too short, a dict, a string, wrong types) sends that
+    folder to a listing, whatever it holds: no exception out of the scan."""
+    sessions, saved = sessions_with_three(tmp_path), tmp_path / "listings.json"
+    first_scan(sessions, saved)
+    doc = json.loads(saved.read_bytes())
+    for name in doc["folders"]:
+        doc["folders"][name] = entry
+    saved.write_bytes(dumps(doc))
+    assert plain(first_scan(sessions, saved)) == full_listing(sessions)
+    assert plain(first_scan(sessions, saved)) == full_listing(sessions)  # and it was written anew
+
+
 def test_another_sessions_folder_does_not_use_them(tmp_path):
     sessions, saved = sessions_with_three(tmp_path), tmp_path / "listings.json"
     first_scan(sessions, saved)

@@ -210,7 +210,9 @@ class Saved:
                     folders.append(Folder(name, prefix + name, FileStat(path + name + ".json", ckpt), messages))
                     kept[name] = hit
                     continue
-            except OSError:  # gone, or a file that no longer stats: the listing says which
+            # gone, or a file that no longer stats, or a saved entry of another shape (a damaged or hand-edited
+            # file): the listing says which
+            except (OSError, LookupError, TypeError, ValueError):
                 pass
             self._list(name, out, prefix, now, kept)
         self.changed = self.changed or kept != old
