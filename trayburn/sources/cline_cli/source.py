@@ -308,9 +308,14 @@ def _messages_parser(scope: str) -> Callable[[bytes], Messages]:
 
 
 def _parse_messages(data: bytes, scope: str) -> Messages:
-    from ..editor_tasks.parse import trim_legacy_copy  # (a pre-4.0 task resumed by 4.x: counted from its folder)
+    """The calls of a messages file, less a legacy task's copy (a pre-4.0 task resumed by 4.x: counted from its
+    folder), looked for only where a user message may open with its warning (`Messages.warning`)."""
+    parsed = _parse_module().parse_messages(data, scope)
+    if not parsed.warning:
+        return parsed
+    from ..editor_tasks.parse import trim_legacy_copy
 
-    return trim_legacy_copy(_parse_module().parse_messages(data, scope), data)
+    return trim_legacy_copy(parsed, data)
 
 
 def _digest(scan: layout.Scan) -> str | None:
