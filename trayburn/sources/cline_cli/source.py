@@ -8,11 +8,9 @@ ledger's `Writer`.
 from __future__ import annotations
 
 import functools
-import gc
 import marshal
 import os
-from collections.abc import Callable, Container, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Container, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
@@ -120,8 +118,7 @@ class ClineCliSource:
         again = not relisted and memo is not None and memo[0] is self.last and memo[1] is writer.known
         ingest = _Ingest(self.last, writer, memo[2] if again and memo else None)
         self._order = None
-        with _collector_paused():
-            ingest.run()
+        ingest.run()  # (the ledger pauses the cycle collector for the whole refresh: store._collector_paused)
         self._order = (self.last, writer.known, ingest.order)
 
     def _relist_unseen(self, known: Mapping[str, Known]) -> bool:
@@ -141,20 +138,6 @@ class ClineCliSource:
             layout.relist(scan, unseen & folders, self.listings)
             return True
         return False
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off for one slice (about a second): a cold ingest makes a few short-lived
-    tuples per call, freed as they go, which no cycle holds; the collector's passes over them cost about a tenth
-    of its CPU (bench/bench_cold.py). Back on after it, as it was."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class Order(NamedTuple):
