@@ -90,6 +90,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
         self._known_memo: tuple[int, dict[str, Known]] | None = None  # (data_version, files) between refreshes
         self._ended_memo: tuple[int, set[str]] | None = None  # (data_version, ids of ended sessions)
+        # a long ingest's sessions of one feed (id -> start), from one slice to the next: (feed, data_version, them)
+        self._sessions_memo: tuple[str, int, dict[str, int | None]] | None = None
         self.backup_after_s = BACKUP_AFTER_S
         self._backup_looked = time.monotonic()
         self._tracker: Tracker | None = None  # what the writes changed between two `changes()` (changes.py)
@@ -347,6 +349,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
                 if not plan.deferred or (ends is not None and time.perf_counter() >= ends):
                     break
         finally:
+            self._sessions_memo = None  # (kept only from one slice to the next)
             if cache is not None:  # (pages over the size are freed)
                 self.db.execute(f"PRAGMA cache_size={cache}")
                 self.db.execute(f"PRAGMA wal_autocheckpoint={pages}")
@@ -405,8 +408,10 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             try:
                 known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
                 version, self._known_memo, self._ended_memo = self._data_version(), None, None
+                memo = self._sessions_memo  # (the last slice's, if no other connection wrote since)
+                sessions = memo[2] if memo is not None and memo[:2] == (source.feed, version) else None
                 refresh = Refresh(
-                    self.db, known, stats, self.max_file_bytes, source.feed, source.origin, plan, self.wall_ns
+                    self.db, known, stats, self.max_file_bytes, source.feed, source.origin, plan, self.wall_ns, sessions
                 )
                 source.ingest(StorableIds(refresh))
                 refresh.finish()
@@ -424,6 +429,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         # added with a good read, or gave a new change time unread, as it built them (sharing the scan's strings
         # and checkpoints), the others it wrote read back one by one (a full reload would hold two copies of the
         # memo at once).
+        self._sessions_memo = (source.feed, version, refresh.carried())
         added, adopted, written = refresh.state.added, refresh.state.adopted, refresh.state.written
         others = [p for p in written if p not in added and p not in adopted]
         if len(others) >= max(len(known) // 4, 1000):  # most rows rewritten (a copied folder): read them all
