@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 APP = "trayburn"
 Origin = Literal["settings", "environment", "default"]
 
 
-@dataclass(frozen=True)
-class Level:
+class Level(NamedTuple):
     """One of the three Cline folders: its path, where that path came from, and whether it exists."""
 
     name: str  # "cline_dir" | "data_dir" | "sessions_dir"
@@ -39,8 +37,7 @@ class Level:
         return "default"
 
 
-@dataclass(frozen=True)
-class Levels:
+class Levels(NamedTuple):
     """The three folders the sessions are found through: Cline's root, its data folder, its sessions folder."""
 
     root: Level

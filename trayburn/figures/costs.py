@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..billing import FREE, PAID, PLAN, route_of
 from ..ledger import Bucket, CostGroup, Ledger, Route, Usage
@@ -124,8 +124,7 @@ def _group_cost(price: Price, g: CostGroup, u: Usage) -> tuple[float, int]:
     return usd + u.calls * price.rates_at().request, 0
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """How to group one scope's calls so that their sums price exactly, from the routes seen in it."""
 
     bands: tuple[int, ...] = ()
@@ -134,8 +133,7 @@ class Plan:
     covered: tuple[Route, ...] = ()  # the plan routes: their calls are valued whatever their cost
 
 
-@dataclass(frozen=True)
-class CallCost:
+class CallCost(NamedTuple):
     """One call's cost as it is paid (`Pricer.call`), with how it was found."""
 
     cost_usd: float | None  # None: no cost reported and no known price; 0 for a plan's or a free call
