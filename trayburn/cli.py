@@ -31,7 +31,32 @@ if TYPE_CHECKING:
     from .figures.periods import Period
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's, its width found as `shutil.get_terminal_size` finds it ($COLUMNS, else the terminal's, else
+    80) without importing shutil: argparse makes one for every option it is given, and shutil brings its three
+    compressors (bz2, lzma, zlib) into every start."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+def _columns() -> int:
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **{"formatter_class": _Formatter, **kwargs})
+
     def error(self, message: str) -> NoReturn:  # one line, and main() returns instead of the parser exiting
         raise UsageError(f"{_choice(message)} (see `{self.prog} --help`)")
 
