@@ -195,6 +195,63 @@ def test_grouped_estimates_equal_the_calls_priced_one_by_one(calls, session_prov
         led.close()
 
 
+# calls of a few routes, most with a reported cost: sessions that share routes and costs
+SHARED = st.tuples(
+    st.sampled_from([*ROUTES[:4], ROUTES[6]]), USAGE, st.integers(0, 86_399_999), st.sampled_from([None, 0.125, 0.5])
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    days=st.lists(
+        st.tuples(st.sampled_from(["openrouter", "cline-pass", "anthropic"]), st.lists(SHARED, max_size=8)),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_a_day_of_several_sessions_equals_its_calls_priced_one_by_one(days):
+    """The day's groups are summed per session, then across sessions (`Ledger.plain_cost_groups`): sessions
+    on other providers, sharing routes and tiers, some without a call, give the day the sum of their calls
+    priced one by one, and the number of sessions with calls."""
+    book = PriceBook()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "sessions"
+        for n, (provider, calls) in enumerate(days):
+            messages = [
+                call(f"s{n}m{i}", ms(START) + t, usage, model, route, **({} if cost is None else {"cost": cost}))
+                for i, ((model, route), usage, t, cost) in enumerate(calls)
+            ]
+            make_session(root, f"17960200000{n:02d}_day{n}", START, messages, provider=provider)
+        engine = Engine(Path(tmp) / "settings.toml", Path(tmp) / "state", env={"CLINE_SESSION_DATA_DIR": str(root)})
+        engine.refresh()
+        parts = [per_call(book, calls, provider) for provider, calls in days]
+        est, unpriced, plan, reported = (sum(p[i] for p in parts) for i in range(4))
+        day, machines = engine.day_and_machines(DAY)
+        assert (day.calls, day.sessions) == (sum(len(c) for _, c in days), sum(bool(c) for _, c in days))
+        assert day.unpriced_calls == unpriced
+        assert day.estimated_cost_usd == pytest.approx(est, rel=1e-9, abs=1e-12)
+        assert day.cost_usd == pytest.approx(est + reported, rel=1e-9, abs=1e-12)
+        assert day.plan_api_value_usd == pytest.approx(plan, rel=1e-9, abs=1e-12)
+        assert [m.cost_usd for m in machines.machines] == [pytest.approx(day.cost_usd, rel=1e-12, abs=1e-12)]
+        listed = sessions(engine.ledger, book, DAY, DAY)
+        assert sum(s.cost_usd for s in listed) == pytest.approx(day.cost_usd, rel=1e-9, abs=1e-12)
+        # and each model's sums as the calls' rows add them up, whatever sessions they are spread over
+        start, end = periods.day_bounds(DAY)
+        summed: dict = {}
+        for g in engine.ledger.plain_cost_groups(start, end).groups:
+            was = summed.get(g.route.model, (0,) * len(g.sums))
+            summed[g.route.model] = tuple(a + b for a, b in zip(was, g.sums, strict=True))
+        rows = engine.ledger.query(
+            "SELECT model, COUNT(*), SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), TOTAL(cost),"
+            " SUM(cost IS NULL) FROM calls WHERE counted=1 AND ts_ms>=? AND ts_ms<? GROUP BY model",
+            (start, end),
+        )
+        assert {r[0]: (*r[1:6], pytest.approx(r[6], abs=1e-9), r[7]) for r in rows} == {
+            m: v[:7] for m, v in summed.items()
+        }
+        engine.close()
+
+
 # ---- names ------------------------------------------------------------------------------------------
 
 

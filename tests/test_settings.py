@@ -504,10 +504,9 @@ def test_the_menu_offers_what_the_declaration_allows():
 
 
 def test_a_setting_kept_to_the_file_is_refused_by_config_set(conf, monkeypatch):
-    from dataclasses import replace
 
     spec = settings.SETTINGS["machine_name"]
-    monkeypatch.setitem(settings.SETTINGS, "machine_name", replace(spec, where=(settings.FILE,)))
+    monkeypatch.setitem(settings.SETTINGS, "machine_name", spec._replace(where=(settings.FILE,)))
     with pytest.raises(settings.SettingsError, match="settings file only"):
         settings.update(conf, "machine_name", "laptop")
     assert not conf.exists()

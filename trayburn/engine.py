@@ -336,9 +336,9 @@ class Engine:
         d = day or periods.now_date()
         start, end = periods.day_bounds(d)
         pricer = Pricer(self.ledger, self.book)
-        priced = pricer, pricer.groups(start, end, by=("origin",))
-        machines = history.machines_between(self.ledger, self.book, start, end, self.machine_name(), priced)
-        return day_report(self.ledger, self.book, d, priced), machines
+        groups, sessions = pricer.groups_and_sessions(start, end, by=("origin",))
+        machines = history.machines_between(self.ledger, self.book, start, end, self.machine_name(), (pricer, groups))
+        return day_report(self.ledger, self.book, d, (pricer, groups), sessions), machines
 
     def pace(self, spent_today_usd: float, now_ms: int | None = None) -> Burn:
         """Today's burn rate and where the day ends at that pace (`figures.burn`); `spent_today_usd`: today's

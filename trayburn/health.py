@@ -6,7 +6,7 @@ facts and passes them in).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -65,7 +65,7 @@ class Health:
             "config": {
                 "path": str(self.config_path),
                 "error": self.config_error,
-                "problem": asdict(self.settings_problem) if self.settings_problem else None,
+                "problem": self.settings_problem._asdict() if self.settings_problem else None,
                 "warnings": self.config_warnings,
             },
             "problem_level": self.problem_level.name if self.problem_level else None,

@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-import platformdirs
+from typing import Literal, NamedTuple
 
 APP = "trayburn"
 Origin = Literal["settings", "environment", "default"]
 
 
-@dataclass(frozen=True)
-class Level:
+class Level(NamedTuple):
     """One of the three Cline folders: its path, where that path came from, and whether it exists."""
 
     name: str  # "cline_dir" | "data_dir" | "sessions_dir"
@@ -41,8 +37,7 @@ class Level:
         return "default"
 
 
-@dataclass(frozen=True)
-class Levels:
+class Levels(NamedTuple):
     """The three folders the sessions are found through: Cline's root, its data folder, its sessions folder."""
 
     root: Level
@@ -110,6 +105,14 @@ def resolve_levels(
     )
 
 
+def _platform_dir(kind: str) -> str:
+    """The platform's folder of that kind for trayburn. platformdirs is imported here, when no option or
+    environment variable gives the folder: it brings tempfile, shutil, random and three compressors."""
+    import platformdirs
+
+    return str(getattr(platformdirs, kind)(APP, appauthor=False))
+
+
 def config_file(explicit: str | os.PathLike | None = None, env: Mapping[str, str] | None = None) -> Path:
     """The settings file: --config, then TRAYBURN_CONFIG, then the platform config dir."""
     env = os.environ if env is None else env
@@ -117,7 +120,7 @@ def config_file(explicit: str | os.PathLike | None = None, env: Mapping[str, str
         return Path(explicit).expanduser()
     if env.get("TRAYBURN_CONFIG", "").strip():
         return Path(env["TRAYBURN_CONFIG"].strip()).expanduser()
-    return Path(platformdirs.user_config_dir(APP, appauthor=False)) / "settings.toml"
+    return Path(_platform_dir("user_config_dir")) / "settings.toml"
 
 
 def state_dir(explicit: str | os.PathLike | None = None, env: Mapping[str, str] | None = None) -> Path:
@@ -127,14 +130,14 @@ def state_dir(explicit: str | os.PathLike | None = None, env: Mapping[str, str] 
         return Path(explicit).expanduser()
     if env.get("TRAYBURN_STATE_DIR", "").strip():
         return Path(env["TRAYBURN_STATE_DIR"].strip()).expanduser()
-    return Path(platformdirs.user_state_dir(APP, appauthor=False))
+    return Path(_platform_dir("user_state_dir"))
 
 
 def log_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get("TRAYBURN_LOG_DIR", "").strip():
         return Path(env["TRAYBURN_LOG_DIR"].strip()).expanduser()
-    return Path(platformdirs.user_log_dir(APP, appauthor=False))
+    return Path(_platform_dir("user_log_dir"))
 
 
 # ---- trayburn's own files, each named once (in the state folder unless said otherwise) ----------------
@@ -177,7 +180,7 @@ def demo_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get("TRAYBURN_STATE_DIR", "").strip():
         return Path(env["TRAYBURN_STATE_DIR"].strip()).expanduser() / "demo"
-    return Path(platformdirs.user_cache_dir(APP, appauthor=False)) / "demo"
+    return Path(_platform_dir("user_cache_dir")) / "demo"
 
 
 def machine_file(state: Path) -> Path:

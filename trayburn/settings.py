@@ -17,7 +17,7 @@ import re
 import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from .billing import PLANS
 from .files import Refused, atomic_write, read_file
@@ -51,8 +51,7 @@ class SettingsError(Exception):
 # ---- the declaration ------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     """One setting as declared: its checking, its parsing, README's row and the menu's choices all come from it."""
 
     kind: Kind
@@ -262,8 +261,7 @@ def _shown(spec: Setting) -> str:
     return f"`{tomli_w.dumps({'x': spec.default}).partition(' = ')[2].strip()}`"
 
 
-@dataclass(frozen=True)
-class SettingsProblem:
+class SettingsProblem(NamedTuple):
     """Why the settings file could not be used (defaults are in use meanwhile)."""
 
     kind: str  # "unreadable" | "not_a_file" | "too_big" | "not_utf8" | "not_toml"

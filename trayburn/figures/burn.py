@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import NamedTuple
 
 from ..ledger import ALL_TIME, Ledger
 from ..pricing import PriceBook
@@ -60,8 +60,7 @@ def projection_from_ms(today: date) -> int:
     return local_midnight_ms(today) + PROJECT_FROM_H * HOUR_MS
 
 
-@dataclass(frozen=True)
-class Burn:
+class Burn(NamedTuple):
     """Today's pace as of `at_ms`."""
 
     usd_per_hour: float
@@ -80,8 +79,7 @@ class Burn:
         }
 
 
-@dataclass(frozen=True)
-class HourCalls:
+class HourCalls(NamedTuple):
     """The counted calls from `since_ms` on (those stamped later than now included), oldest first, each as
     (session id, epoch ms, USD) priced as the export prices it: what the pace is worked out from. Kept while no
     call changes: a minute later the pace reads the same calls over a window moved on (`Engine.glance`)."""
@@ -132,8 +130,7 @@ def burn(
 # ---- runaways -------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Runaway:
+class Runaway(NamedTuple):
     """A running session past an alert: what the notification and the menu's top line say of it."""
 
     id: str

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..billing import FREE, PAID, PLAN, route_of
 from ..ledger import Bucket, CostGroup, Ledger, Route, Usage
@@ -124,8 +124,7 @@ def _group_cost(price: Price, g: CostGroup, u: Usage) -> tuple[float, int]:
     return usd + u.calls * price.rates_at().request, 0
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """How to group one scope's calls so that their sums price exactly, from the routes seen in it."""
 
     bands: tuple[int, ...] = ()
@@ -134,8 +133,7 @@ class Plan:
     covered: tuple[Route, ...] = ()  # the plan routes: their calls are valued whatever their cost
 
 
-@dataclass(frozen=True)
-class CallCost:
+class CallCost(NamedTuple):
     """One call's cost as it is paid (`Pricer.call`), with how it was found."""
 
     cost_usd: float | None  # None: no cost reported and no known price; 0 for a plan's or a free call
@@ -224,17 +222,28 @@ class Pricer:
     ) -> list[CostGroup]:
         """The scope's calls in groups priced exactly (`plan`: from a scope holding this one; `buckets`:
         spans of time inside it, each group's bucket number first in its `by`)."""
-        led = self.ledger
-        if plan is None and buckets is None:  # most scopes: one pass (`Ledger.plain_cost_groups`)
-            groups, biggest = led.plain_cost_groups(start_ms, end_ms, by, session_id)
-            no_cost: dict[Route, bool] = {}
-            for g in groups:
-                no_cost[g.route] = no_cost.get(g.route, False) or g.sums.unpriced_calls > 0
-            plan = self._plan(list(no_cost.items()))
-            if not plan.bands and not plan.alone and (plan.alone_above is None or biggest <= plan.alone_above):
-                return groups if plan.covered else [g._replace(floored_input=0) for g in groups]
+        if plan is None and buckets is None:
+            return self.groups_and_sessions(start_ms, end_ms, by, session_id)[0]
         p = plan or self.plan(start_ms, end_ms, session_id)
-        return led.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id, buckets, p.covered)
+        return self.ledger.cost_groups(
+            start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id, buckets, p.covered
+        )
+
+    def groups_and_sessions(
+        self, start_ms: int, end_ms: int, by: tuple[str, ...] = (), session_id: str | None = None
+    ) -> tuple[list[CostGroup], int]:
+        """`groups` of a scope, with how many sessions its calls are of, found in the same pass."""
+        led = self.ledger
+        # most scopes: one pass (`Ledger.plain_cost_groups`), its plan made from the groups it read
+        groups, biggest, sessions = led.plain_cost_groups(start_ms, end_ms, by, session_id)
+        no_cost: dict[Route, bool] = {}
+        for g in groups:
+            no_cost[g.route] = no_cost.get(g.route, False) or g.sums.unpriced_calls > 0
+        p = self._plan(list(no_cost.items()))
+        if not p.bands and not p.alone and (p.alone_above is None or biggest <= p.alone_above):
+            return (groups if p.covered else [g._replace(floored_input=0) for g in groups]), sessions
+        groups = led.cost_groups(start_ms, end_ms, p.bands, p.alone, p.alone_above, by, session_id, None, p.covered)
+        return groups, sessions
 
     def totals(self, start_ms: int, end_ms: int) -> Totals:
         totals = Totals()

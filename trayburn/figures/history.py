@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from typing import NamedTuple
 
 from ..ledger import Bucket, CostGroup, Ledger, Route, queries
 from ..pricing import PriceBook
@@ -220,8 +221,7 @@ def _namer(
     return lambda bucket, sid, route: (sid, titles.get(sid, sid))
 
 
-@dataclass
-class MachineCost:
+class MachineCost(NamedTuple):
     """One machine's part of a period's spend."""
 
     id: str | None  # None: this machine

@@ -12,16 +12,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 USD = "USD"
 LOCALE_VARIABLES = ("LC_ALL", "LC_MONETARY", "LANG")
 FALLBACK_LOCALE = "en_US"
 
 
-@dataclass(frozen=True)
-class Money:
+class Money(NamedTuple):
     """The currency figures are shown in, its rate to the US dollar and the locale that formats it."""
 
     currency: str = USD  # what the person asked for

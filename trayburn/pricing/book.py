@@ -31,11 +31,10 @@ import os
 import sys
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..billing import Billing, route_of
 from .price import Period, Price, Rate, Rates, lookups, model_key, same_model, spelled
@@ -44,8 +43,7 @@ log = logging.getLogger(__name__)
 FORMAT = 2
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """A model id on a route: its canonical key, and the genai-prices price (None: unknown to it)."""
 
     key: str

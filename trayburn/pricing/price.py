@@ -34,9 +34,8 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 _DOTTED_VERSION = re.compile(r"(?<=\d)\.(?=\d)")
 _SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")  # a dated or moving alias of the same model
@@ -217,8 +216,7 @@ def lookups(raw: str, route: str = "") -> list[tuple[str | None, str]]:
 KINDS = ("input", "output", "cache_read", "cache_write")
 
 
-@dataclass(frozen=True)
-class Rate:
+class Rate(NamedTuple):
     """USD per million tokens of one kind: `base`, or a tier's price once the input passes its start."""
 
     base: float
@@ -240,8 +238,7 @@ class Rate:
         return cls(float(value))
 
 
-@dataclass(frozen=True)
-class Rates:
+class Rates(NamedTuple):
     """A model's price per token of each kind (and per request, where charged)."""
 
     input: Rate
@@ -265,8 +262,7 @@ class Rates:
                    rate("cache_write"), float(value.get("request", 0.0)))  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Period:
+class Period(NamedTuple):
     """Rates in force from a UTC date on (`since`), or each day in a UTC window (`daily`, seconds)."""
 
     rates: Rates
@@ -298,8 +294,7 @@ class Period:
         )
 
 
-@dataclass(frozen=True)
-class Price:
+class Price(NamedTuple):
     """Where a price came from and its periods (one, for most models)."""
 
     periods: tuple[Period, ...]
@@ -307,13 +302,9 @@ class Price:
     provider: str | None = None  # genai-prices provider id
     model: str | None = None  # genai-prices model id
     version: str | None = None  # genai-prices version
-    _single: bool = field(default=False, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_single", len(self.periods) == 1)
 
     def rates_at(self, at_ms: int | None = None) -> Rates:
-        if self._single:
+        if len(self.periods) == 1:
             return self.periods[0].rates
         when = datetime.fromtimestamp((time.time() if at_ms is None else at_ms / 1000), UTC)
         for period in reversed(self.periods):
@@ -366,7 +357,7 @@ class Price:
     @property
     def linear(self) -> bool:
         """One period, no tiers, no per-call charge: the cost of summed tokens is the sum of the costs."""
-        if not self._single:
+        if len(self.periods) != 1:
             return False
         r = self.periods[0].rates
         return not r.request and not any(
@@ -376,7 +367,7 @@ class Price:
     @property
     def periodic(self) -> bool:
         """Whether the rates depend on the call's time (dated or daily periods): price such calls one by one."""
-        return not self._single
+        return len(self.periods) != 1
 
     @property
     def max_rate(self) -> float:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
+from typing import NamedTuple
 
 from ...files import clean
 
@@ -38,8 +38,7 @@ SERVERS: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class TaskFormat:
+class TaskFormat(NamedTuple):
     """How a family of apps writes its task folders: what the reader does differently for each."""
 
     metadata: bool  # `task_metadata.json` beside the messages (model_usage, environment_history): Cline
@@ -52,8 +51,7 @@ CLINE_FORMAT = TaskFormat(metadata=True, models_in_conversation=False, input_by_
 ROO_FORMAT = TaskFormat(metadata=False, models_in_conversation=True, input_by_provider=False)
 
 
-@dataclass(frozen=True)
-class App:
+class App(NamedTuple):
     """One editor app whose task folders are read: everything that differs between apps is here, so another
     (Zoo Code, IBM Bob, the old Kilo CLI) is one more entry in APPS."""
 
@@ -125,8 +123,7 @@ def menu_line(spend: Sequence[tuple[str, float | None]], money: Callable[[float]
     return " · ".join(f"{label} {money(usd or 0.0)}" for label, usd in shown)
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(NamedTuple):
     """A folder that may hold `tasks/`: where it came from in words, and whether it is there."""
 
     app: str

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
+from typing import NamedTuple
 
 SETTING = "kilo_code_db"
 DB_NAME = "kilo.db"
 CHANNEL_PREFIXES = ("kilo-", "opencode-")  # a preview channel's file (an older preview build named it opencode-)
 
 
-@dataclass(frozen=True)
-class Database:
+class Database(NamedTuple):
     """One database file trayburn reads: where it is and where that path came from, in words."""
 
     path: Path
