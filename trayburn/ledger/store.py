@@ -9,6 +9,7 @@ session whose folder is removed, keeps counting for the day it happened (the mon
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sqlite3
@@ -55,6 +56,12 @@ BACKUP_AFTER_S = 3600.0  # a process open this long looks for the day's backup a
 # their key, which is random, so a small cache reads the same pages back again and again (a cold ingest of 20,000
 # sessions: about 12 % of its CPU at 2 MiB; 8 MiB holds most of that index, for 7 MiB more at its peak).
 WRITE_CACHE_KIB = 8 * 1024
+# The write-ahead log's size (in pages) at which a commit copies it into the ledger file, while a refresh writes
+# (SQLite's default, 1,000 pages, given back after it). Each slice of a long ingest rewrites most of the key index's
+# pages (the keys are random); copied in after every commit, each was written twice a slice. At 64 MiB they are
+# copied in once every few slices: a cold ingest of 20,000 sessions wrote ~620 MB for a 120 MB ledger, ~480 MB now.
+# (The log is truncated after a big ingest, `CHECKPOINT_AFTER_BYTES`; only a long ingest ever fills it this far.)
+WRITE_AUTOCHECKPOINT_PAGES = 16384
 
 
 class Ledger(Queries, PeriodQueries, MachineQueries):
@@ -83,6 +90,8 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         self._lock = threading.RLock()  # one connection shared by threads (poller, menu, window): one at a time
         self._known_memo: tuple[int, dict[str, Known]] | None = None  # (data_version, files) between refreshes
         self._ended_memo: tuple[int, set[str]] | None = None  # (data_version, ids of ended sessions)
+        # a long ingest's sessions of one feed (id -> start), from one slice to the next: (feed, data_version, them)
+        self._sessions_memo: tuple[str, int, dict[str, int | None]] | None = None
         self.backup_after_s = BACKUP_AFTER_S
         self._backup_looked = time.monotonic()
         self._tracker: Tracker | None = None  # what the writes changed between two `changes()` (changes.py)
@@ -277,7 +286,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
     def _refresh_checked(
         self, source: Source, since_ns: int | None, ends: float | None, budget_s: float | None
     ) -> RefreshStats:
-        with self._busy_raises():
+        with self._busy_raises(), _collector_paused():
             self._check_file()
             stats = self._refresh(source, since_ns, ends, budget_s)
             self.fault = None
@@ -322,11 +331,14 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         faults: dict[str, str] = {}  # sessions that raised in this refresh: skipped in its later slices
         wrote = False
         cache = None  # the page cache's size before this refresh wrote
+        pages = 0  # and the log's size that makes a commit copy it in
         try:
             while seen.listed and source.needs_work(known):
                 if cache is None:
                     cache = self.db.execute("PRAGMA cache_size").fetchone()[0]
                     self.db.execute(f"PRAGMA cache_size={-WRITE_CACHE_KIB}")
+                    pages = self.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+                    self.db.execute(f"PRAGMA wal_autocheckpoint={WRITE_AUTOCHECKPOINT_PAGES}")
                 now = time.perf_counter()
                 until = now + self.slice_s if ends is None else min(now + self.slice_s, ends)
                 plan = Plan(since_ns, until, least=1 if budget_s or ends is None else 0, faults=faults)
@@ -337,8 +349,10 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
                 if not plan.deferred or (ends is not None and time.perf_counter() >= ends):
                     break
         finally:
+            self._sessions_memo = None  # (kept only from one slice to the next)
             if cache is not None:  # (pages over the size are freed)
                 self.db.execute(f"PRAGMA cache_size={cache}")
+                self.db.execute(f"PRAGMA wal_autocheckpoint={pages}")
         if stats.bytes_read >= CHECKPOINT_AFTER_BYTES:  # a big ingest: give the write-ahead log back
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         if seen.listed and (wrote or digest is not None or unstored) and not stats.pending:
@@ -394,8 +408,10 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
             try:
                 known = self._known_unless_unchanged()  # re-read only if another connection wrote meanwhile
                 version, self._known_memo, self._ended_memo = self._data_version(), None, None
+                memo = self._sessions_memo  # (the last slice's, if no other connection wrote since)
+                sessions = memo[2] if memo is not None and memo[:2] == (source.feed, version) else None
                 refresh = Refresh(
-                    self.db, known, stats, self.max_file_bytes, source.feed, source.origin, plan, self.wall_ns
+                    self.db, known, stats, self.max_file_bytes, source.feed, source.origin, plan, self.wall_ns, sessions
                 )
                 source.ingest(StorableIds(refresh))
                 refresh.finish()
@@ -413,6 +429,7 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         # added with a good read, or gave a new change time unread, as it built them (sharing the scan's strings
         # and checkpoints), the others it wrote read back one by one (a full reload would hold two copies of the
         # memo at once).
+        self._sessions_memo = (source.feed, version, refresh.carried())
         added, adopted, written = refresh.state.added, refresh.state.adopted, refresh.state.written
         others = [p for p in written if p not in added and p not in adopted]
         if len(others) >= max(len(known) // 4, 1000):  # most rows rewritten (a copied folder): read them all
@@ -470,6 +487,20 @@ class Ledger(Queries, PeriodQueries, MachineQueries):
         never in the middle of a refresh (its figures would be half-settled)."""
         with self._lock, self._busy_raises():
             return self.db.execute(sql, params).fetchall()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for one refresh, back on after it as it was: the scan and the slices make many
+    short-lived objects, freed as they go, which no cycle holds (and the scan's and the memo's long-lived ones); at
+    20,000 sessions its passes over them cost ~0.3 s of a cold ingest's CPU (bench/bench_cold.py)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _digest(source: Source) -> str | None:

@@ -47,6 +47,14 @@ class ParseError(ValueError):
 class Messages:
     agent: str  # lead | subagent | teammate
     calls: list[Call]
+    # whether a user message may open with the warning of a legacy task's copy (then `trim_legacy_copy` looks at the
+    # file: sources/editor_tasks/parse.py); False only when the typed decoder saw every user message's text
+    warning: bool = True
+
+
+# How the user message opens that follows a legacy task's converted messages in Cline 4.x's copy of it (compared
+# lowercased, past leading white space; editor_tasks.parse.LEGACY_WARNING, prefixed by "warning: ").
+LEGACY_WARNING_START = "warning: this is a legacy conversation"
 
 
 def _cost_note(value: Any) -> str | None:
@@ -147,15 +155,26 @@ def _calls(messages: list, session_id: str) -> list[Call]:
     return calls
 
 
-def _typed_calls(messages: list, session_id: str) -> list[Call]:
+def _typed_calls(messages: list, session_id: str) -> tuple[list[Call], bool]:
     """`_calls` for the typed decoder's messages, whose values it already checked and whose strings are storable as
     they are (typed.py): the same rules, with the common values decided first and inline (a cold ingest runs this
-    loop for every call of the history, so nothing is made here that the call does not keep)."""
+    loop for every call of the history, so nothing is made here that the call does not keep). And whether a user
+    message opens with a legacy copy's warning (`Messages.warning`), which the bytes need not then be searched for.
+    A user message's text is its content as a string, else its first block's `text` (as `trim_legacy_copy` takes it).
+    (The first 64 characters lowercased start as all of them lowercased do: a character lowercases to one or more,
+    and only Σ's depends on the next one, never into ASCII.)"""
     assistant, new = _typed().Assistant, tuple.__new__
     calls: list[Call] = []
+    warning = False
     for index, m in enumerate(messages):
-        if type(m) is not assistant or m.metrics is None:
-            continue  # a user message: no call, but it keeps its index
+        if type(m) is not assistant:  # a user message: no call, but it keeps its index
+            content = m.content
+            if content is not None and not warning:
+                text = content if type(content) is str else content[0].text if content else None
+                warning = type(text) is str and text.lstrip()[:64].lower().startswith(LEGACY_WARNING_START)
+            continue
+        if m.metrics is None:
+            continue
         metrics = m.metrics
         i, o = metrics.inputTokens or 0, metrics.outputTokens or 0
         cr, cw, cost = metrics.cacheReadTokens or 0, metrics.cacheWriteTokens or 0, metrics.cost
@@ -178,7 +197,7 @@ def _typed_calls(messages: list, session_id: str) -> list[Call]:
             if SHELL in tools:
                 commands = _shell_words(content)
         calls.append(new(Call, (mid, index, ts, model, i, o, cr, cw, cost, tools, None, provider, commands)))
-    return calls
+    return calls, warning
 
 
 def _shell_words(blocks: list) -> str:
@@ -215,8 +234,8 @@ def parse_messages(data: bytes, session_id: str) -> Messages:
         return _generic_messages(_slow(data), session_id)
     if isinstance(doc, typed.MessagesDoc):
         agent = _text(doc.agent) if isinstance(doc.agent, str) else "lead"
-        return Messages(agent, _typed_calls(doc.messages, session_id))
-    return Messages("lead", _typed_calls(doc, session_id))  # the older bare array
+        return Messages(agent, *_typed_calls(doc.messages, session_id))
+    return Messages("lead", *_typed_calls(doc, session_id))  # the older bare array
 
 
 def _generic_messages(doc: Any, session_id: str) -> Messages:

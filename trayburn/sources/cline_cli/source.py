@@ -8,11 +8,9 @@ ledger's `Writer`.
 from __future__ import annotations
 
 import functools
-import gc
 import marshal
 import os
-from collections.abc import Callable, Container, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Container, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
@@ -120,8 +118,7 @@ class ClineCliSource:
         again = not relisted and memo is not None and memo[0] is self.last and memo[1] is writer.known
         ingest = _Ingest(self.last, writer, memo[2] if again and memo else None)
         self._order = None
-        with _collector_paused():
-            ingest.run()
+        ingest.run()  # (the ledger pauses the cycle collector for the whole refresh: store._collector_paused)
         self._order = (self.last, writer.known, ingest.order)
 
     def _relist_unseen(self, known: Mapping[str, Known]) -> bool:
@@ -141,20 +138,6 @@ class ClineCliSource:
             layout.relist(scan, unseen & folders, self.listings)
             return True
         return False
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off for one slice (about a second): a cold ingest makes a few short-lived
-    tuples per call, freed as they go, which no cycle holds; the collector's passes over them cost about a tenth
-    of its CPU (bench/bench_cold.py). Back on after it, as it was."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class Order(NamedTuple):
@@ -308,9 +291,14 @@ def _messages_parser(scope: str) -> Callable[[bytes], Messages]:
 
 
 def _parse_messages(data: bytes, scope: str) -> Messages:
-    from ..editor_tasks.parse import trim_legacy_copy  # (a pre-4.0 task resumed by 4.x: counted from its folder)
+    """The calls of a messages file, less a legacy task's copy (a pre-4.0 task resumed by 4.x: counted from its
+    folder), looked for only where a user message may open with its warning (`Messages.warning`)."""
+    parsed = _parse_module().parse_messages(data, scope)
+    if not parsed.warning:
+        return parsed
+    from ..editor_tasks.parse import trim_legacy_copy
 
-    return trim_legacy_copy(_parse_module().parse_messages(data, scope), data)
+    return trim_legacy_copy(parsed, data)
 
 
 def _digest(scan: layout.Scan) -> str | None:

@@ -22,8 +22,10 @@ __all__ = [
     "Assistant",
     "Block",
     "DecodeError",
+    "Head",
     "MessagesDoc",
     "ShellInput",
+    "User",
     "ValidationError",
     "manifest",
     "messages",
@@ -66,14 +68,23 @@ class Assistant(msgspec.Struct, tag_field="role", tag="assistant", gc=False):
     content: str | list[Block] | None = None
 
 
-class _User(msgspec.Struct, tag_field="role", tag="user", gc=False):
-    """Never a call: its content (tool results, often most of the file) is skipped unread."""
+class Head(msgspec.Struct, gc=False):
+    """A user message's block, of which only `text` is read (any other field, a tool result's content, is skipped)."""
+
+    text: Any = None
+
+
+class User(msgspec.Struct, tag_field="role", tag="user", gc=False):
+    """Never a call. Of its content only the text is read (a string, or each block's `text`: whether it opens with
+    a legacy copy's warning, `parse.opens_with_warning`); tool results, often most of the file, are skipped unread."""
+
+    content: str | list[Head] | None = None
 
 
 class MessagesDoc(msgspec.Struct):
     agent: Any = None
-    messages: list[Assistant | _User] = []
+    messages: list[Assistant | User] = []
 
 
-messages = msgspec.json.Decoder(MessagesDoc | list[Assistant | _User])
+messages = msgspec.json.Decoder(MessagesDoc | list[Assistant | User])
 manifest = msgspec.json.Decoder()  # a manifest is small: decoded whole, so all of it must be valid JSON
