@@ -75,8 +75,9 @@ class Head(msgspec.Struct, gc=False):
 
 
 class User(msgspec.Struct, tag_field="role", tag="user", gc=False):
-    """Never a call. Of its content only the text is read (a string, or each block's `text`: whether it opens with
-    a legacy copy's warning, `parse.opens_with_warning`); tool results, often most of the file, are skipped unread."""
+    """Never a call. Of its content only the text is read (a string, or its blocks' `text`, of which the first is
+    looked at: whether it opens with a legacy copy's warning, `parse.Messages.warning`); tool results, often most of
+    the file, are skipped unread."""
 
     content: str | list[Head] | None = None
 
