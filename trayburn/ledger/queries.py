@@ -24,14 +24,23 @@ ALL_TIME = (0, 2**62)  # [start, end) in epoch ms that holds every call
 BUCKETS_PER_QUERY = 2000  # 6,000 parameters: under SQLite's smallest limit of a statement's (32,766)
 
 # per group: calls, tokens, reported cost, then calls and tokens of those without a reported cost
-# (their input at least their cache tokens, so a call's uncached input is never below 0, as per call)
-_SUMS = (
-    "COUNT(*), SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), TOTAL(cost), SUM(cost IS NULL),"
-    " TOTAL(CASE WHEN cost IS NULL THEN MAX(input, cache_read + cache_write) END),"
-    " TOTAL(CASE WHEN cost IS NULL THEN output END),"
-    " TOTAL(CASE WHEN cost IS NULL THEN cache_read END), TOTAL(CASE WHEN cost IS NULL THEN cache_write END)"
+# (their input at least their cache tokens, so a call's uncached input is never below 0, as per call); each
+# with how two groups' values add up (`Queries.plain_cost_groups` sums groups again)
+_SUMMED = (
+    ("COUNT(*)", "SUM"),
+    ("SUM(input)", "SUM"),
+    ("SUM(output)", "SUM"),
+    ("SUM(cache_read)", "SUM"),
+    ("SUM(cache_write)", "SUM"),
+    ("TOTAL(cost)", "TOTAL"),
+    ("SUM(cost IS NULL)", "SUM"),
+    ("TOTAL(CASE WHEN cost IS NULL THEN MAX(input, cache_read + cache_write) END)", "TOTAL"),
+    ("TOTAL(CASE WHEN cost IS NULL THEN output END)", "TOTAL"),
+    ("TOTAL(CASE WHEN cost IS NULL THEN cache_read END)", "TOTAL"),
+    ("TOTAL(CASE WHEN cost IS NULL THEN cache_write END)", "TOTAL"),
 )
-_N = 11  # columns in _SUMS
+_SUMS = ", ".join(sql for sql, _ in _SUMMED)
+_N = len(_SUMMED)  # columns in _SUMS
 
 
 class Sums(NamedTuple):
@@ -173,17 +182,11 @@ _JOINED = " FROM calls c" + _SESSION + _WHERE
 # span as well would have SQLite search from the span's start for every bucket)
 _IN_BUCKETS = " FROM b JOIN calls c ON c.ts_ms >= b.lo AND c.ts_ms < b.hi" + _SESSION + " WHERE c.counted=1"
 # `plain_cost_groups`' two steps: per session and route, then summed again; the `by` values that are the session's
-_INNER_SUMS = (
-    "COUNT(*) AS n, SUM(input) AS i, SUM(output) AS o, SUM(cache_read) AS cr, SUM(cache_write) AS cw,"
-    " TOTAL(cost) AS co, SUM(cost IS NULL) AS nn,"
-    " TOTAL(CASE WHEN cost IS NULL THEN MAX(input, cache_read + cache_write) END) AS ni,"
-    " TOTAL(CASE WHEN cost IS NULL THEN output END) AS no, TOTAL(CASE WHEN cost IS NULL THEN cache_read END) AS ncr,"
-    f" TOTAL(CASE WHEN cost IS NULL THEN cache_write END) AS ncw, {_WHOLE} AS fl,"
-    f" MAX({_FLOOR} + c.output) AS big, MAX(c.ts_ms) AS last"
+_INNER_SUMS = ", ".join(f"{sql} AS s{i}" for i, (sql, _) in enumerate(_SUMMED)) + (
+    f", {_WHOLE} AS fl, MAX({_FLOOR} + c.output) AS big, MAX(c.ts_ms) AS last"
 )
-_OUTER_SUMS = (
-    "SUM(g.n), SUM(g.i), SUM(g.o), SUM(g.cr), SUM(g.cw), TOTAL(g.co), SUM(g.nn), TOTAL(g.ni), TOTAL(g.no),"
-    " TOTAL(g.ncr), TOTAL(g.ncw), TOTAL(g.fl), MAX(g.big), MAX(g.last)"
+_OUTER_SUMS = ", ".join(f"{again}(g.s{i})" for i, (_, again) in enumerate(_SUMMED)) + (
+    ", TOTAL(g.fl), MAX(g.big), MAX(g.last)"
 )
 _OF_SESSION = {"session": "g.sid", "origin": "s.origin"}
 
